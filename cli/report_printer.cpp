@@ -1,0 +1,38 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "cli/report_printer.h"
+
+#include <string>
+
+namespace rdmatel::cli {
+
+void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const InputSummary& input,
+                    const IoReport& report, const char* version) {
+  const EngineStats& st = engine.stats();
+  std::string files;
+  for (size_t i = 0; i < o.captures.size(); ++i) files += (i ? ", " : "") + o.captures[i];
+  std::fprintf(out, "rdmatel %s: %s\n", version, files.c_str());
+  std::string formats;
+  for (size_t i = 0; i < input.formats.size(); ++i) formats += (i ? ", " : "") + input.formats[i];
+  double span = input.frames ? double(input.last_ts - input.first_ts) / 1e9 : 0.0;
+  std::fprintf(out, "  capture: %s, %llu frames, %llu RoCEv2, %llu malformed, %.6f s\n", formats.c_str(),
+               (unsigned long long)st.frames, (unsigned long long)st.roce, (unsigned long long)st.malformed, span);
+  const PointRegistry& pts = engine.points();
+  std::fprintf(out, "  observation points (%zu):", pts.size());
+  for (PointId i = 0; i < pts.size(); ++i) {
+    const Point& p = pts[i];
+    std::fprintf(out, "%s %s [%s%s, %llu packets]", i ? "," : "", p.name.c_str(), point_role_name(pts.role(i)),
+                 p.configured != PointRole::kUnknown ? ", configured" : "", (unsigned long long)p.packets);
+  }
+  std::fprintf(out, "\n");
+  const IoGroupStats& t = report.total();
+  std::fprintf(out, "  NVMe commands: %llu (read %llu, write %llu, other %llu), incomplete %llu, error status %llu\n\n",
+               (unsigned long long)t.ios, (unsigned long long)t.reads, (unsigned long long)t.writes,
+               (unsigned long long)t.others, (unsigned long long)t.incomplete, (unsigned long long)t.errors);
+  if (t.ios == 0) {
+    std::fprintf(out, "No NVMe-oF I/O found (no SEND carrying an NVMe command with a matching completion).\n");
+    return;
+  }
+  std::fputs(render_io_tables(report).c_str(), out);
+}
+
+}  // namespace rdmatel::cli

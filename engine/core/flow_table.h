@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// RDMA flows (source IP, destination IP, destination QPN) and the pairing of the two directions
+// of one queue pair. The two directions carry different QPNs, so a flow's reverse direction is
+// learned from what the capture shows:
+//  - a responder echoes the requester's PSN: an ACK/NAK, READ RESPONSE or ATOMIC ACK on B→A
+//    carrying PSN p pairs with the one A→B flow whose recent request PSNs contain p;
+//  - metric plugins add evidence of their own (e.g. NVMe completions matched by CID or IETH key).
+// The first consistent evidence wins; conflicting evidence is counted, never applied.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/core/config.h"
+#include "engine/decode/roce_frame.h"
+#include "engine/util/ip_address.h"
+
+namespace rdmatel {
+
+using FlowId = uint32_t;
+inline constexpr FlowId kNoFlow = 0xFFFFFFFF;
+
+struct FlowKey {
+  IpAddress src, dst;
+  uint32_t dst_qpn = 0;
+  friend bool operator==(const FlowKey& a, const FlowKey& b) {
+    return a.dst_qpn == b.dst_qpn && a.src == b.src && a.dst == b.dst;
+  }
+};
+
+struct FlowKeyHash {
+  size_t operator()(const FlowKey& k) const noexcept {
+    return hash_mix(hash_ip(k.src) * 31 + hash_ip(k.dst) + k.dst_qpn);
+  }
+};
+
+/// Per-plugin state handles a flow carries, so plugins find their state without another lookup.
+enum FlowSlot : uint8_t { kSlotIoQueue = 0, kSlotMessages = 1, kFlowSlots = 4 };
+
+struct Flow {
+  FlowId id = kNoFlow;
+  FlowKey key;
+  FlowId peer = kNoFlow;  ///< the reverse direction of the same queue pair, once learned
+  bool requests_seen = false;
+  uint32_t req_first_psn = 0;  ///< first and newest request PSNs (for pairing by echoed PSN)
+  uint32_t req_newest_psn = 0;
+  uint64_t packets = 0;
+  std::array<uint32_t, kFlowSlots> slot{};  ///< 0 = none; otherwise plugin-defined index + 1
+};
+
+struct FlowTableStats {
+  uint64_t pairs_learned = 0;
+  uint64_t pair_conflicts = 0;
+  uint64_t flows_refused = 0;  ///< new flows not tracked because max_flows was reached
+};
+
+class FlowTable {
+ public:
+  explicit FlowTable(const EngineConfig& cfg) : cfg_(cfg) {}
+
+  /// The flow of a decoded RoCE packet, created on first sight; nullptr at the flow limit.
+  Flow* get(const RoceFrame& pkt);
+  Flow* find(const FlowKey& key);
+  Flow& operator[](FlowId id) { return flows_[id]; }
+  const Flow& operator[](FlowId id) const { return flows_[id]; }
+  size_t size() const { return flows_.size(); }
+
+  /// Learns from one packet of `flow` (request PSN span, echoed-PSN pairing).
+  void observe(Flow& flow, const RoceFrame& pkt);
+
+  /// Records that `a` and `b` are the two directions of one queue pair. Returns false (and
+  /// counts a conflict) when either is already paired with another flow.
+  bool pair(Flow& a, Flow& b);
+
+  /// Flows from `src` to `dst` (all QPNs).
+  const std::vector<FlowId>& between(const IpAddress& src, const IpAddress& dst) const;
+
+  const FlowTableStats& stats() const { return stats_; }
+
+ private:
+  struct IpPair {
+    IpAddress a, b;
+    friend bool operator==(const IpPair& x, const IpPair& y) { return x.a == y.a && x.b == y.b; }
+  };
+  struct IpPairHash {
+    size_t operator()(const IpPair& k) const noexcept { return hash_mix(hash_ip(k.a) * 131 + hash_ip(k.b)); }
+  };
+
+  void learn_from_echo(Flow& responder_flow, uint32_t psn);
+
+  const EngineConfig& cfg_;
+  std::deque<Flow> flows_;
+  std::unordered_map<FlowKey, FlowId, FlowKeyHash> index_;
+  std::unordered_map<IpPair, std::vector<FlowId>, IpPairHash> by_pair_;
+  FlowTableStats stats_;
+  const std::vector<FlowId> empty_;
+};
+
+}  // namespace rdmatel

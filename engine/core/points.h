@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Observation points: one per capture interface, identified by interface name (so the same
+// port in several pcapng sections is one point), with roles and per-point time watermarks.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/core/config.h"
+#include "engine/core/point_role.h"
+#include "engine/util/time.h"
+
+namespace rdmatel {
+
+using PointId = uint32_t;
+inline constexpr PointId kNoPoint = 0xFFFFFFFF;
+
+struct Point {
+  std::string name;               ///< interface name, or "if<N>" when the capture has none
+  uint32_t interface_id = 0;      ///< first interface id that mapped here
+  PointRole configured = PointRole::kUnknown;
+  uint64_t inferred_compute = 0;  ///< I/Os for which this point was inferred compute side
+  uint64_t inferred_storage = 0;
+  uint64_t packets = 0;
+  bool seen = false;              ///< has carried a packet
+  TimeNs watermark = 0;           ///< newest stamp seen at this point
+};
+
+class PointRegistry {
+ public:
+  explicit PointRegistry(const EngineConfig& cfg) : cfg_(cfg) {}
+
+  /// The point for a capture interface; created on first use. `name` may be empty.
+  /// Returns kNoPoint when the configured limit on points is reached.
+  PointId resolve(uint32_t interface_id, const std::string& name);
+
+  const Point& operator[](PointId id) const { return points_[id]; }
+  Point& operator[](PointId id) { return points_[id]; }
+  size_t size() const { return points_.size(); }
+
+  /// Role shown for a point: configured, else the role it was inferred to have most often.
+  PointRole role(PointId id) const;
+
+  /// Records that a packet was seen at `id` with stamp `ts` (advances watermarks).
+  void observe(PointId id, TimeNs ts) {
+    Point& p = points_[id];
+    ++p.packets;
+    if (!p.seen || ts > p.watermark) p.watermark = ts;
+    if (!p.seen) {
+      p.seen = true;
+      if (!any_seen_ || ts < first_ts_) first_ts_ = ts;
+    }
+    if (!any_seen_ || ts > newest_) newest_ = ts;
+    any_seen_ = true;
+  }
+
+  /// Newest stamp seen anywhere.
+  TimeNs newest() const { return newest_; }
+
+  /// True when every non-idle point has seen stamps beyond `t` (so no point will still report
+  /// an event that happened at or before `t`, within the reorder window).
+  bool all_points_past(TimeNs t) const;
+
+  /// True when every point in `ids` that is not idle has moved past `t`.
+  bool points_past(const PointId* ids, size_t n, TimeNs t) const;
+
+ private:
+  bool idle(const Point& p) const;
+
+  const EngineConfig& cfg_;
+  std::vector<Point> points_;
+  std::unordered_map<std::string, PointId> by_name_;
+  bool any_seen_ = false;
+  TimeNs first_ts_ = 0;
+  TimeNs newest_ = 0;
+};
+
+}  // namespace rdmatel

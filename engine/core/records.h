@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Records the engine produces (SPEC §9): the single source of every number the front ends show.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "engine/core/points.h"
+#include "engine/util/ip_address.h"
+#include "engine/util/time.h"
+
+namespace rdmatel {
+
+/// How an I/O record ended.
+enum class IoEnd : uint8_t {
+  kCompleted,   ///< completion seen at the compute side (or the single point)
+  kCaptureEnd,  ///< the capture ended first
+  kTimeout,     ///< no completion within the I/O timeout
+  kEvicted,     ///< the outstanding-I/O limit forced it out early
+};
+const char* io_end_name(IoEnd e);
+
+/// Timestamps T1..T7 of SPEC §4; each may be absent.
+struct IoTimes {
+  std::array<TimeNs, 8> t{};  ///< index 1..7
+  uint8_t present = 0;        ///< bit i set when Ti is present
+
+  bool has(int i) const { return present & (1u << i); }
+  TimeNs operator[](int i) const { return t[i]; }
+  void set(int i, TimeNs v) {
+    t[i] = v;
+    present |= uint8_t(1u << i);
+  }
+};
+
+struct IoRecord {
+  uint64_t id = 0;
+  const char* op = "";  ///< "read", "write", "flush", "identify", ... (static string)
+  uint8_t opcode = 0;
+  uint8_t fctype = 0;
+  bool admin = false;
+  IpAddress host, storage;
+  uint32_t qpn = 0;                  ///< storage-side QPN (destination QPN of host→storage packets)
+  std::optional<uint32_t> host_qpn;  ///< when the reverse direction is known
+  uint16_t cid = 0;
+  uint16_t status = 0;  ///< NVMe status field (0 = success), valid when a completion was seen
+  bool complete = false;
+  IoEnd end = IoEnd::kCaptureEnd;
+  bool in_capsule = false;
+  bool provisional = false;  ///< a first-pass snapshot; a final record with the same id follows
+  uint32_t length = 0;       ///< data length from the SGL
+  IoTimes t;
+  PointId compute_point = kNoPoint;
+  PointId storage_point = kNoPoint;
+  PointId iol_point = kNoPoint;  ///< where `iol` was measured
+  std::optional<DurationNs> iol_ns;
+  uint64_t cmd_frame = 0;  ///< 0 = not seen
+  uint64_t rsp_frame = 0;
+
+  bool is_read() const { return !admin && opcode == 0x02 && !fabrics(); }
+  bool is_write() const { return !admin && opcode == 0x01 && !fabrics(); }
+  bool fabrics() const { return opcode == 0x7F; }
+};
+
+/// SPEC §4 metrics of one I/O, in ns; absent when the capture lacks a timestamp.
+struct IoMetrics {
+  std::optional<DurationNs> dal, dpl, iol1, iol2, rtt, iol;
+};
+IoMetrics io_metrics(const IoRecord& r);
+
+}  // namespace rdmatel

@@ -1,0 +1,19 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Time inside the engine is integer nanoseconds since the Unix epoch; µs only at the edges.
+#pragma once
+
+#include <cstdint>
+
+namespace rdmatel {
+
+using TimeNs = int64_t;
+using DurationNs = int64_t;
+
+inline constexpr DurationNs kNsPerUs = 1000;
+inline constexpr DurationNs kNsPerMs = 1000 * 1000;
+inline constexpr DurationNs kNsPerSec = 1000 * 1000 * 1000;
+
+/// Nanoseconds to microseconds as reported to users (double, exact to the ns for < 2^53 ns).
+inline double ns_to_us(DurationNs ns) { return double(ns) / 1000.0; }
+
+}  // namespace rdmatel
