@@ -29,7 +29,9 @@ std::string wtap_error(int err, gchar* err_info) {
 CaptureInterface interface_of(wtap_block_t idb) {
   CaptureInterface i;
   char* name = nullptr;
+  // Wireshark names an interface by if_name, else by if_description.
   if (wtap_block_get_string_option_value(idb, OPT_IDB_NAME, &name) == WTAP_OPTTYPE_SUCCESS && name) i.name = name;
+  else if (wtap_block_get_string_option_value(idb, OPT_IDB_DESCRIPTION, &name) == WTAP_OPTTYPE_SUCCESS && name) i.name = name;
   auto* m = static_cast<wtapng_if_descr_mandatory_t*>(wtap_block_get_mandatory_data(idb));
   i.link = link_type_from_wtap_encap(m->wtap_encap);
   i.snaplen = m->snap_len;

@@ -131,6 +131,7 @@ class FastCaptureReader final : public CaptureSource {
     iface.link = link_type_from_pcap(iface.pcap_linktype);
     iface.snaplen = u32(b + 12);
     TsScale scale;
+    std::string description;
     // Options: code(2) length(2) value padded to 4.
     uint32_t off = 16, end = len - 4;
     while (off + 4 <= end) {
@@ -139,6 +140,7 @@ class FastCaptureReader final : public CaptureSource {
       if (off + 4 + olen > end) break;  // a bad option ends the option list, not the file
       const uint8_t* v = b + off + 4;
       if (code == 2) iface.name.assign(reinterpret_cast<const char*>(v), strnlen(reinterpret_cast<const char*>(v), olen));
+      if (code == 3) description.assign(reinterpret_cast<const char*>(v), strnlen(reinterpret_cast<const char*>(v), olen));
       if (code == 9 && olen >= 1) {
         scale.binary = v[0] & 0x80;
         scale.exp = v[0] & 0x7f;
@@ -148,6 +150,8 @@ class FastCaptureReader final : public CaptureSource {
       if (code == 14 && olen >= 8) scale.offset_s = int64_t(swap_ ? load_be64(v) : load_le64(v));
       off += 4 + ((olen + 3) & ~3u);
     }
+    // Wireshark names an interface by if_name, else by if_description.
+    if (iface.name.empty()) iface.name = std::move(description);
     if (ifaces_.size() >= kMaxInterfaces) return fail("more than " + std::to_string(kMaxInterfaces) + " interfaces");
     ifaces_.push_back(std::move(iface));
     scales_.push_back(scale);

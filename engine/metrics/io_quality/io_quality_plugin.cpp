@@ -139,6 +139,8 @@ bool IoQualityPlugin::observe(EngineContext& ctx, Io& io, Stage stage, const Pac
     io.last_ts = std::max(io.last_ts, p.ts);
   }
   note(ctx, p.frame, kinds[stage], io.id, 0);
+  // The Wireshark plugin's first pass shows each frame with what is known at that frame.
+  if (cfg_.frame_notes) ctx.sink.on_io(build_record(ctx, io, true, IoEnd::kCaptureEnd));
   return true;
 }
 
@@ -307,11 +309,6 @@ void IoQualityPlugin::on_completion(EngineContext& ctx, const PacketContext& p, 
   if (!io.completion_seen) {
     io.completion_seen = true;
     completed_.push_back(IoRef{&io, io.id});
-  }
-  // First pass of the Wireshark plugin: show what is known on the compute-side completion frame.
-  if (cfg_.frame_notes) {
-    IoRoles roles = infer_roles(io, ctx.points);
-    if (roles.iol_point == p.point) ctx.sink.on_io(build_record(ctx, io, true, IoEnd::kCompleted));
   }
 }
 

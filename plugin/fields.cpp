@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "plugin/fields.h"
+
+#include <epan/packet.h>
+#include <epan/unit_strings.h>
+
+namespace rdmatel::plugin {
+
+Fields fields;
+
+namespace {
+// unit_name_string holds char*; the literal is never written through it.
+char kMicrosecondsText[] = " µs";
+const unit_name_string kMicroseconds = {kMicrosecondsText, nullptr};
+}
+
+void register_fields(int proto) {
+  Fields& f = fields;
+  f.proto = proto;
+  // clang-format off
+  static hf_register_info hf[] = {
+    {&f.point, {"Observation point", "rdmatel.point", FT_STRING, BASE_NONE, nullptr, 0,
+                "Capture interface (switch port, TAP, host NIC) where this frame was seen", HFILL}},
+    {&f.point_role, {"Point role", "rdmatel.point_role", FT_STRING, BASE_NONE, nullptr, 0,
+                     "Role of the observation point: compute, storage or fabric (configured or inferred)", HFILL}},
+    {&f.io_op, {"Operation", "rdmatel.io.op", FT_STRING, BASE_NONE, nullptr, 0,
+                "NVMe command of the I/O: read, write, flush, or the admin or fabrics command name", HFILL}},
+    {&f.io_cid, {"Command identifier", "rdmatel.io.cid", FT_UINT16, BASE_DEC, nullptr, 0,
+                 "NVMe command identifier (CID) of the I/O", HFILL}},
+    {&f.io_qpn, {"Storage-side QPN", "rdmatel.io.qpn", FT_UINT24, BASE_HEX_DEC, nullptr, 0,
+                 "Destination QPN of host-to-storage packets of the I/O's queue pair", HFILL}},
+    {&f.io_host_qpn, {"Host-side QPN", "rdmatel.io.host_qpn", FT_UINT24, BASE_HEX_DEC, nullptr, 0,
+                      "Destination QPN of storage-to-host packets of the I/O's queue pair, once paired", HFILL}},
+    {&f.io_host, {"Host", "rdmatel.io.host", FT_IPv4, BASE_NONE, nullptr, 0,
+                  "IPv4 address of the host (NVMe initiator) of the I/O", HFILL}},
+    {&f.io_host6, {"Host", "rdmatel.io.host6", FT_IPv6, BASE_NONE, nullptr, 0,
+                   "IPv6 address of the host (NVMe initiator) of the I/O", HFILL}},
+    {&f.io_storage, {"Storage", "rdmatel.io.storage", FT_IPv4, BASE_NONE, nullptr, 0,
+                     "IPv4 address of the storage server (NVMe target) of the I/O", HFILL}},
+    {&f.io_storage6, {"Storage", "rdmatel.io.storage6", FT_IPv6, BASE_NONE, nullptr, 0,
+                      "IPv6 address of the storage server (NVMe target) of the I/O", HFILL}},
+    {&f.io_stage, {"Stage", "rdmatel.io.stage", FT_STRING, BASE_NONE, nullptr, 0,
+                   "What this frame is for its I/O: command, data, read_request, read_response or completion", HFILL}},
+    {&f.io_cmd_frame, {"Command frame", "rdmatel.io.cmd_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_REQUEST), 0,
+                       "Frame of the command, first copy at the compute-side point", HFILL}},
+    {&f.io_rsp_frame, {"Completion frame", "rdmatel.io.rsp_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), 0,
+                       "Frame of the completion, first copy at the compute-side point", HFILL}},
+    {&f.io_status, {"Status", "rdmatel.io.status", FT_UINT16, BASE_HEX, nullptr, 0,
+                    "NVMe completion status field (0 = success)", HFILL}},
+    {&f.io_complete, {"Complete", "rdmatel.io.complete", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                      "Whether the completion was seen at the compute side", HFILL}},
+    {&f.io_copy, {"Repeated copy", "rdmatel.io.copy", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                  "This frame repeats a packet this point already saw (retransmission); it does not move any timestamp", HFILL}},
+    {&f.io_length, {"Data length", "rdmatel.io.length", FT_UINT32, BASE_DEC, nullptr, 0,
+                    "Data length from the command's SGL descriptor, bytes", HFILL}},
+    {&f.dal, {"DAL", "rdmatel.dal", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+              "Data access latency at the storage side: first data (read) or READ REQUEST (write) minus command (T3-T2), microseconds", HFILL}},
+    {&f.dpl, {"DPL", "rdmatel.dpl", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+              "Data preparation latency at the compute side: first READ RESPONSE minus READ REQUEST (T5-T4), writes only, microseconds", HFILL}},
+    {&f.rtt, {"RTT", "rdmatel.rtt", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+              "Network share of the I/O: IOL1 minus IOL2, microseconds", HFILL}},
+    {&f.iol1, {"IOL1", "rdmatel.iol1", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+               "I/O latency at the compute side: completion minus command, microseconds", HFILL}},
+    {&f.iol2, {"IOL2", "rdmatel.iol2", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+               "I/O latency at the storage side: completion minus command, microseconds", HFILL}},
+    {&f.iol, {"IOL", "rdmatel.iol", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+              "I/O latency at the point that measured it (IOL1 where roles are known; the only point otherwise), microseconds", HFILL}},
+  };
+  static int* ett[] = {&f.ett, &f.ett_io};
+  static ei_register_info ei[] = {
+    {&f.ei_io_incomplete, {"rdmatel.io.incomplete", PI_SEQUENCE, PI_WARN,
+                           "NVMe I/O without completion", EXPFILL}},
+    {&f.ei_io_error, {"rdmatel.io.error", PI_RESPONSE_CODE, PI_WARN,
+                      "NVMe command completed with an error status", EXPFILL}},
+    {&f.ei_io_copy, {"rdmatel.io.repeated", PI_SEQUENCE, PI_NOTE,
+                     "Repeated copy of an NVMe I/O packet (retransmission); the first copy at this point counts", EXPFILL}},
+    {&f.ei_capsule_unparseable, {"rdmatel.io.unparseable", PI_MALFORMED, PI_WARN,
+                                 "SEND on an NVMe queue pair that is not a valid NVMe capsule", EXPFILL}},
+    {&f.ei_orphan_completion, {"rdmatel.io.orphan", PI_SEQUENCE, PI_NOTE,
+                               "NVMe completion whose command is not in the capture", EXPFILL}},
+    {&f.ei_internal, {"rdmatel.internal_error", PI_MALFORMED, PI_ERROR,
+                      "rdmatel internal error", EXPFILL}},
+    {&f.ei_engine_warning, {"rdmatel.limit", PI_PROTOCOL, PI_WARN,
+                            "rdmatel limit reached", EXPFILL}},
+  };
+  // clang-format on
+  proto_register_field_array(proto, hf, array_length(hf));
+  proto_register_subtree_array(ett, array_length(ett));
+  expert_module_t* em = expert_register_protocol(proto);
+  expert_register_field_array(em, ei, array_length(ei));
+}
+
+}  // namespace rdmatel::plugin

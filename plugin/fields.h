@@ -1,0 +1,32 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Field, subtree and expert-info handles of the rdmatel protocol (SPEC §8 names).
+#pragma once
+
+#include <epan/expert.h>
+#include <epan/proto.h>
+
+namespace rdmatel::plugin {
+
+struct Fields {
+  int proto = -1;
+  int point = -1, point_role = -1;
+  int io_op = -1, io_cid = -1, io_qpn = -1, io_host_qpn = -1, io_host = -1, io_host6 = -1, io_storage = -1,
+      io_storage6 = -1, io_stage = -1, io_cmd_frame = -1, io_rsp_frame = -1, io_status = -1, io_complete = -1,
+      io_copy = -1, io_length = -1;
+  int dal = -1, dpl = -1, rtt = -1, iol1 = -1, iol2 = -1, iol = -1;
+  int ett = -1, ett_io = -1;
+  expert_field ei_io_incomplete = EI_INIT;
+  expert_field ei_io_error = EI_INIT;
+  expert_field ei_io_copy = EI_INIT;
+  expert_field ei_capsule_unparseable = EI_INIT;
+  expert_field ei_orphan_completion = EI_INIT;
+  expert_field ei_internal = EI_INIT;
+  expert_field ei_engine_warning = EI_INIT;
+};
+
+extern Fields fields;
+
+/// Registers every field, subtree and expert info with `proto`.
+void register_fields(int proto);
+
+}  // namespace rdmatel::plugin

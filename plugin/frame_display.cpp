@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "plugin/frame_display.h"
+
+#include <epan/expert.h>
+
+#include "engine/core/records.h"
+#include "plugin/fields.h"
+
+namespace rdmatel::plugin {
+namespace {
+
+const char* stage_name(NoteKind k) {
+  switch (k) {
+    case NoteKind::kIoCommand: return "command";
+    case NoteKind::kIoData: return "data";
+    case NoteKind::kIoReadRequest: return "read_request";
+    case NoteKind::kIoReadResponse: return "read_response";
+    case NoteKind::kIoCompletion: return "completion";
+    default: return nullptr;
+  }
+}
+
+void add_us(proto_tree* t, int hf, tvbuff_t* tvb, const std::optional<DurationNs>& v) {
+  if (!v) return;
+  proto_item* it = proto_tree_add_double(t, hf, tvb, 0, 0, ns_to_us(*v));
+  proto_item_set_generated(it);
+}
+
+void add_address(proto_tree* t, int hf4, int hf6, tvbuff_t* tvb, const IpAddress& a) {
+  proto_item* it;
+  if (a.v6) {
+    ws_in6_addr v6;
+    memcpy(v6.bytes, a.bytes.data(), 16);
+    it = proto_tree_add_ipv6(t, hf6, tvb, 0, 0, &v6);
+  } else {
+    uint32_t v4;
+    memcpy(&v4, a.bytes.data(), 4);  // network order, as Wireshark stores IPv4
+    it = proto_tree_add_ipv4(t, hf4, tvb, 0, 0, v4);
+  }
+  proto_item_set_generated(it);
+}
+
+void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const FrameNote& n, const IoRecord& r) {
+  const char* stage = stage_name(n.kind);
+  proto_item* ti = proto_tree_add_subtree_format(tree, tvb, 0, 0, fields.ett_io, nullptr, "NVMe %s, CID %u, %s",
+                                                 r.op, r.cid, stage);
+  proto_tree* t = proto_item_add_subtree(ti, fields.ett_io);
+  proto_item_set_generated(proto_tree_add_string(t, fields.io_op, tvb, 0, 0, r.op));
+  proto_item_set_generated(proto_tree_add_uint(t, fields.io_cid, tvb, 0, 0, r.cid));
+  proto_item_set_generated(proto_tree_add_uint(t, fields.io_qpn, tvb, 0, 0, r.qpn));
+  if (r.host_qpn) proto_item_set_generated(proto_tree_add_uint(t, fields.io_host_qpn, tvb, 0, 0, *r.host_qpn));
+  add_address(t, fields.io_host, fields.io_host6, tvb, r.host);
+  add_address(t, fields.io_storage, fields.io_storage6, tvb, r.storage);
+  proto_item_set_generated(proto_tree_add_string(t, fields.io_stage, tvb, 0, 0, stage));
+  if (r.length) proto_item_set_generated(proto_tree_add_uint(t, fields.io_length, tvb, 0, 0, r.length));
+  if (n.detail == 1) {
+    proto_item* c = proto_tree_add_boolean(t, fields.io_copy, tvb, 0, 0, 1);
+    proto_item_set_generated(c);
+    expert_add_info(pinfo, c, &fields.ei_io_copy);
+  }
+  if (r.cmd_frame && r.cmd_frame != pinfo->num)
+    proto_item_set_generated(proto_tree_add_uint(t, fields.io_cmd_frame, tvb, 0, 0, uint32_t(r.cmd_frame)));
+  if (r.rsp_frame && r.rsp_frame != pinfo->num)
+    proto_item_set_generated(proto_tree_add_uint(t, fields.io_rsp_frame, tvb, 0, 0, uint32_t(r.rsp_frame)));
+
+  // The metrics go on the compute-side command and completion frames.
+  bool metric_frame = n.detail == 0 && (pinfo->num == r.rsp_frame || pinfo->num == r.cmd_frame);
+  if (!metric_frame) return;
+  if (r.complete) proto_item_set_generated(proto_tree_add_uint(t, fields.io_status, tvb, 0, 0, r.status));
+  proto_item* done = proto_tree_add_boolean(t, fields.io_complete, tvb, 0, 0, r.complete);
+  proto_item_set_generated(done);
+  IoMetrics m = io_metrics(r);
+  add_us(t, fields.dal, tvb, m.dal);
+  add_us(t, fields.dpl, tvb, m.dpl);
+  add_us(t, fields.rtt, tvb, m.rtt);
+  add_us(t, fields.iol1, tvb, m.iol1);
+  add_us(t, fields.iol2, tvb, m.iol2);
+  add_us(t, fields.iol, tvb, m.iol);
+  if (!r.complete && !r.provisional && pinfo->num == r.cmd_frame)
+    expert_add_info_format(pinfo, done, &fields.ei_io_incomplete, "NVMe %s (CID %u) has no completion: %s", r.op,
+                           r.cid, r.end == IoEnd::kTimeout ? "none within the I/O timeout"
+                                  : r.end == IoEnd::kEvicted ? "dropped at the outstanding-I/O limit"
+                                                             : "the capture ended first");
+  if (r.complete && r.status != 0 && pinfo->num == r.rsp_frame)
+    expert_add_info_format(pinfo, done, &fields.ei_io_error, "NVMe %s (CID %u) failed: status 0x%04x", r.op, r.cid,
+                           r.status);
+}
+
+}  // namespace
+
+void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state,
+                   const FrameView& view) {
+  proto_item* root = proto_tree_add_item(tree, fields.proto, tvb, 0, 0, ENC_NA);
+  proto_item_set_generated(root);
+  proto_tree* t = proto_item_add_subtree(root, fields.ett);
+  if (view.point) proto_item_set_generated(proto_tree_add_string(t, fields.point, tvb, 0, 0, view.point));
+  if (view.role) proto_item_set_generated(proto_tree_add_string(t, fields.point_role, tvb, 0, 0, view.role));
+  for (size_t i = 0; i < view.note_count; ++i) {
+    const FrameNote& n = view.notes[i];
+    switch (n.kind) {
+      case NoteKind::kCapsuleUnparseable:
+        expert_add_info_format(pinfo, root, &fields.ei_capsule_unparseable,
+                               "SEND on an NVMe queue pair is not a valid NVMe %s capsule",
+                               n.detail ? "response" : "command");
+        break;
+      case NoteKind::kOrphanCompletion:
+        expert_add_info(pinfo, root, &fields.ei_orphan_completion);
+        break;
+      default:
+        if (const IoRecord* r = state.io(n.ref)) display_io(tvb, pinfo, t, n, *r);
+        break;
+    }
+  }
+}
+
+}  // namespace rdmatel::plugin
