@@ -1,0 +1,244 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The fast pcap/pcapng reader on files written here block by block (pcapng spec, IETF draft).
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <fstream>
+#include <string>
+#include <vector>
+
+#include "engine/capture/capture_source.h"
+#include "tests/support/frame_builder.h"
+
+namespace rdmatel {
+namespace {
+
+using test::Bytes;
+
+struct TempFile {
+  std::string path;
+  explicit TempFile(const Bytes& b) {
+    char tmpl[] = "/tmp/rdmatel_reader_XXXXXX";
+    int fd = mkstemp(tmpl);
+    path = tmpl;
+    if (!b.empty() && write(fd, b.data(), b.size()) != ssize_t(b.size())) std::abort();
+    close(fd);
+  }
+  ~TempFile() { unlink(path.c_str()); }
+};
+
+void le32(Bytes& b, uint32_t v) { test::putle32(b, v); }
+void le16(Bytes& b, uint16_t v) { test::putle16(b, v); }
+
+Bytes block(uint32_t type, const Bytes& body) {
+  Bytes b;
+  uint32_t len = uint32_t(12 + ((body.size() + 3) & ~size_t(3)));
+  le32(b, type);
+  le32(b, len);
+  b.insert(b.end(), body.begin(), body.end());
+  while (b.size() < len - 4) b.push_back(0);
+  le32(b, len);
+  return b;
+}
+
+Bytes shb() {
+  Bytes body;
+  le32(body, 0x1A2B3C4D);
+  le16(body, 1);
+  le16(body, 0);
+  for (int i = 0; i < 8; ++i) body.push_back(0xFF);  // section length unknown
+  return block(0x0A0D0D0A, body);
+}
+
+Bytes option(uint16_t code, const Bytes& value) {
+  Bytes o;
+  le16(o, code);
+  le16(o, uint16_t(value.size()));
+  o.insert(o.end(), value.begin(), value.end());
+  while (o.size() % 4) o.push_back(0);
+  return o;
+}
+
+Bytes idb(const std::string& name, int tsresol = -1, int64_t tsoffset = 0, uint16_t linktype = 1) {
+  Bytes body;
+  le16(body, linktype);
+  le16(body, 0);
+  le32(body, 262144);
+  if (!name.empty()) {
+    Bytes o = option(2, Bytes(name.begin(), name.end()));
+    body.insert(body.end(), o.begin(), o.end());
+  }
+  if (tsresol >= 0) {
+    Bytes o = option(9, Bytes{uint8_t(tsresol)});
+    body.insert(body.end(), o.begin(), o.end());
+  }
+  if (tsoffset) {
+    Bytes v;
+    test::putle64(v, uint64_t(tsoffset));
+    Bytes o = option(14, v);
+    body.insert(body.end(), o.begin(), o.end());
+  }
+  le16(body, 0);
+  le16(body, 0);
+  return block(1, body);
+}
+
+Bytes epb(uint32_t iface, uint64_t ts, const Bytes& data, uint32_t orig = 0) {
+  Bytes body;
+  le32(body, iface);
+  le32(body, uint32_t(ts >> 32));
+  le32(body, uint32_t(ts));
+  le32(body, uint32_t(data.size()));
+  le32(body, orig ? orig : uint32_t(data.size()));
+  body.insert(body.end(), data.begin(), data.end());
+  while (body.size() % 4) body.push_back(0);
+  return block(6, body);
+}
+
+Bytes cat(std::initializer_list<Bytes> parts) {
+  Bytes out;
+  for (const Bytes& p : parts) out.insert(out.end(), p.begin(), p.end());
+  return out;
+}
+
+std::vector<CapturedPacket> read_all(const std::string& path, std::unique_ptr<CaptureSource>& src) {
+  std::string err;
+  EXPECT_EQ(open_fast_capture(path, src, err), OpenStatus::kOk) << err;
+  std::vector<CapturedPacket> out;
+  CapturedPacket p;
+  while (src && src->next(p)) out.push_back(p);
+  return out;
+}
+
+TEST(CaptureReader, PcapngSectionsInterfacesAndResolutions) {
+  Bytes pkt(60, 0xAB);
+  Bytes file = cat({shb(), idb("leafA", 9), idb("leafB", 6, 100), epb(0, 1700000000123456789ULL, pkt),
+                    epb(1, 1700000000123456ULL, pkt, 1500),
+                    // A second section restarts interface numbering; 2^-10 s resolution.
+                    shb(), idb("spine", 0x80 | 10), epb(0, 1024 * 5 + 512, pkt)});
+  TempFile f(file);
+  std::unique_ptr<CaptureSource> src;
+  auto pkts = read_all(f.path, src);
+  ASSERT_EQ(pkts.size(), 3u);
+  EXPECT_TRUE(src->error().empty()) << src->error();
+  ASSERT_EQ(src->interfaces().size(), 3u);
+  EXPECT_EQ(src->interfaces()[0].name, "leafA");
+  EXPECT_EQ(src->interfaces()[2].name, "spine");
+  EXPECT_EQ(pkts[0].frame, 1u);
+  EXPECT_EQ(pkts[0].ts, 1700000000123456789LL);
+  EXPECT_EQ(pkts[0].interface, 0u);
+  EXPECT_EQ(pkts[1].interface, 1u);
+  EXPECT_EQ(pkts[1].ts, (1700000000123456LL + 100LL * 1000000) * 1000);  // µs + 100 s offset
+  EXPECT_EQ(pkts[1].wire_len, 1500u);
+  EXPECT_EQ(pkts[1].cap_len, 60u);
+  EXPECT_EQ(pkts[2].interface, 2u);
+  EXPECT_EQ(pkts[2].ts, 5500000000LL);  // 5.5 s in 2^-10 units
+  EXPECT_EQ(pkts[2].frame, 3u);
+  EXPECT_EQ(pkts[2].link, LinkType::kEthernet);
+}
+
+TEST(CaptureReader, TruncatedPcapngReportsAndKeepsWhatWasRead) {
+  Bytes pkt(60, 1);
+  Bytes file = cat({shb(), idb("a", 9), epb(0, 1, pkt), epb(0, 2, pkt)});
+  file.resize(file.size() - 10);
+  TempFile f(file);
+  std::unique_ptr<CaptureSource> src;
+  auto pkts = read_all(f.path, src);
+  EXPECT_EQ(pkts.size(), 1u);
+  EXPECT_NE(src->error().find("truncated"), std::string::npos) << src->error();
+  EXPECT_NE(src->error().find("after 1 packets"), std::string::npos) << src->error();
+}
+
+TEST(CaptureReader, UndeclaredInterfaceIsAnError) {
+  Bytes file = cat({shb(), idb("a", 9), epb(3, 1, Bytes(20, 0))});
+  TempFile f(file);
+  std::unique_ptr<CaptureSource> src;
+  auto pkts = read_all(f.path, src);
+  EXPECT_EQ(pkts.size(), 0u);
+  EXPECT_NE(src->error().find("interface 3"), std::string::npos) << src->error();
+}
+
+TEST(CaptureReader, BadBlockLength) {
+  Bytes file = cat({shb(), idb("a", 9)});
+  Bytes bad;
+  le32(bad, 6);
+  le32(bad, 7);  // not a multiple of 4
+  le32(bad, 0);
+  file.insert(file.end(), bad.begin(), bad.end());
+  TempFile f(file);
+  std::unique_ptr<CaptureSource> src;
+  auto pkts = read_all(f.path, src);
+  EXPECT_EQ(pkts.size(), 0u);
+  EXPECT_NE(src->error().find("invalid length"), std::string::npos) << src->error();
+}
+
+Bytes pcap_header(bool ns, bool big_endian, uint32_t linktype) {
+  Bytes b;
+  uint32_t magic = ns ? 0xa1b23c4d : 0xa1b2c3d4;
+  auto u32 = [&](uint32_t v) { big_endian ? test::put32(b, v) : test::putle32(b, v); };
+  auto u16 = [&](uint16_t v) { big_endian ? test::put16(b, v) : test::putle16(b, v); };
+  u32(magic);
+  u16(2);
+  u16(4);
+  u32(0);
+  u32(0);
+  u32(65535);
+  u32(linktype);
+  return b;
+}
+
+Bytes pcap_record(bool big_endian, uint32_t sec, uint32_t frac, const Bytes& data, uint32_t orig) {
+  Bytes b;
+  auto u32 = [&](uint32_t v) { big_endian ? test::put32(b, v) : test::putle32(b, v); };
+  u32(sec);
+  u32(frac);
+  u32(uint32_t(data.size()));
+  u32(orig);
+  b.insert(b.end(), data.begin(), data.end());
+  return b;
+}
+
+TEST(CaptureReader, PcapBothByteOrdersAndResolutions) {
+  for (bool be : {false, true})
+    for (bool ns : {false, true}) {
+      Bytes file = cat({pcap_header(ns, be, 1), pcap_record(be, 100, 250, Bytes(40, 0), 40),
+                        pcap_record(be, 101, 999, Bytes(10, 0), 2000)});
+      TempFile f(file);
+      std::unique_ptr<CaptureSource> src;
+      auto pkts = read_all(f.path, src);
+      ASSERT_EQ(pkts.size(), 2u);
+      EXPECT_EQ(pkts[0].ts, 100 * kNsPerSec + 250 * (ns ? 1 : 1000));
+      EXPECT_EQ(pkts[1].wire_len, 2000u);
+      EXPECT_EQ(pkts[1].cap_len, 10u);
+      EXPECT_EQ(src->interfaces()[0].link, LinkType::kEthernet);
+    }
+}
+
+TEST(CaptureReader, PcapRecordLongerThanFile) {
+  Bytes file = cat({pcap_header(true, false, 1), pcap_record(false, 1, 1, Bytes(40, 0), 40)});
+  file.resize(file.size() - 1);
+  TempFile f(file);
+  std::unique_ptr<CaptureSource> src;
+  auto pkts = read_all(f.path, src);
+  EXPECT_EQ(pkts.size(), 0u);
+  EXPECT_NE(src->error().find("truncated"), std::string::npos);
+}
+
+TEST(CaptureReader, OpenErrors) {
+  std::unique_ptr<CaptureSource> src;
+  std::string err;
+  EXPECT_EQ(open_fast_capture("/nonexistent/x.pcapng", src, err), OpenStatus::kError);
+  EXPECT_NE(err.find("No such file"), std::string::npos) << err;
+  TempFile empty(Bytes{});
+  EXPECT_EQ(open_fast_capture(empty.path, src, err), OpenStatus::kError);
+  EXPECT_NE(err.find("empty"), std::string::npos) << err;
+  TempFile text(Bytes{'h', 'e', 'l', 'l', 'o', '\n'});
+  EXPECT_EQ(open_fast_capture(text.path, src, err), OpenStatus::kNotRecognized);
+  EXPECT_EQ(open_fast_capture("/tmp", src, err), OpenStatus::kError);
+  EXPECT_NE(err.find("directory"), std::string::npos) << err;
+}
+
+}  // namespace
+}  // namespace rdmatel

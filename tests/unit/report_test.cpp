@@ -1,0 +1,168 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Distributions, number formatting and record output, checked against hand-computed values.
+#include <gtest/gtest.h>
+
+#include <cstdio>
+#include <string>
+
+#include "engine/core/records.h"
+#include "engine/report/distribution.h"
+#include "engine/report/io_report.h"
+#include "engine/report/number_format.h"
+#include "engine/report/record_writer.h"
+
+namespace rdmatel {
+namespace {
+
+TEST(Distribution, NearestRankPercentiles) {
+  Distribution d;
+  for (int v : {40, 10, 30, 20}) d.add(v);
+  EXPECT_EQ(d.count(), 4u);
+  EXPECT_EQ(d.min(), 10);
+  EXPECT_EQ(d.max(), 40);
+  EXPECT_DOUBLE_EQ(d.mean(), 25.0);
+  EXPECT_EQ(d.percentile(50), 20);  // rank ceil(0.5*4) = 2
+  EXPECT_EQ(d.percentile(99), 40);  // rank ceil(3.96) = 4
+  EXPECT_EQ(d.percentile(25), 10);
+  EXPECT_TRUE(d.exact());
+}
+
+TEST(Distribution, HistogramModeStaysWithinOnePercent) {
+  Distribution d;
+  const int n = int(Distribution::kExactLimit) * 2;
+  for (int i = 1; i <= n; ++i) d.add(DurationNs(i) * 1000);
+  EXPECT_FALSE(d.exact());
+  double p50 = double(d.percentile(50)), want = double(n / 2) * 1000;
+  EXPECT_NEAR(p50, want, want * 0.01);
+  EXPECT_EQ(d.max(), DurationNs(n) * 1000);
+  EXPECT_DOUBLE_EQ(d.mean(), (double(n) + 1) / 2 * 1000);
+}
+
+TEST(Distribution, NegativeValues) {
+  Distribution d;
+  for (int i = 0; i < int(Distribution::kExactLimit) + 10; ++i) d.add(-5000);
+  EXPECT_NEAR(double(d.percentile(50)), -5000.0, 50.0);
+  EXPECT_EQ(d.min(), -5000);
+}
+
+TEST(NumberFormat, MicrosecondsExact) {
+  EXPECT_EQ(format_us(DurationNs(0)), "0.000");
+  EXPECT_EQ(format_us(DurationNs(1)), "0.001");
+  EXPECT_EQ(format_us(DurationNs(123456789)), "123456.789");
+  EXPECT_EQ(format_us(DurationNs(-1500)), "-1.500");
+  EXPECT_EQ(format_us(2500.4), "2.500");
+}
+
+TEST(RecordWriter, JsonEscaping) {
+  EXPECT_EQ(json_quote("a\"b\\c\n\x01"), "\"a\\\"b\\\\c\\n\\u0001\"");
+  EXPECT_EQ(csv_field("a,b"), "\"a,b\"");
+  EXPECT_EQ(csv_field("plain"), "plain");
+}
+
+IoRecord sample_read() {
+  IoRecord r;
+  r.op = "read";
+  r.opcode = 0x02;
+  IpAddress::parse("10.0.0.1", r.host);
+  IpAddress::parse("10.0.1.1", r.storage);
+  r.qpn = 0x11;
+  r.cid = 3;
+  r.complete = true;
+  r.end = IoEnd::kCompleted;
+  r.t.set(1, 1000);
+  r.t.set(2, 3000);
+  r.t.set(3, 10000);
+  r.t.set(4, 12000);
+  r.t.set(5, 15500);
+  r.iol_ns = 14500;
+  r.cmd_frame = 1;
+  r.rsp_frame = 9;
+  return r;
+}
+
+TEST(IoMetrics, ReadByHand) {
+  IoMetrics m = io_metrics(sample_read());
+  EXPECT_EQ(*m.dal, 7000);    // T3-T2
+  EXPECT_FALSE(m.dpl);        // reads have none
+  EXPECT_EQ(*m.iol1, 14500);  // T5-T1
+  EXPECT_EQ(*m.iol2, 9000);   // T4-T2
+  EXPECT_EQ(*m.rtt, 5500);    // IOL1-IOL2
+}
+
+TEST(IoMetrics, WriteByHandAndMissingTimestamps) {
+  IoRecord r = sample_read();
+  r.op = "write";
+  r.opcode = 0x01;
+  r.t = IoTimes{};
+  r.t.set(1, 0);
+  r.t.set(2, 100);
+  r.t.set(3, 300);
+  r.t.set(4, 500);
+  r.t.set(5, 900);
+  r.t.set(7, 2000);  // no T6: IOL2 and RTT must be absent, never 0
+  IoMetrics m = io_metrics(r);
+  EXPECT_EQ(*m.dal, 200);
+  EXPECT_EQ(*m.dpl, 400);
+  EXPECT_EQ(*m.iol1, 2000);
+  EXPECT_FALSE(m.iol2);
+  EXPECT_FALSE(m.rtt);
+}
+
+TEST(IoMetrics, OtherCommandsHaveNoDal) {
+  IoRecord r = sample_read();
+  r.op = "identify";
+  r.opcode = 0x06;
+  r.admin = true;
+  IoMetrics m = io_metrics(r);
+  EXPECT_FALSE(m.dal);
+  EXPECT_EQ(*m.iol1, 14500);
+}
+
+TEST(RecordWriter, JsonlLineHasSpecFields) {
+  EngineConfig cfg;
+  PointRegistry points(cfg);
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  {
+    IoRecordWriter w(f, RecordFormat::kJsonl, points);
+    w.write(sample_read());
+  }
+  std::fclose(f);
+  std::string line(buf, len);
+  free(buf);
+  for (const char* want : {"\"op\":\"read\"", "\"host\":\"10.0.0.1\"", "\"storage\":\"10.0.1.1\"", "\"qpn\":17",
+                           "\"cid\":3", "\"complete\":true", "\"t1_ns\":1000", "\"t5_ns\":15500", "\"dal_us\":7.000",
+                           "\"iol1_us\":14.500", "\"iol2_us\":9.000", "\"rtt_us\":5.500", "\"iol_us\":14.500",
+                           "\"cmd_frame\":1", "\"rsp_frame\":9"})
+    EXPECT_NE(line.find(want), std::string::npos) << want << " in " << line;
+  EXPECT_EQ(line.find("t6_ns"), std::string::npos);
+  EXPECT_EQ(line.find("dpl_us"), std::string::npos);
+}
+
+TEST(IoReport, GroupsPerHostStoragePair) {
+  IoReport rep;
+  IoRecord a = sample_read();
+  IoRecord b = sample_read();
+  IpAddress::parse("10.0.0.2", b.host);
+  IoRecord c = sample_read();
+  c.op = "keep_alive";
+  c.opcode = 0x18;
+  c.admin = true;
+  rep.add(a);
+  rep.add(b);
+  rep.add(c);
+  EXPECT_EQ(rep.total().ios, 3u);
+  EXPECT_EQ(rep.total().reads, 2u);
+  EXPECT_EQ(rep.total().others, 1u);
+  EXPECT_EQ(rep.by_host().size(), 2u);
+  EXPECT_EQ(rep.by_storage().size(), 1u);
+  EXPECT_EQ(rep.by_pair().size(), 2u);
+  EXPECT_EQ(rep.total()[IoMetric::kDal].count(), 2u);  // keep-alive excluded from latency stats
+  std::string text = render_io_tables(rep);
+  EXPECT_NE(text.find("10.0.0.2"), std::string::npos);
+  EXPECT_NE(text.find("7.000"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace rdmatel
