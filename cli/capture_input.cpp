@@ -33,7 +33,7 @@ bool CaptureInput::open(const std::vector<std::string>& paths, std::string& erro
   return true;
 }
 
-void CaptureInput::declare_interfaces(Engine& engine, File& f) {
+void CaptureInput::declare_interfaces(Engine& engine, File& f, InputSummary& sum) {
   const auto& ifaces = f.src->interfaces();
   while (f.points.size() < ifaces.size()) {
     uint32_t id = uint32_t(f.points.size());
@@ -45,6 +45,10 @@ void CaptureInput::declare_interfaces(Engine& engine, File& f) {
         break;
       }
     names_.emplace_back(&f, name);
+    if (ifaces[id].link == LinkType::kUnsupported)
+      sum.warnings.push_back(f.path + ": interface " + name + " has link type " +
+                             std::to_string(ifaces[id].pcap_linktype) +
+                             ", which rdmatel does not decode; its packets are skipped");
     f.points.push_back(engine.declare_point(id, name));
   }
 }
@@ -56,7 +60,7 @@ InputSummary CaptureInput::run(Engine& engine, bool progress) {
     sum.formats.push_back(f.src->format());
     total_size += f.src->size();
     f.has_next = f.src->next(f.next);
-    declare_interfaces(engine, f);
+    declare_interfaces(engine, f, sum);
   }
   auto start = std::chrono::steady_clock::now();
   auto last_report = start;
@@ -68,7 +72,7 @@ InputSummary CaptureInput::run(Engine& engine, bool progress) {
       if (f.has_next && (!pick || f.next.ts < pick->next.ts)) pick = &f;
     if (!pick) break;
     const CapturedPacket& c = pick->next;
-    declare_interfaces(engine, *pick);
+    declare_interfaces(engine, *pick, sum);
     FrameInput in;
     in.frame = files_.size() == 1 ? c.frame : ++frame;
     in.ts = c.ts;

@@ -17,7 +17,8 @@ struct InputSummary {
   uint64_t frames = 0;
   TimeNs first_ts = 0, last_ts = 0;
   std::vector<std::string> formats;
-  std::vector<std::string> errors;  ///< read errors (the file was cut or corrupt)
+  std::vector<std::string> errors;    ///< read errors (the file was cut or corrupt)
+  std::vector<std::string> warnings;  ///< things the user should know (unsupported link types)
 };
 
 class CaptureInput {
@@ -37,7 +38,7 @@ class CaptureInput {
     CapturedPacket next;
     bool has_next = false;
   };
-  void declare_interfaces(Engine& engine, File& f);
+  void declare_interfaces(Engine& engine, File& f, InputSummary& sum);
 
   std::vector<File> files_;
   std::vector<std::pair<const File*, std::string>> names_;  ///< point names already taken, by file

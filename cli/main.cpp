@@ -85,6 +85,8 @@ int run(const Options& o) {
     return kExitBadInput;
   }
   std::fflush(stdout);
+  if (!o.quiet)
+    for (const std::string& w : summary.warnings) std::fprintf(stderr, "rdmatel: warning: %s\n", w.c_str());
   for (const std::string& e : summary.errors) std::fprintf(stderr, "rdmatel: error: %s\n", e.c_str());
   return summary.errors.empty() ? kExitOk : kExitBadInput;
 }

@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Helpers for integration tests: run the CLI, run the real tshark with the freshly built
+plugin (as an unprivileged user when we are root, because root's tshark ignores personal
+plugin folders), and read ground-truth files."""
+
+import csv
+import io
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+SKIP = 77  # CTest SKIP_RETURN_CODE
+
+
+def fail(msg):
+    print("FAIL: " + msg, file=sys.stderr)
+    sys.exit(1)
+
+
+def load_truth(capture):
+    path = capture.replace(".pcapng", ".truth.json")
+    with open(path) as f:
+        return json.load(f)
+
+
+def run_cli(cli, *args, check=True):
+    p = subprocess.run([cli, *args], capture_output=True, text=True, timeout=600)
+    if check and p.returncode != 0:
+        fail(f"{cli} {' '.join(args)} exited {p.returncode}: {p.stderr}")
+    return p
+
+
+def cli_io_records(cli, capture, *extra):
+    out = run_cli(cli, "export", "io", capture, "--format", "jsonl", "--no-progress", *extra).stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+class Tshark:
+    """tshark with only our plugin added to the normal ones, in a private HOME."""
+
+    def __init__(self, plugin_so):
+        self.home = tempfile.mkdtemp(prefix="rdmatel_tshark_")
+        os.chmod(self.home, 0o755)
+        plugdir = os.path.join(self.home, ".local/lib/wireshark/plugins/4.0/epan")
+        os.makedirs(plugdir)
+        shutil.copy(plugin_so, plugdir)
+        for root, dirs, files in os.walk(self.home):
+            for d in dirs:
+                os.chmod(os.path.join(root, d), 0o755)
+            for f in files:
+                os.chmod(os.path.join(root, f), 0o644)
+        self.root = os.geteuid() == 0
+
+    def stage(self, capture):
+        """Copies a capture where the unprivileged user can read it."""
+        dst = os.path.join(self.home, os.path.basename(capture))
+        if not os.path.exists(dst):
+            shutil.copy(capture, dst)
+            os.chmod(dst, 0o644)
+        return dst
+
+    def run(self, *args, check=True, timeout=600):
+        cmd = ["tshark", *args]
+        env = {"HOME": self.home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
+        if self.root:
+            cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "env",
+                   *[f"{k}={v}" for k, v in env.items()], *cmd]
+        p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
+        if check and p.returncode != 0:
+            fail(f"tshark {' '.join(args)} exited {p.returncode}: {p.stderr[-2000:]}")
+        return p
+
+    def fields(self, capture, fields, display_filter=None, two_pass=True, extra=()):
+        args = ["-r", self.stage(capture), "-T", "fields", "-E", "separator=\t", "-E", "occurrence=a",
+                "-E", "aggregator=|"]
+        if two_pass:
+            args.append("-2")
+        if display_filter:
+            args += ["-Y", display_filter]
+        for f in fields:
+            args += ["-e", f]
+        args += list(extra)
+        out = self.run(*args).stdout
+        rows = []
+        for line in out.splitlines():
+            cols = line.split("\t")
+            cols += [""] * (len(fields) - len(cols))
+            rows.append(dict(zip(fields, cols)))
+        return rows
+
+    def close(self):
+        shutil.rmtree(self.home, ignore_errors=True)
+
+
+def us(value):
+    """A µs value as an integer number of ns (exact for 3-decimal strings and tshark doubles)."""
+    if value is None or value == "":
+        return None
+    return round(float(value) * 1000)
+
+
+METRICS = ["dal_us", "dpl_us", "iol1_us", "iol2_us", "rtt_us", "iol_us"]
+TIMES = [f"t{i}_ns" for i in range(1, 8)]
+
+
+def io_key(rec):
+    return (rec["host"], rec["storage"], int(rec["qpn"]), int(rec["cid"]), rec.get("cmd_frame"), rec.get("t2_ns"))
+
+
+def compare_ios(truth_ios, got_ios, label):
+    """Every truth I/O must appear exactly once with identical timestamps and metrics."""
+    problems = []
+    got = {}
+    for r in got_ios:
+        got.setdefault(io_key(r), []).append(r)
+    for t in truth_ios:
+        k = io_key(t)
+        cands = got.get(k, [])
+        if len(cands) != 1:
+            problems.append(f"{label}: truth I/O {k} op={t['op']} found {len(cands)} times")
+            continue
+        g = cands[0]
+        for f in ["op", "complete"] + TIMES + ["rsp_frame"]:
+            if t.get(f) != g.get(f):
+                problems.append(f"{label}: I/O {k}: {f} truth={t.get(f)} got={g.get(f)}")
+        for f in METRICS:
+            if us(t.get(f)) != us(g.get(f)):
+                problems.append(f"{label}: I/O {k}: {f} truth={t.get(f)} got={g.get(f)}")
+    extra = len(got_ios) - len(truth_ios)
+    if extra:
+        problems.append(f"{label}: {len(got_ios)} I/Os reported, truth has {len(truth_ios)}")
+    return problems

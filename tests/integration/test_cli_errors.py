@@ -1,0 +1,90 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Every way the CLI can fail on its input gives one human sentence and the documented exit
+status (0 success, 2 bad usage, 3 unreadable or corrupt input after reporting what was read)."""
+import os
+import subprocess
+import sys
+import tempfile
+
+from rdmatel_testlib import fail
+
+cli, sample = sys.argv[1], sys.argv[2]
+tmp = tempfile.mkdtemp(prefix="rdmatel_err_")
+problems = []
+
+
+def run(*args):
+    return subprocess.run([cli, *args], capture_output=True, text=True, timeout=120)
+
+
+def expect(args, code, needle, stdout_needle=None):
+    p = run(*args)
+    err_lines = [l for l in p.stderr.splitlines() if l.strip()]
+    if p.returncode != code:
+        problems.append(f"{args}: exit {p.returncode}, want {code} (stderr: {p.stderr.strip()})")
+    if needle and needle not in p.stderr:
+        problems.append(f"{args}: stderr lacks {needle!r}: {p.stderr.strip()!r}")
+    if code != 0 and len(err_lines) != 1:
+        problems.append(f"{args}: want one line on stderr, got {len(err_lines)}: {p.stderr!r}")
+    if stdout_needle and stdout_needle not in p.stdout:
+        problems.append(f"{args}: stdout lacks {stdout_needle!r}")
+    return p
+
+
+# Usage errors: 2.
+expect([], 2, "no command")
+expect(["frobnicate"], 2, "unknown command")
+expect(["analyze"], 2, "no capture file")
+expect(["export"], 2, "KIND")
+expect(["export", "bogus", sample], 2, "unknown export kind")
+expect(["export", "io", sample, "--format", "xml"], 2, "unknown format")
+expect(["analyze", sample, "--point", "eth0"], 2, "NAME=ROLE")
+expect(["analyze", sample, "--point", "eth0=router"], 2, "NAME=ROLE")
+expect(["analyze", sample, "--io-timeout", "-1"], 2, "--io-timeout")
+expect(["analyze", sample, "--bogus"], 2, "unknown option")
+
+# Unreadable input: 3, with the path named.
+missing = os.path.join(tmp, "missing.pcapng")
+expect(["analyze", missing], 3, "No such file")
+expect(["analyze", tmp], 3, "directory")
+empty = os.path.join(tmp, "empty.pcapng")
+open(empty, "wb").close()
+expect(["analyze", empty], 3, "empty")
+text = os.path.join(tmp, "notes.txt")
+with open(text, "w") as f:
+    f.write("these are not packets\n" * 10)
+expect(["analyze", text], 3, "not a capture file")
+noperm = os.path.join(tmp, "noperm.pcapng")
+with open(sample, "rb") as src, open(noperm, "wb") as dst:
+    dst.write(src.read())
+os.chmod(noperm, 0)
+if os.geteuid() != 0:  # root reads anything
+    expect(["analyze", noperm], 3, "Permission denied")
+
+# A capture cut in the middle of a packet: the report of what was read, then the error, exit 3.
+with open(sample, "rb") as f:
+    data = f.read()
+cut = os.path.join(tmp, "cut.pcapng")
+with open(cut, "wb") as f:
+    f.write(data[: len(data) * 2 // 3 + 7])
+p = expect(["analyze", cut, "--no-progress"], 3, "truncated", stdout_needle="NVMe commands:")
+p = run("export", "io", cut)
+if p.returncode != 3 or not p.stdout.strip():
+    problems.append(f"export of a cut capture: exit {p.returncode}, {len(p.stdout.splitlines())} records")
+
+# An unsupported link type: read, nothing measured, a clear sentence.
+import struct
+unsup = os.path.join(tmp, "unsupported.pcap")
+with open(unsup, "wb") as f:
+    f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 147))
+    f.write(struct.pack("<IIII", 1, 0, 4, 4) + b"abcd")
+p = expect(["analyze", unsup, "--no-progress"], 0, "link type", stdout_needle="1 frames")
+
+# Writing the export somewhere impossible is a usage error.
+expect(["export", "io", sample, "-o", os.path.join(tmp, "no", "such", "dir.jsonl")], 2, "cannot write")
+
+if problems:
+    for p in problems:
+        print(p)
+    fail(f"{len(problems)} error-handling problems")
+print("OK: error handling")

@@ -1,0 +1,49 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The CLI and the Wireshark plugin must give identical numbers on the same capture (SPEC §2):
+every I/O the CLI exports appears in tshark -2 with the same metrics on its command and
+completion frames, and tshark shows no I/O the CLI does not have."""
+import sys
+
+from rdmatel_testlib import Tshark, cli_io_records, fail, us
+
+cli, plugin, captures = sys.argv[1], sys.argv[2], sys.argv[3:]
+FIELDS = ["frame.number", "rdmatel.io.op", "rdmatel.io.cid", "rdmatel.dal", "rdmatel.dpl", "rdmatel.iol1",
+          "rdmatel.iol2", "rdmatel.rtt", "rdmatel.iol", "rdmatel.io.cmd_frame", "rdmatel.io.rsp_frame"]
+PAIRS = [("dal_us", "rdmatel.dal"), ("dpl_us", "rdmatel.dpl"), ("iol1_us", "rdmatel.iol1"),
+         ("iol2_us", "rdmatel.iol2"), ("rtt_us", "rdmatel.rtt"), ("iol_us", "rdmatel.iol")]
+
+ts = Tshark(plugin)
+problems = []
+compared = 0
+try:
+    for cap in captures:
+        recs = cli_io_records(cli, cap)
+        rows = {int(r["frame.number"]): r for r in ts.fields(cap, FIELDS, "rdmatel.io.stage")}
+        metric_frames = set()
+        for rec in recs:
+            for fk in ("cmd_frame", "rsp_frame"):
+                if rec.get(fk) is None:
+                    continue
+                metric_frames.add(rec[fk])
+                row = rows.get(rec[fk])
+                if row is None:
+                    problems.append(f"{cap}: CLI {fk} {rec[fk]} not annotated by the plugin")
+                    continue
+                compared += 1
+                if row["rdmatel.io.op"] != rec["op"]:
+                    problems.append(f"{cap}: frame {rec[fk]} op {row['rdmatel.io.op']} vs CLI {rec['op']}")
+                for k, f in PAIRS:
+                    if us(rec.get(k)) != us(row[f]):
+                        problems.append(f"{cap}: frame {rec[fk]} {f}={row[f]!r} vs CLI {k}={rec.get(k)}")
+        for n, row in rows.items():
+            if row["rdmatel.iol"] and n not in metric_frames:
+                problems.append(f"{cap}: plugin shows metrics on frame {n}, which no CLI record names")
+finally:
+    ts.close()
+if problems:
+    for p in problems[:50]:
+        print(p)
+    fail(f"{len(problems)} differences between CLI and plugin")
+if compared == 0:
+    fail("nothing compared")
+print(f"OK: {compared} frames identical between the CLI and tshark in {len(captures)} captures")

@@ -1,0 +1,92 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Real captures (Linux soft-RoCE, nvmet-rdma, perftest, rping) against the facts Wireshark 4.0
+recorded about them (captures/*.facts.json): command counts, and IOL1/IOL2 against Wireshark's
+own nvme.cmd_latency at the compute and storage interfaces (the same quantity when nothing is
+retransmitted)."""
+import gzip
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+
+from rdmatel_testlib import SKIP, cli_io_records, fail, run_cli
+
+cli, capdir = sys.argv[1], sys.argv[2]
+if not os.path.isdir(capdir):
+    print(f"SKIP: no real captures at {capdir}")
+    sys.exit(SKIP)
+
+tmp = tempfile.mkdtemp(prefix="rdmatel_real_")
+problems = []
+
+
+def unpack(name):
+    dst = os.path.join(tmp, name.replace(".gz", ""))
+    with gzip.open(os.path.join(capdir, name)) as src, open(dst, "wb") as out:
+        shutil.copyfileobj(src, out)
+    return dst
+
+
+def facts(name):
+    with open(os.path.join(capdir, name.replace(".pcapng.gz", ".facts.json"))) as f:
+        return json.load(f)
+
+
+# --- NVMe over soft-RoCE, two points, CM included ---
+name = "nvme_a_noloss.pcapng.gz"
+if os.path.exists(os.path.join(capdir, name)):
+    fx = facts(name)
+    cap = unpack(name)
+    recs = cli_io_records(cli, cap)
+    nv = fx["nvme_per_interface"]["leafA-gpu"]
+    in_capsule = fx["multi_packet_SEND_messages_per_interface(SEND_FIRST)"]["leafA-gpu"]
+    reads = sum(1 for r in recs if r["op"] == "read")
+    writes = sum(1 for r in recs if r["op"] == "write")
+    if reads != nv["io_cmd:read"]:
+        problems.append(f"reads {reads}, Wireshark decoded {nv['io_cmd:read']}")
+    # Wireshark 4.0 misses the in-capsule writes (SEND FIRST+LAST); rdmatel must count them.
+    if writes != nv["io_cmd:write"] + in_capsule:
+        problems.append(f"writes {writes}, want {nv['io_cmd:write']} + {in_capsule} in-capsule")
+    if len(recs) != nv["commands_total"] + in_capsule:
+        problems.append(f"{len(recs)} commands, want {nv['commands_total']} + {in_capsule}")
+    incomplete = [r for r in recs if not r["complete"]]
+    if len(incomplete) != nv["commands_total"] - nv["completions_total"]:
+        problems.append(f"{len(incomplete)} incomplete, want {nv['commands_total'] - nv['completions_total']}")
+    # nvme.cmd_latency covers the commands Wireshark decoded (single-packet SENDs: not the
+    # in-capsule ones longer than the 4096-byte path MTU), fabrics commands apart.
+    fabrics = {"connect", "property_get", "property_set"}
+    multi_packet = lambda r: r["in_capsule"] and r["length"] + 64 > 4096
+    chosen = [r for r in recs if r["complete"] and not multi_packet(r) and r["op"] not in fabrics]
+    for key, iface in (("iol1_us", "leafA-gpu"), ("iol2_us", "leafB-stor")):
+        ws = fx["nvme.cmd_latency"][iface]
+        ms = [r[key] / 1000 for r in chosen]
+        if len(ms) != ws["n"]:
+            problems.append(f"{key}: {len(ms)} samples, Wireshark {ws['n']}")
+            continue
+        for label, mine in (("min_ms", min(ms)), ("max_ms", max(ms)), ("median_ms", statistics.median(ms))):
+            if round(mine, 4) != ws[label]:
+                problems.append(f"{key} {label}: {round(mine, 4)} vs Wireshark {ws[label]}")
+    fab = fx["nvme.fabrics.cmd_latency"]["leafA-gpu"]
+    fab_ms = [r["iol1_us"] / 1000 for r in recs if r["op"] in fabrics and not multi_packet(r)]
+    if len(fab_ms) != fab["n"] or round(max(fab_ms), 4) != fab["max_ms"]:
+        problems.append(f"fabrics latency: n={len(fab_ms)} max={max(fab_ms) if fab_ms else None} vs {fab}")
+    out = run_cli(cli, "analyze", cap, "--no-progress").stdout
+    if "leafA-gpu [compute" not in out or "leafB-stor [storage" not in out:
+        problems.append("analyze did not infer leafA-gpu=compute, leafB-stor=storage:\n" + out[:600])
+
+# --- No NVMe in RDMA benchmarks: no false I/Os ---
+for name in ("perftest_d_write_loss.pcapng.gz", "rping_e.pcapng.gz"):
+    if os.path.exists(os.path.join(capdir, name)):
+        cap = unpack(name)
+        recs = cli_io_records(cli, cap)
+        if recs:
+            problems.append(f"{name}: {len(recs)} NVMe I/Os reported in a capture without NVMe")
+
+shutil.rmtree(tmp, ignore_errors=True)
+if problems:
+    for p in problems:
+        print(p)
+    fail(f"{len(problems)} differences from the real captures' facts")
+print("OK: real captures agree with Wireshark's facts")
