@@ -2,17 +2,11 @@
 #include "plugin/fields.h"
 
 #include <epan/packet.h>
-#include <epan/unit_strings.h>
 
 namespace rdmatel::plugin {
 
 Fields fields;
 
-namespace {
-// unit_name_string holds char*; the literal is never written through it.
-char kMicrosecondsText[] = " µs";
-const unit_name_string kMicroseconds = {kMicrosecondsText, nullptr};
-}
 
 void register_fields(int proto) {
   Fields& f = fields;
@@ -53,17 +47,17 @@ void register_fields(int proto) {
                   "This frame repeats a packet this point already saw (retransmission); it does not move any timestamp", HFILL}},
     {&f.io_length, {"Data length", "rdmatel.io.length", FT_UINT32, BASE_DEC, nullptr, 0,
                     "Data length from the command's SGL descriptor, bytes", HFILL}},
-    {&f.dal, {"DAL", "rdmatel.dal", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+    {&f.dal, {"DAL (µs)", "rdmatel.dal", FT_DOUBLE, BASE_NONE, nullptr, 0,
               "Data access latency at the storage side: first data (read) or READ REQUEST (write) minus command (T3-T2), microseconds", HFILL}},
-    {&f.dpl, {"DPL", "rdmatel.dpl", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+    {&f.dpl, {"DPL (µs)", "rdmatel.dpl", FT_DOUBLE, BASE_NONE, nullptr, 0,
               "Data preparation latency at the compute side: first READ RESPONSE minus READ REQUEST (T5-T4), writes only, microseconds", HFILL}},
-    {&f.rtt, {"RTT", "rdmatel.rtt", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+    {&f.rtt, {"RTT (µs)", "rdmatel.rtt", FT_DOUBLE, BASE_NONE, nullptr, 0,
               "Network share of the I/O: IOL1 minus IOL2, microseconds", HFILL}},
-    {&f.iol1, {"IOL1", "rdmatel.iol1", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+    {&f.iol1, {"IOL1 (µs)", "rdmatel.iol1", FT_DOUBLE, BASE_NONE, nullptr, 0,
                "I/O latency at the compute side: completion minus command, microseconds", HFILL}},
-    {&f.iol2, {"IOL2", "rdmatel.iol2", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+    {&f.iol2, {"IOL2 (µs)", "rdmatel.iol2", FT_DOUBLE, BASE_NONE, nullptr, 0,
                "I/O latency at the storage side: completion minus command, microseconds", HFILL}},
-    {&f.iol, {"IOL", "rdmatel.iol", FT_DOUBLE, BASE_NONE | BASE_UNIT_STRING, &kMicroseconds, 0,
+    {&f.iol, {"IOL (µs)", "rdmatel.iol", FT_DOUBLE, BASE_NONE, nullptr, 0,
               "I/O latency at the point that measured it (IOL1 where roles are known; the only point otherwise), microseconds", HFILL}},
   };
   static int* ett[] = {&f.ett, &f.ett_io};
