@@ -1,0 +1,35 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Minimal pcapng writer: one Section Header Block, one Interface Description Block per
+// observation point (Ethernet, if_name, if_tsresol = 9, snaplen) and Enhanced Packet
+// Blocks with nanosecond timestamps.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+namespace synth {
+
+class PcapngWriter {
+ public:
+  PcapngWriter() = default;
+  ~PcapngWriter();
+  PcapngWriter(const PcapngWriter&) = delete;
+  PcapngWriter& operator=(const PcapngWriter&) = delete;
+
+  bool open(const std::string& path);  // writes the SHB
+  void add_interface(const std::string& name, const std::string& description, uint32_t snaplen);
+  void add_packet(uint32_t iface, uint64_t ts_ns, const uint8_t* data, uint32_t caplen,
+                  uint32_t origlen);
+  bool close();  // flushes; false on any I/O error
+
+ private:
+  void put(const void* p, size_t n);
+  void flush();
+  std::FILE* f_ = nullptr;
+  std::vector<uint8_t> buf_;
+  bool error_ = false;
+};
+
+}  // namespace synth

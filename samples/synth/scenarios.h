@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Scenario presets and the run that turns a configuration into FILE.pcapng + truth.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace synth {
+
+struct Config {
+  std::string scenario;
+  std::string out;
+  std::string command;  // the command line, recorded in the truth
+  uint64_t seed = 1;
+  // NVMe-oF
+  bool nvme = true;
+  int ios = 300, hosts = 2, storages = 2, queues_min = 2, queues_max = 3;
+  double incomplete = 0.0;
+  bool connect = true;
+  bool targeted_losses = false;
+  bool errors = false;
+  int size_profile = 0;
+  // RDMA WRITE flows
+  int flows = 0, messages = 0;
+  bool wrap_some = false;
+  // fabric and capture
+  int points = 2;
+  double loss = 0.0;
+  int vlan = 0;
+  bool ipv6 = false;
+  bool order_blocks = true;
+  int64_t jitter_ns = 0;
+  uint32_t snaplen = 262144;
+  bool psn_wrap = false;
+  double duration_s = 0.02;
+  uint32_t pmtu = 4096;
+  bool flows_far_gpu = false;  // write-flows: far leaf faces GPUs (role compute)
+  std::string notes;
+};
+
+// Fills `c` with preset `name`; false if unknown.
+bool apply_preset(const std::string& name, Config& c);
+std::vector<std::string> preset_names();
+std::string preset_summary(const std::string& name);
+
+struct RunStats {
+  uint64_t packets = 0;
+  uint64_t emissions = 0;
+  uint64_t ios = 0;
+  uint64_t messages = 0;
+  double seconds = 0;
+};
+
+// Generates the capture and its truth; returns 0 on success, prints the reason otherwise.
+int generate(const Config& c, RunStats* stats);
+
+}  // namespace synth

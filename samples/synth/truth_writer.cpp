@@ -1,0 +1,525 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "truth_writer.h"
+
+#include <algorithm>
+#include <cinttypes>
+#include <cstdio>
+#include <map>
+#include <unordered_map>
+
+namespace synth {
+namespace {
+
+// ns difference as microseconds with exactly three decimals (exact, no floating point).
+std::string us3(int64_t ns) {
+  char b[48];
+  const bool neg = ns < 0;
+  const uint64_t a = neg ? static_cast<uint64_t>(-ns) : static_cast<uint64_t>(ns);
+  std::snprintf(b, sizeof b, "%s%" PRIu64 ".%03" PRIu64, neg ? "-" : "", a / 1000, a % 1000);
+  return b;
+}
+
+struct Sight {
+  int64_t stamp = 0;
+  uint32_t frame = 0;  // 0: not seen
+};
+
+constexpr int kCls = 9;  // IoClass values
+
+struct MsgRec {
+  uint32_t packets = 0, retrans_packets = 0;
+  uint64_t bytes = 0, retrans_bytes = 0;
+  int64_t first_ns = 0, last_ns = 0;
+  uint32_t first_frame = 0, last_frame = 0;
+  uint32_t distinct = 0;
+  uint64_t bitmap_off = 0;
+  bool used = false;
+};
+
+struct FlowRec {
+  uint64_t packets = 0, bytes = 0, retrans_packets = 0, retrans_bytes = 0, naks = 0, oos = 0;
+};
+
+struct PsnState {
+  bool valid = false;
+  uint32_t newest = 0;
+};
+
+class Out {
+ public:
+  explicit Out(std::FILE* f) : f_(f) {}
+  void s(const std::string& x) { buf_ += x; flush_if(); }
+  void raw(const char* x) { buf_ += x; flush_if(); }
+  void key(const char* k) { buf_ += '"'; buf_ += k; buf_ += "\":"; }
+  void str(const char* k, const std::string& v) {
+    key(k);
+    buf_ += '"';
+    for (char c : v) {
+      if (c == '"' || c == '\\') buf_ += '\\';
+      if (static_cast<unsigned char>(c) < 0x20) continue;
+      buf_ += c;
+    }
+    buf_ += '"';
+  }
+  void num(const char* k, uint64_t v) {
+    key(k);
+    buf_ += std::to_string(v);
+  }
+  void inum(const char* k, int64_t v) {
+    key(k);
+    buf_ += std::to_string(v);
+  }
+  void boolean(const char* k, bool v) {
+    key(k);
+    buf_ += v ? "true" : "false";
+  }
+  void rawnum(const char* k, const std::string& v) {
+    key(k);
+    buf_ += v;
+  }
+  bool finish() {
+    std::fwrite(buf_.data(), 1, buf_.size(), f_);
+    buf_.clear();
+    return std::ferror(f_) == 0;
+  }
+
+ private:
+  void flush_if() {
+    if (buf_.size() > (1u << 20)) {
+      std::fwrite(buf_.data(), 1, buf_.size(), f_);
+      buf_.clear();
+    }
+  }
+  std::FILE* f_;
+  std::string buf_;
+};
+
+}  // namespace
+
+int64_t choose_cut(const Fabric& fabric, int64_t target) {
+  std::vector<std::pair<int64_t, int64_t>> iv;
+  // (message, point) spans
+  std::unordered_map<uint64_t, std::pair<int64_t, int64_t>> span;
+  std::unordered_map<int32_t, std::pair<int64_t, int64_t>> cmd;
+  for (size_t p = 0; p < fabric.obs.size(); ++p) {
+    for (const Obs& o : fabric.obs[p]) {
+      const Emission& e = fabric.emissions[o.em];
+      if (e.msg >= 0) {
+        const uint64_t k = (static_cast<uint64_t>(e.msg) << 2) | p;
+        auto it = span.find(k);
+        if (it == span.end()) span.emplace(k, std::make_pair(o.t, o.t));
+        else {
+          it->second.first = std::min(it->second.first, o.t);
+          it->second.second = std::max(it->second.second, o.t);
+        }
+      }
+      if (e.io >= 0 && (e.io_cls == kClsCmdFirst || e.io_cls == kClsCmdMore)) {
+        auto it = cmd.find(e.io);
+        if (it == cmd.end()) cmd.emplace(e.io, std::make_pair(o.t, o.t));
+        else {
+          it->second.first = std::min(it->second.first, o.t);
+          it->second.second = std::max(it->second.second, o.t);
+        }
+      }
+    }
+  }
+  for (const auto& kv : span) iv.push_back(kv.second);
+  for (const auto& kv : cmd) iv.push_back(kv.second);
+  std::sort(iv.begin(), iv.end());
+  int64_t cand = target;
+  for (const auto& x : iv) {
+    if (x.first >= cand) break;
+    if (x.second >= cand) cand = x.second + 1;
+  }
+  return cand;
+}
+
+bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& fabric, const Sim& sim,
+                 const NvmeModel* nvme, const std::vector<std::pair<uint8_t, uint32_t>>& frames) {
+  const size_t np = fabric.obs.size();
+  // Frame number of every sighting.
+  std::vector<std::vector<uint32_t>> frame_of(np);
+  for (size_t p = 0; p < np; ++p) frame_of[p].assign(fabric.obs[p].size(), 0);
+  for (size_t i = 0; i < frames.size(); ++i) frame_of[frames[i].first][frames[i].second] = static_cast<uint32_t>(i + 1);
+
+  const auto& qps = sim.qps();
+  const size_t nio = nvme ? nvme->ios().size() : 0;
+  std::vector<Sight> sight(nio * np * kCls);
+  auto S = [&](size_t io, size_t p, int cls) -> Sight& { return sight[(io * np + p) * kCls + static_cast<size_t>(cls)]; };
+
+  const size_t nmsg = sim.msgs.size();
+  std::vector<MsgRec> mrec(nmsg * np);
+  std::vector<uint64_t> bitmaps;
+  std::vector<PsnState> psn(qps.size() * np * 2);
+  std::map<std::tuple<int, size_t, int64_t>, FlowRec> flows;  // (flow, point, period)
+  std::map<std::pair<int, size_t>, std::vector<uint32_t>> naks;  // (flow, point) -> NAK PSNs
+  uint64_t nak_total = 0, packets = 0;
+
+  for (size_t p = 0; p < np; ++p) {
+    const auto& ob = fabric.obs[p];
+    for (size_t i = 0; i < ob.size(); ++i) {
+      const Obs& o = ob[i];
+      const Emission& e = fabric.emissions[o.em];
+      const uint32_t fr = frame_of[p][i];
+      ++packets;
+      if (e.io >= 0 && e.io_cls != kClsNone) {
+        Sight& s = S(static_cast<size_t>(e.io), p, e.io_cls);
+        if (!s.frame) s = Sight{o.stamp, fr};
+      }
+      const int64_t period = (o.stamp / meta.period_ns) * meta.period_ns;
+      if (e.opcode == op::ACK && ((e.x >> 24) & 0xE0) == 0x60) {
+        ++nak_total;
+        const int rev = qps[static_cast<size_t>(e.qps)].peer;  // the flow this NAK is about
+        naks[{rev, p}].push_back(e.psn);
+        ++flows[{rev, p, period}].naks;
+        continue;
+      }
+      if (e.qps < 0) continue;
+      if (e.opcode == op::READ_REQ) {
+        // A READ consumes a PSN per response packet of the request sequence.
+        PsnState& st = psn[(static_cast<size_t>(e.qps) * np + p) * 2 + kSpaceReq];
+        const uint32_t end = psn_add(e.psn, static_cast<int64_t>(e.read_npsn) - 1);
+        if (!st.valid || psn_newer(end, st.newest)) st = PsnState{true, end};
+        continue;
+      }
+      if (e.msg < 0) continue;
+      const MsgInfo& mi = sim.msgs[static_cast<size_t>(e.msg)];
+      PsnState& st = psn[(static_cast<size_t>(e.qps) * np + p) * 2 + e.space];
+      bool retrans = false, oos = false;
+      if (!st.valid) {
+        st = PsnState{true, e.psn};
+      } else if (psn_newer(e.psn, st.newest)) {
+        // READ RESPONSE PSNs jump between READs: a new response message is no gap.
+        oos = e.psn != psn_add(st.newest, 1) && !(e.space == kSpaceResp && is_first_op(e.opcode));
+        st.newest = e.psn;
+      } else {
+        retrans = true;
+      }
+      FlowRec& fr2 = flows[{e.qps, p, period}];
+      ++fr2.packets;
+      fr2.bytes += e.pay_len;
+      if (retrans) {
+        ++fr2.retrans_packets;
+        fr2.retrans_bytes += e.pay_len;
+      }
+      if (oos) ++fr2.oos;
+      MsgRec& m = mrec[static_cast<size_t>(e.msg) * np + p];
+      if (!m.used) {
+        m.used = true;
+        m.first_ns = m.last_ns = o.stamp;
+        m.first_frame = fr;
+        m.bitmap_off = bitmaps.size();
+        bitmaps.resize(bitmaps.size() + (mi.npkts + 63) / 64, 0);
+      }
+      ++m.packets;
+      m.bytes += e.pay_len;
+      if (retrans) {
+        ++m.retrans_packets;
+        m.retrans_bytes += e.pay_len;
+      }
+      m.first_ns = std::min(m.first_ns, o.stamp);
+      m.last_ns = std::max(m.last_ns, o.stamp);
+      m.last_frame = fr;
+      const uint32_t k = psn_diff(e.psn, mi.first_psn);
+      if (k < mi.npkts) {
+        uint64_t& w = bitmaps[m.bitmap_off + k / 64];
+        if (!(w & (1ULL << (k % 64)))) {
+          w |= 1ULL << (k % 64);
+          ++m.distinct;
+        }
+      }
+    }
+  }
+
+  std::FILE* f = std::fopen(path.c_str(), "wb");
+  if (!f) return false;
+  Out out(f);
+  out.raw("{");
+  out.str("generator", "rdmatel-synth");
+  out.raw(",");
+  out.num("version", 1);
+  out.raw(",");
+  out.str("scenario", meta.scenario);
+  out.raw(",");
+  out.num("seed", meta.seed);
+  out.raw(",");
+  out.num("packets", packets);
+  out.raw(",");
+  out.num("pmtu", meta.pmtu);
+  out.raw(",");
+  out.num("period_ns", static_cast<uint64_t>(meta.period_ns));
+  if (meta.cut_ns >= 0) {
+    out.raw(",");
+    out.num("capture_start_ns", static_cast<uint64_t>(meta.cut_ns));
+  }
+  out.raw(",");
+  out.str("command", meta.command);
+  out.raw(",\n\"points\":[");
+  const auto& pts = fabric.points();
+  for (size_t p = 0; p < np; ++p) {
+    out.raw(p ? ",{" : "{");
+    out.num("id", p);
+    out.raw(",");
+    out.str("name", pts[p].name);
+    out.raw(",");
+    out.str("role", pts[p].role);
+    out.raw("}");
+  }
+  out.raw("],\n\"ios\":[");
+
+  // --- I/Os ---
+  int compute = 0, storage = -1;
+  for (size_t p = 0; p < np; ++p) {
+    if (pts[p].role == "compute" && p == 0) compute = 0;
+    if (pts[p].role == "storage") storage = static_cast<int>(p);
+  }
+  if (np < 2) storage = -1;
+  std::vector<char> resent(nio, 0);
+  for (const Emission& e : fabric.emissions)
+    if (e.io >= 0 && e.resend) resent[static_cast<size_t>(e.io)] = 1;
+  bool first_io = true;
+  if (nvme) {
+    const auto& ios = nvme->ios();
+    for (int id : nvme->issue_order()) {
+      const NvmeIo& io = ios[static_cast<size_t>(id)];
+      const size_t u = static_cast<size_t>(id);
+      bool seen_cmd = false;
+      for (size_t p = 0; p < np; ++p)
+        if (S(u, p, kClsCmdFirst).frame || S(u, p, kClsCmdMore).frame) seen_cmd = true;
+      if (meta.cut_ns >= 0 && !seen_cmd) continue;  // issued before the capture started
+      const auto& q = nvme->queues()[static_cast<size_t>(io.queue)];
+      const auto& c = nvme->ctrls()[static_cast<size_t>(q.ctrl)];
+      out.raw(first_io ? "\n{" : ",\n{");
+      first_io = false;
+      out.str("op", io.op);
+      out.raw(",");
+      out.num("opcode", io.opcode);
+      if (io.fctype >= 0) {
+        out.raw(",");
+        out.num("fctype", static_cast<uint64_t>(io.fctype));
+      }
+      out.raw(",");
+      out.boolean("admin", io.admin);
+      out.raw(",");
+      out.str("host", fabric.endpoints[static_cast<size_t>(c.host_ep)].ip_str);
+      out.raw(",");
+      out.str("storage", fabric.endpoints[static_cast<size_t>(c.stor_ep)].ip_str);
+      out.raw(",");
+      out.num("qpn", qps[static_cast<size_t>(q.stor_qps)].qpn);
+      out.raw(",");
+      out.num("host_qpn", qps[static_cast<size_t>(q.host_qps)].qpn);
+      out.raw(",");
+      out.num("qid", static_cast<uint64_t>(q.qid));
+      out.raw(",");
+      out.num("cid", io.cid);
+      const bool is_write = io.opcode == 0x01 && !io.admin;
+      const bool is_read = io.opcode == 0x02 && !io.admin;
+      int64_t t[8] = {0};
+      bool h[8] = {false};
+      auto setT = [&](int n, int p, int cls) {
+        if (p < 0) return;
+        const Sight& s = S(u, static_cast<size_t>(p), cls);
+        if (s.frame) {
+          t[n] = s.stamp;
+          h[n] = true;
+        }
+      };
+      const Sight& cmdC = S(u, static_cast<size_t>(compute), kClsCmdFirst);
+      const Sight& cplC = S(u, static_cast<size_t>(compute), kClsCompletion);
+      const bool complete = cplC.frame != 0;
+      out.raw(",");
+      out.boolean("complete", complete);
+      out.raw(",");
+      out.num("status", io.status);
+      if (storage >= 0) {
+        setT(1, compute, kClsCmdFirst);
+        setT(2, storage, kClsCmdFirst);
+        if (is_write) {
+          setT(3, storage, kClsReadReq);
+          setT(4, compute, kClsReadReq);
+          setT(5, compute, kClsRespFirst);
+          setT(6, storage, kClsCompletion);
+          setT(7, compute, kClsCompletion);
+        } else {
+          if (is_read) setT(3, storage, kClsDataFirst);
+          setT(4, storage, kClsCompletion);
+          setT(5, compute, kClsCompletion);
+        }
+        for (int n = 1; n <= 7; ++n) {
+          if (!h[n]) continue;
+          char k[8];
+          std::snprintf(k, sizeof k, "t%d_ns", n);
+          out.raw(",");
+          out.inum(k, t[n]);
+        }
+        const int cmpC = is_write ? 7 : 5, cmpS = is_write ? 6 : 4;
+        if ((is_read || is_write) && h[3] && h[2]) {
+          out.raw(",");
+          out.rawnum("dal_us", us3(t[3] - t[2]));
+        }
+        if (is_write && h[5] && h[4]) {
+          out.raw(",");
+          out.rawnum("dpl_us", us3(t[5] - t[4]));
+        }
+        const bool i1 = h[cmpC] && h[1], i2 = h[cmpS] && h[2];
+        if (i1) {
+          out.raw(",");
+          out.rawnum("iol1_us", us3(t[cmpC] - t[1]));
+        }
+        if (i2) {
+          out.raw(",");
+          out.rawnum("iol2_us", us3(t[cmpS] - t[2]));
+        }
+        if (i1 && i2) {
+          out.raw(",");
+          out.rawnum("rtt_us", us3((t[cmpC] - t[1]) - (t[cmpS] - t[2])));
+        }
+        if (i1) {
+          out.raw(",");
+          out.rawnum("iol_us", us3(t[cmpC] - t[1]));
+        }
+      } else if (cmdC.frame && cplC.frame) {
+        out.raw(",");
+        out.rawnum("iol_us", us3(cplC.stamp - cmdC.stamp));
+      }
+      if (cmdC.frame) {
+        out.raw(",");
+        out.num("cmd_frame", cmdC.frame);
+      }
+      if (cplC.frame) {
+        out.raw(",");
+        out.num("rsp_frame", cplC.frame);
+      }
+      out.raw(",");
+      out.boolean("in_capsule", io.in_capsule);
+      out.raw(",");
+      out.boolean("retransmitted", resent[u] != 0);
+      out.raw(",");
+      out.num("length", io.length);
+      out.raw(",");
+      out.num("cmd_psn", io.cmd_psn);
+      if (io.rsp_posted) {
+        out.raw(",");
+        out.num("rsp_psn", io.rsp_psn);
+      }
+      if (io.keyed) {
+        out.raw(",");
+        out.num("rkey", io.rkey);
+      }
+      out.raw("}");
+    }
+  }
+  out.raw("],\n\"messages\":[");
+
+  // --- messages ---
+  auto flow_fields = [&](int flow) {
+    const QpSide& s = qps[static_cast<size_t>(flow)];
+    const QpSide& d = qps[static_cast<size_t>(s.peer)];
+    out.str("src", fabric.endpoints[static_cast<size_t>(s.ep)].ip_str);
+    out.raw(",");
+    out.str("dst", fabric.endpoints[static_cast<size_t>(d.ep)].ip_str);
+    out.raw(",");
+    out.num("dst_qpn", d.qpn);
+  };
+  static const char* kinds[] = {"write", "send", "read_response"};
+  bool first_msg = true;
+  for (size_t mid = 0; mid < nmsg; ++mid) {
+    const MsgInfo& mi = sim.msgs[mid];
+    for (size_t p = 0; p < np; ++p) {
+      const MsgRec& m = mrec[mid * np + p];
+      if (!m.used) continue;
+      out.raw(first_msg ? "\n{" : ",\n{");
+      first_msg = false;
+      flow_fields(mi.qps);
+      out.raw(",");
+      out.str("point", pts[p].name);
+      out.raw(",");
+      out.str("kind", kinds[mi.kind]);
+      const uint32_t last_psn = psn_add(mi.first_psn, static_cast<int64_t>(mi.npkts) - 1);
+      out.raw(",");
+      out.num("first_psn", mi.first_psn);
+      out.raw(",");
+      out.num("last_psn", last_psn);
+      out.raw(",");
+      out.boolean("complete", m.distinct == mi.npkts);
+      out.raw(",");
+      out.num("packets", m.packets);
+      out.raw(",");
+      out.num("retrans_packets", m.retrans_packets);
+      out.raw(",");
+      out.num("bytes", m.bytes);
+      out.raw(",");
+      out.num("retrans_bytes", m.retrans_bytes);
+      out.raw(",");
+      out.inum("first_ns", m.first_ns);
+      out.raw(",");
+      out.inum("last_ns", m.last_ns);
+      const int64_t fct = m.last_ns - m.first_ns;
+      out.raw(",");
+      out.rawnum("fct_us", us3(fct));
+      uint64_t nk = 0;
+      if (mi.space == kSpaceReq) {
+        auto it = naks.find({mi.qps, p});
+        if (it != naks.end())
+          for (uint32_t x : it->second)
+            if (psn_in(x, mi.first_psn, mi.npkts)) ++nk;
+      }
+      out.raw(",");
+      out.num("naks", nk);
+      if (fct > 0) {
+        char b[64];
+        const double fet = static_cast<double>(m.bytes - m.retrans_bytes) * 8.0 * 1e9 / static_cast<double>(fct);
+        std::snprintf(b, sizeof b, "%.3f", fet);
+        out.raw(",");
+        out.rawnum("fet_bps", b);
+      }
+      const uint32_t orig = m.packets - m.retrans_packets;
+      if (orig > 0) {
+        char b[64];
+        std::snprintf(b, sizeof b, "%.12g", static_cast<double>(nk) / orig);
+        out.raw(",");
+        out.rawnum("fnr", b);
+      }
+      out.raw(",");
+      out.num("first_frame", m.first_frame);
+      out.raw(",");
+      out.num("last_frame", m.last_frame);
+      out.raw("}");
+    }
+  }
+  out.raw("],\n\"flows\":[");
+  bool first_flow = true;
+  for (const auto& kv : flows) {
+    const auto& [flow, p, period] = kv.first;
+    const FlowRec& r = kv.second;
+    out.raw(first_flow ? "\n{" : ",\n{");
+    first_flow = false;
+    flow_fields(flow);
+    out.raw(",");
+    out.str("point", pts[p].name);
+    out.raw(",");
+    out.inum("period_start_ns", period);
+    out.raw(",");
+    out.num("packets", r.packets);
+    out.raw(",");
+    out.num("bytes", r.bytes);
+    out.raw(",");
+    out.num("retrans_packets", r.retrans_packets);
+    out.raw(",");
+    out.num("retrans_bytes", r.retrans_bytes);
+    out.raw(",");
+    out.num("naks", r.naks);
+    out.raw(",");
+    out.num("oos_packets", r.oos);
+    out.raw("}");
+  }
+  out.raw("],\n");
+  out.num("naks", nak_total);
+  out.raw(",");
+  out.str("notes", meta.notes);
+  out.raw("}\n");
+  const bool ok = out.finish();
+  return std::fclose(f) == 0 && ok;
+}
+
+}  // namespace synth
