@@ -12,6 +12,7 @@
 #include "cli/options.h"
 #include "cli/report_printer.h"
 #include "engine/core/engine.h"
+#include "engine/report/flow_report.h"
 #include "engine/report/io_report.h"
 #include "engine/report/record_writer.h"
 
@@ -32,13 +33,23 @@ class CliSink final : public ResultSink {
   CliSink(bool quiet) : quiet_(quiet) {}
   void on_io(const IoRecord& r) override {
     if (report) report->add(r);
-    if (writer) writer->write(r);
+    if (io_writer) io_writer->write(r);
+  }
+  void on_message(const MessageRecord& m) override {
+    if (flows) flows->add(m);
+    if (message_writer) message_writer->write(m);
+  }
+  void on_flow_period(const FlowPeriodRecord& f) override {
+    if (flow_writer) flow_writer->write(f);
   }
   void on_warning(const EngineWarning& w) override {
     if (!quiet_) std::fprintf(stderr, "rdmatel: warning: %s\n", w.what.c_str());
   }
   IoReport* report = nullptr;
-  IoRecordWriter* writer = nullptr;
+  FlowReport* flows = nullptr;
+  IoRecordWriter* io_writer = nullptr;
+  MessageRecordWriter* message_writer = nullptr;
+  FlowRecordWriter* flow_writer = nullptr;
 
  private:
   bool quiet_;
@@ -55,12 +66,15 @@ int run(const Options& o) {
   CliSink sink(o.quiet);
   Engine engine(o.engine, sink);
   IoReport report;
+  FlowReport flows;
   std::FILE* out = stdout;
-  std::unique_ptr<IoRecordWriter> writer;
+  std::unique_ptr<IoRecordWriter> io_writer;
+  std::unique_ptr<MessageRecordWriter> message_writer;
+  std::unique_ptr<FlowRecordWriter> flow_writer;
 
   if (o.command == Command::kExport) {
-    if (o.export_kind != "io") {
-      std::fprintf(stderr, "rdmatel: export %s is not available in this version (available: io)\n",
+    if (o.export_kind != "io" && o.export_kind != "messages" && o.export_kind != "flows") {
+      std::fprintf(stderr, "rdmatel: export %s is not available in this version (available: io, messages, flows)\n",
                    o.export_kind.c_str());
       return kExitUsage;
     }
@@ -71,15 +85,24 @@ int run(const Options& o) {
         return kExitUsage;
       }
     }
-    writer = std::make_unique<IoRecordWriter>(out, o.format, engine.points());
-    sink.writer = writer.get();
+    if (o.export_kind == "io") {
+      io_writer = std::make_unique<IoRecordWriter>(out, o.format, engine.points());
+      sink.io_writer = io_writer.get();
+    } else if (o.export_kind == "messages") {
+      message_writer = std::make_unique<MessageRecordWriter>(out, o.format, engine.points());
+      sink.message_writer = message_writer.get();
+    } else {
+      flow_writer = std::make_unique<FlowRecordWriter>(out, o.format, engine.points());
+      sink.flow_writer = flow_writer.get();
+    }
   } else {
     sink.report = &report;
+    sink.flows = &flows;
   }
 
   InputSummary summary = input.run(engine, progress);
 
-  if (o.command == Command::kAnalyze) print_analysis(stdout, o, engine, summary, report, RDMATEL_VERSION);
+  if (o.command == Command::kAnalyze) print_analysis(stdout, o, engine, summary, report, flows, RDMATEL_VERSION);
   if (out != stdout && std::fclose(out) != 0) {
     std::fprintf(stderr, "rdmatel: cannot write %s: %s\n", o.output.c_str(), std::strerror(errno));
     return kExitBadInput;

@@ -24,7 +24,9 @@ const char* usage_text() {
 
 Usage:
   rdmatel analyze CAPTURE... [options]          print the I/O quality report
-  rdmatel export io CAPTURE... [options]        one record per NVMe I/O (SPEC section 9)
+  rdmatel export io CAPTURE... [options]        one record per NVMe I/O
+  rdmatel export messages CAPTURE... [options]  one record per RDMA message and observation point
+  rdmatel export flows CAPTURE... [options]     per flow, point and period: bytes, FET, NAKs, ...
   rdmatel version
 
 Captures: pcap or pcapng (read directly), or any format Wireshark reads (gzip, ...).
@@ -40,6 +42,10 @@ Options:
   --io-timeout SECONDS     report an I/O as incomplete when its completion has not come
                            this long after the command (default 10)
   --reorder-window MS      how far stamps may go backwards within one point (default 250)
+  --period SECONDS         length of the periods of `export flows` (default 1)
+  --top N                  rows in each flows table of `analyze` (default 10)
+  --message-timeout SECONDS  an RDMA message no ACK covers is final after this long without
+                           packets (default 1)
   --max-ios N              most NVMe I/Os tracked at once (default 1048576)
   --max-flows N            most RDMA flows tracked (default 1048576)
   --progress, --no-progress  show progress on standard error (default: when it is a terminal)
@@ -112,6 +118,14 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       if (!value(a, v)) return false;
       if (!parse_number(v, d) || d <= 0) { error = "--io-timeout takes a positive number of seconds"; return false; }
       o.engine.io_timeout_ns = DurationNs(d * 1e9);
+    } else if (a == "--period" || a == "--message-timeout") {
+      if (!value(a, v)) return false;
+      if (!parse_number(v, d) || d < 1e-6 || d > 86400) { error = a + " takes a number of seconds (0.000001 to 86400)"; return false; }
+      (a == "--period" ? o.engine.period_ns : o.engine.message_timeout_ns) = DurationNs(d * 1e9);
+    } else if (a == "--top") {
+      if (!value(a, v)) return false;
+      if (!parse_number(v, d) || d < 1 || d > 1e6) { error = "--top takes a count"; return false; }
+      o.top = size_t(d);
     } else if (a == "--reorder-window") {
       if (!value(a, v)) return false;
       if (!parse_number(v, d)) { error = "--reorder-window takes a number of milliseconds"; return false; }

@@ -21,6 +21,7 @@ struct Options {
   std::string output;  ///< empty = stdout
   std::optional<bool> progress;
   bool quiet = false;
+  size_t top = 10;  ///< rows in the flows tables
   EngineConfig engine;
 };
 

@@ -6,7 +6,7 @@
 namespace rdmatel::cli {
 
 void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const InputSummary& input,
-                    const IoReport& report, const char* version) {
+                    const IoReport& report, const FlowReport& flows, const char* version) {
   const EngineStats& st = engine.stats();
   std::string files;
   for (size_t i = 0; i < o.captures.size(); ++i) files += (i ? ", " : "") + o.captures[i];
@@ -25,14 +25,24 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
   }
   std::fprintf(out, "\n");
   const IoGroupStats& t = report.total();
-  std::fprintf(out, "  NVMe commands: %llu (read %llu, write %llu, other %llu), incomplete %llu, error status %llu\n\n",
+  std::fprintf(out, "  NVMe commands: %llu (read %llu, write %llu, other %llu), incomplete %llu, error status %llu\n",
                (unsigned long long)t.ios, (unsigned long long)t.reads, (unsigned long long)t.writes,
                (unsigned long long)t.others, (unsigned long long)t.incomplete, (unsigned long long)t.errors);
-  if (t.ios == 0) {
-    std::fprintf(out, "No NVMe-oF I/O found (no SEND carrying an NVMe command with a matching completion).\n");
-    return;
+  uint64_t messages = 0, naks = 0, retrans = 0, packets = 0;
+  for (const auto& [k, f] : flows.flows()) {
+    messages += f.messages;
+    naks += f.naks;
+    retrans += f.retrans_packets;
+    packets += f.packets;
   }
-  std::fputs(render_io_tables(report).c_str(), out);
+  std::fprintf(out, "  RDMA messages: %llu in %zu flow-points, %llu data packets, %llu retransmitted, %llu NAKs\n\n",
+               (unsigned long long)messages, flows.flows().size(), (unsigned long long)packets,
+               (unsigned long long)retrans, (unsigned long long)naks);
+  if (t.ios == 0)
+    std::fprintf(out, "No NVMe-oF I/O found (no SEND carrying an NVMe command with a matching completion).\n\n");
+  else
+    std::fputs(render_io_tables(report).c_str(), out);
+  if (!flows.flows().empty()) std::fputs(render_flow_tables(flows, pts, o.top).c_str(), out);
 }
 
 }  // namespace rdmatel::cli

@@ -28,7 +28,14 @@ struct EngineConfig {
   /// does not hold back results.
   DurationNs idle_point_ns = 10 * kNsPerSec;
 
+  /// An RDMA message no packet has touched for this long (at its point) is final even without
+  /// an ACK covering it; acknowledged messages are final after the reorder window.
+  DurationNs message_timeout_ns = 1 * kNsPerSec;
+  /// Length of the per-flow periods (SPEC §5).
+  DurationNs period_ns = 1 * kNsPerSec;
+
   size_t max_flows = size_t(1) << 20;
+  size_t max_open_messages = size_t(1) << 20;
   size_t max_outstanding_ios = size_t(1) << 20;
   size_t max_points = 4096;
 

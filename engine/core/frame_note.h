@@ -14,7 +14,16 @@ enum class NoteKind : uint8_t {
   kIoCompletion,     ///< completion capsule
   kCapsuleUnparseable,  ///< a SEND on an NVMe queue that is not a valid capsule; detail: 0 command, 1 response
   kOrphanCompletion,    ///< a completion whose command the capture does not hold
+  kMessage,          ///< a data packet of RDMA message `ref`; detail = kMsg* flags
+  kNak,              ///< a NAK; ref = message it names (0 if none); detail = AETH syndrome
+  kEcnCe,            ///< IP ECN congestion experienced
+  kCnp,              ///< RoCEv2 congestion notification packet
 };
+
+// FrameNote::detail bits of kMessage notes.
+inline constexpr uint32_t kMsgRetransmission = 1u << 0;  ///< PSN not newer than the newest seen here
+inline constexpr uint32_t kMsgDuplicate = 1u << 1;       ///< this exact PSN was already seen here
+inline constexpr uint32_t kMsgOutOfSequence = 1u << 2;   ///< PSN skips ahead: loss before this point
 
 struct FrameNote {
   uint64_t frame = 0;

@@ -13,6 +13,27 @@ const char* io_end_name(IoEnd e) {
   return "unknown";
 }
 
+const char* message_kind_name(MessageKind k) {
+  switch (k) {
+    case MessageKind::kWrite: return "write";
+    case MessageKind::kSend: return "send";
+    case MessageKind::kReadResponse: return "read_response";
+  }
+  return "unknown";
+}
+
+std::optional<double> MessageRecord::fet_bps() const {
+  DurationNs fct = fct_ns();
+  if (fct <= 0) return std::nullopt;
+  return double(bytes - retrans_bytes) * 8e9 / double(fct);
+}
+
+std::optional<double> MessageRecord::fnr() const {
+  uint64_t originals = packets - retrans_packets;
+  if (originals == 0) return std::nullopt;
+  return double(naks) / double(originals);
+}
+
 IoMetrics io_metrics(const IoRecord& r) {
   IoMetrics m;
   const IoTimes& t = r.t;

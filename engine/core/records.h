@@ -63,6 +63,51 @@ struct IoRecord {
   bool fabrics() const { return opcode == 0x7F; }
 };
 
+/// What kind of RDMA message (SPEC §5).
+enum class MessageKind : uint8_t { kWrite, kSend, kReadResponse };
+const char* message_kind_name(MessageKind k);
+
+/// One RDMA message as seen at one observation point (SPEC §5, §9).
+struct MessageRecord {
+  uint64_t id = 0;
+  IpAddress src, dst;
+  uint32_t dst_qpn = 0;
+  PointId point = kNoPoint;
+  MessageKind kind = MessageKind::kWrite;
+  bool with_immediate = false;
+  bool complete = false;  ///< FIRST and LAST seen and every PSN between them
+  bool provisional = false;
+  uint32_t first_psn = 0, last_psn = 0;
+  TimeNs first_ns = 0, last_ns = 0;  ///< min and max stamp of its packets at the point
+  uint64_t first_frame = 0, last_frame = 0;
+  uint64_t packets = 0, retrans_packets = 0;
+  uint64_t bytes = 0, retrans_bytes = 0;
+  uint64_t naks = 0;
+
+  DurationNs fct_ns() const { return last_ns - first_ns; }
+  /// (bytes - retrans_bytes) * 8 / FCT in bit/s; absent when FCT is 0.
+  std::optional<double> fet_bps() const;
+  /// NAKs / original packets; absent when every packet was a retransmission.
+  std::optional<double> fnr() const;
+};
+
+/// Per flow, point and period counters (SPEC §5 "per period").
+struct FlowPeriodRecord {
+  IpAddress src, dst;
+  uint32_t dst_qpn = 0;
+  PointId point = kNoPoint;
+  TimeNs period_start_ns = 0;
+  DurationNs period_ns = 0;
+  uint64_t packets = 0, bytes = 0;
+  uint64_t retrans_packets = 0, retrans_bytes = 0;
+  uint64_t naks = 0;
+  uint64_t oos_packets = 0;
+
+  uint64_t effective_bytes() const { return bytes - retrans_bytes; }
+  /// Effective bytes * 8 / period, bit/s.
+  double fet_bps() const { return period_ns ? double(effective_bytes()) * 8e9 / double(period_ns) : 0.0; }
+};
+
 /// SPEC §4 metrics of one I/O, in ns; absent when the capture lacks a timestamp.
 struct IoMetrics {
   std::optional<DurationNs> dal, dpl, iol1, iol2, rtt, iol;

@@ -22,6 +22,10 @@ class ResultSink {
   /// An I/O record. Provisional records (first-pass snapshots) only reach sinks that want frame
   /// notes; every I/O ends with exactly one final record.
   virtual void on_io(const IoRecord&) {}
+  /// An RDMA message at one point; provisional snapshots as for I/Os.
+  virtual void on_message(const MessageRecord&) {}
+  /// Counters of one flow at one point over one period.
+  virtual void on_flow_period(const FlowPeriodRecord&) {}
   virtual void on_warning(const EngineWarning&) {}
 };
 

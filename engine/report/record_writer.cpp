@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/report/record_writer.h"
 
-#include <vector>
-
 #include "engine/report/number_format.h"
 
 namespace rdmatel {
@@ -36,87 +34,165 @@ std::string csv_field(const std::string& s) {
   return o + "\"";
 }
 
-namespace {
-
-// One I/O record as ordered (name, JSON value) pairs; absent values are skipped in JSON and
-// empty in CSV. The column list is fixed so CSV columns never shift.
-const char* const kIoColumns[] = {
-    "op",     "opcode",  "admin",  "host",   "storage", "qpn",    "host_qpn", "cid",       "status",
-    "complete", "end",   "in_capsule", "length", "t1_ns", "t2_ns", "t3_ns",   "t4_ns",     "t5_ns",
-    "t6_ns",  "t7_ns",   "dal_us", "dpl_us", "iol1_us", "iol2_us", "rtt_us",  "iol_us",    "cmd_frame",
-    "rsp_frame", "compute_point", "storage_point"};
-constexpr size_t kIoColumnCount = sizeof kIoColumns / sizeof kIoColumns[0];
-
-struct Value {
-  bool present = false;
-  bool is_string = false;
-  std::string text;
-};
-
-void io_values(const IoRecord& r, const PointRegistry& points, Value (&v)[kIoColumnCount]) {
-  size_t i = 0;
-  auto str = [&](const std::string& s) { v[i++] = {true, true, s}; };
-  auto num = [&](const std::string& s) { v[i++] = {true, false, s}; };
-  auto u = [&](uint64_t x) { num(std::to_string(x)); };
-  auto b = [&](bool x) { num(x ? "true" : "false"); };
-  auto none = [&] { v[i++] = {}; };
-  str(r.op);
-  u(r.opcode);
-  b(r.admin);
-  str(r.host.to_string());
-  str(r.storage.to_string());
-  u(r.qpn);
-  if (r.host_qpn) u(*r.host_qpn); else none();
-  u(r.cid);
-  if (r.complete) u(r.status); else none();
-  b(r.complete);
-  str(io_end_name(r.end));
-  b(r.in_capsule);
-  u(r.length);
-  for (int t = 1; t <= 7; ++t)
-    if (r.t.has(t)) num(std::to_string(r.t[t])); else none();
-  IoMetrics m = io_metrics(r);
-  for (const auto* x : {&m.dal, &m.dpl, &m.iol1, &m.iol2, &m.rtt, &m.iol})
-    if (*x) num(format_us(**x)); else none();
-  if (r.cmd_frame) u(r.cmd_frame); else none();
-  if (r.rsp_frame) u(r.rsp_frame); else none();
-  if (r.compute_point != kNoPoint) str(points[r.compute_point].name); else none();
-  if (r.storage_point != kNoPoint) str(points[r.storage_point].name); else none();
+std::string format_rate(double bps) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.3f", bps);
+  return b;
 }
 
-}  // namespace
+std::string format_ratio(double x) {
+  char b[64];
+  std::snprintf(b, sizeof b, "%.12g", x);
+  return b;
+}
 
-IoRecordWriter::IoRecordWriter(std::FILE* out, RecordFormat format, const PointRegistry& points)
-    : out_(out), format_(format), points_(points) {
+RecordWriter::RecordWriter(std::FILE* out, RecordFormat format, std::vector<const char*> columns)
+    : out_(out), format_(format), columns_(std::move(columns)) {
   if (format_ == RecordFormat::kCsv) {
     std::string h;
-    for (size_t i = 0; i < kIoColumnCount; ++i) h += (i ? "," : "") + std::string(kIoColumns[i]);
+    for (size_t i = 0; i < columns_.size(); ++i) h += (i ? "," : "") + std::string(columns_[i]);
     std::fprintf(out_, "%s\n", h.c_str());
   }
 }
 
-void IoRecordWriter::write(const IoRecord& r) {
-  Value v[kIoColumnCount];
-  io_values(r, points_, v);
+void RecordWriter::write(const std::vector<Cell>& row) {
   std::string line;
   if (format_ == RecordFormat::kJsonl) {
     line = "{";
     bool first = true;
-    for (size_t i = 0; i < kIoColumnCount; ++i) {
-      if (!v[i].present) continue;
+    for (size_t i = 0; i < columns_.size() && i < row.size(); ++i) {
+      if (row[i].kind == Cell::kAbsent) continue;
       if (!first) line += ",";
       first = false;
-      line += "\"" + std::string(kIoColumns[i]) + "\":" + (v[i].is_string ? json_quote(v[i].text) : v[i].text);
+      line += "\"" + std::string(columns_[i]) + "\":" +
+              (row[i].kind == Cell::kString ? json_quote(row[i].text) : row[i].text);
     }
     line += "}";
   } else {
-    for (size_t i = 0; i < kIoColumnCount; ++i) {
+    for (size_t i = 0; i < columns_.size(); ++i) {
       if (i) line += ",";
-      if (v[i].present) line += v[i].is_string ? csv_field(v[i].text) : v[i].text;
+      if (i < row.size() && row[i].kind != Cell::kAbsent)
+        line += row[i].kind == Cell::kString ? csv_field(row[i].text) : row[i].text;
     }
   }
   line += "\n";
   std::fwrite(line.data(), 1, line.size(), out_);
+}
+
+namespace {
+
+// Appends cells in column order.
+struct RowBuilder {
+  std::vector<Cell> cells;
+  void str(const std::string& s) { cells.push_back({Cell::kString, s}); }
+  void num(const std::string& s) { cells.push_back({Cell::kNumber, s}); }
+  void u(uint64_t x) { num(std::to_string(x)); }
+  void i(int64_t x) { num(std::to_string(x)); }
+  void b(bool x) { num(x ? "true" : "false"); }
+  void none() { cells.push_back({}); }
+  void point(const PointRegistry& pts, PointId id) {
+    if (id != kNoPoint && id < pts.size()) str(pts[id].name);
+    else none();
+  }
+};
+
+}  // namespace
+
+const std::vector<const char*>& io_columns() {
+  static const std::vector<const char*> c = {
+      "op",       "opcode", "admin",   "host",    "storage", "qpn",    "host_qpn", "cid",       "status",
+      "complete", "end",    "in_capsule", "length", "t1_ns", "t2_ns",  "t3_ns",    "t4_ns",     "t5_ns",
+      "t6_ns",    "t7_ns",  "dal_us",  "dpl_us",  "iol1_us", "iol2_us", "rtt_us",  "iol_us",    "cmd_frame",
+      "rsp_frame", "compute_point", "storage_point"};
+  return c;
+}
+
+std::vector<Cell> io_row(const IoRecord& r, const PointRegistry& points) {
+  RowBuilder w;
+  w.str(r.op);
+  w.u(r.opcode);
+  w.b(r.admin);
+  w.str(r.host.to_string());
+  w.str(r.storage.to_string());
+  w.u(r.qpn);
+  if (r.host_qpn) w.u(*r.host_qpn); else w.none();
+  w.u(r.cid);
+  if (r.complete) w.u(r.status); else w.none();
+  w.b(r.complete);
+  w.str(io_end_name(r.end));
+  w.b(r.in_capsule);
+  w.u(r.length);
+  for (int t = 1; t <= 7; ++t)
+    if (r.t.has(t)) w.i(r.t[t]); else w.none();
+  IoMetrics m = io_metrics(r);
+  for (const auto* x : {&m.dal, &m.dpl, &m.iol1, &m.iol2, &m.rtt, &m.iol})
+    if (*x) w.num(format_us(**x)); else w.none();
+  if (r.cmd_frame) w.u(r.cmd_frame); else w.none();
+  if (r.rsp_frame) w.u(r.rsp_frame); else w.none();
+  w.point(points, r.compute_point);
+  w.point(points, r.storage_point);
+  return w.cells;
+}
+
+const std::vector<const char*>& message_columns() {
+  static const std::vector<const char*> c = {
+      "src",      "dst",     "dst_qpn", "point",  "kind",   "with_immediate", "complete", "first_psn",
+      "last_psn", "first_ns", "last_ns", "fct_us", "bytes", "retrans_bytes",  "packets",  "retrans_packets",
+      "naks",     "fet_bps", "fnr",     "first_frame", "last_frame"};
+  return c;
+}
+
+std::vector<Cell> message_row(const MessageRecord& r, const PointRegistry& points) {
+  RowBuilder w;
+  w.str(r.src.to_string());
+  w.str(r.dst.to_string());
+  w.u(r.dst_qpn);
+  w.point(points, r.point);
+  w.str(message_kind_name(r.kind));
+  w.b(r.with_immediate);
+  w.b(r.complete);
+  w.u(r.first_psn);
+  w.u(r.last_psn);
+  w.i(r.first_ns);
+  w.i(r.last_ns);
+  w.num(format_us(r.fct_ns()));
+  w.u(r.bytes);
+  w.u(r.retrans_bytes);
+  w.u(r.packets);
+  w.u(r.retrans_packets);
+  w.u(r.naks);
+  if (auto f = r.fet_bps()) w.num(format_rate(*f)); else w.none();
+  if (auto f = r.fnr()) w.num(format_ratio(*f)); else w.none();
+  w.u(r.first_frame);
+  w.u(r.last_frame);
+  return w.cells;
+}
+
+const std::vector<const char*>& flow_columns() {
+  static const std::vector<const char*> c = {
+      "src",     "dst",          "dst_qpn",         "point",         "period_start_ns", "period_s",
+      "packets", "bytes",        "effective_bytes", "retrans_packets", "retrans_bytes", "naks",
+      "oos_packets", "fet_bps"};
+  return c;
+}
+
+std::vector<Cell> flow_row(const FlowPeriodRecord& r, const PointRegistry& points) {
+  RowBuilder w;
+  w.str(r.src.to_string());
+  w.str(r.dst.to_string());
+  w.u(r.dst_qpn);
+  w.point(points, r.point);
+  w.i(r.period_start_ns);
+  w.num(format_ratio(double(r.period_ns) / 1e9));
+  w.u(r.packets);
+  w.u(r.bytes);
+  w.u(r.effective_bytes());
+  w.u(r.retrans_packets);
+  w.u(r.retrans_bytes);
+  w.u(r.naks);
+  w.u(r.oos_packets);
+  w.num(format_rate(r.fet_bps()));
+  return w.cells;
 }
 
 }  // namespace rdmatel

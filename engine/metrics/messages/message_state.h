@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// State of RDMA messages per flow, point and PSN space for the messages plugin.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <map>
+#include <vector>
+
+#include "engine/core/flow_table.h"
+#include "engine/core/points.h"
+#include "engine/core/records.h"
+
+namespace rdmatel::messages {
+
+/// A flow's packets use two PSN sequences: its requests (SEND, WRITE, READ REQUEST) and its
+/// responses (READ RESPONSE, ACK) to the other side's requests. Each is analysed on its own.
+enum class Space : uint8_t { kRequest = 0, kResponse = 1 };
+
+/// Which PSNs of a message this point has seen (for duplicates and completeness).
+class PsnBitmap {
+ public:
+  /// Marks `psn`; returns true when it was already marked. Spans beyond the limit are not
+  /// tracked (then nothing counts as a duplicate and completeness uses the counts).
+  bool mark(uint32_t psn);
+  uint32_t distinct() const { return distinct_; }
+
+ private:
+  static constexpr uint32_t kMaxSpan = 1u << 22;
+  bool has_base_ = false;
+  uint32_t base_ = 0;
+  std::vector<uint64_t> bits_;
+  uint32_t distinct_ = 0;
+};
+
+struct Stream;
+
+struct Message {
+  MessageRecord rec;  ///< accumulating record (counts, PSNs, stamps, frames)
+  bool has_first = false;  ///< FIRST/ONLY seen (else first_psn is the oldest PSN seen)
+  bool has_last = false;
+  bool acked = false;
+  bool done = false;
+  Stream* stream = nullptr;
+  PsnBitmap seen;
+};
+
+struct Stream {
+  FlowId flow = kNoFlow;
+  PointId point = kNoPoint;
+  Space space = Space::kRequest;
+  bool has_newest = false;
+  uint32_t newest = 0;  ///< newest PSN this point has seen in this stream
+  bool has_acked = false;
+  uint32_t acked = 0;             ///< newest PSN an ACK covered (request space)
+  std::deque<Message*> messages;  ///< open messages in PSN order
+  /// NAKs whose PSN names no message yet (the message's packets were lost before this point).
+  std::vector<uint32_t> pending_naks;
+  /// PSN ranges of recently finished messages: late copies count for the flow only.
+  std::deque<std::pair<uint32_t, uint32_t>> finished;
+};
+
+/// Per flow and point: the open periods.
+struct FlowPoint {
+  FlowId flow = kNoFlow;
+  PointId point = kNoPoint;
+  std::map<int64_t, FlowPeriodRecord> periods;  ///< by period index
+};
+
+}  // namespace rdmatel::messages

@@ -1,0 +1,74 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// messages: throughput visibility (SPEC §5). For every RDMA message (WRITE, SEND, READ RESPONSE;
+// FIRST..LAST or ONLY, WITH_IMMEDIATE and WITH_INVALIDATE included) at every observation point:
+// FCT, bytes, retransmitted bytes and packets, NAKs, FET and FNR; per flow and period: bytes,
+// effective bytes, FET, NAKs, retransmitted and out-of-sequence packets.
+//
+// Rules (per flow, point and PSN space):
+//  - a data packet is retransmitted when its PSN is not newer than the newest PSN seen (24-bit
+//    serial comparison): go-back-N resends, and resent copies of packets lost before the point;
+//  - out of sequence when it skips PSNs (newer than newest + 1);
+//  - a packet belongs to the message whose PSN range holds it; a READ RESPONSE FIRST inside an
+//    earlier response's range is the answer to a re-issued READ REQUEST: part of that message;
+//  - NAKs (AETH 011xxxxx) travel the other way with the requester's QPN: the flow pairing
+//    (FlowTable: echoed PSNs) maps them back, and they count for the message holding their PSN;
+//  - a message is final once an ACK covers it and the reorder window has passed, or when no
+//    packet has touched it for message_timeout, or at the end of the capture.
+#pragma once
+
+#include <deque>
+#include <memory>
+#include <unordered_map>
+
+#include "engine/core/metric_plugin.h"
+#include "engine/metrics/messages/message_state.h"
+
+namespace rdmatel::messages {
+
+struct MessagesStats {
+  uint64_t data_packets = 0;
+  uint64_t messages = 0;
+  uint64_t naks = 0;
+  uint64_t naks_unattributed = 0;  ///< reverse flow never paired
+  uint64_t late_packets = 0;       ///< copies after their message was final
+  uint64_t evicted = 0;
+};
+
+class MessagesPlugin final : public MetricPlugin {
+ public:
+  explicit MessagesPlugin(const EngineConfig& cfg) : cfg_(cfg) {}
+  const char* name() const override { return "messages"; }
+  void on_packet(EngineContext& ctx, const PacketContext& p) override;
+  void on_housekeeping(EngineContext& ctx) override;
+  void finish(EngineContext& ctx) override;
+  const MessagesStats& stats() const { return stats_; }
+
+ private:
+  void on_data(EngineContext& ctx, const PacketContext& p, Space space);
+  void on_aeth(EngineContext& ctx, const PacketContext& p);
+  Stream& stream(FlowId flow, PointId point, Space space);
+  FlowPeriodRecord& period(FlowId flow, PointId point, TimeNs ts, EngineContext& ctx);
+  Message* find(Stream& s, uint32_t psn) const;
+  Message* open_message(EngineContext& ctx, Stream& s, const PacketContext& p, uint32_t first_psn, bool has_first);
+  void claim_pending_naks(Stream& s, Message& m);
+  void finalize(EngineContext& ctx, Message& m);
+  void emit_periods(EngineContext& ctx, bool all);
+
+  const EngineConfig& cfg_;
+  std::unordered_map<uint64_t, std::unique_ptr<Stream>> streams_;
+  std::unordered_map<uint64_t, FlowPoint> flow_points_;
+  /// Open periods in creation order: (flow-point key, period index).
+  std::deque<std::pair<uint64_t, int64_t>> period_queue_;
+  std::deque<std::unique_ptr<Message>> pool_;  ///< owns messages; finished ones are recycled
+  std::vector<Message*> free_;
+  struct Ref {
+    Message* m;
+    uint64_t id;
+  };
+  std::deque<Ref> open_;  ///< creation order, for finalization and eviction
+  size_t open_count_ = 0;
+  uint64_t next_id_ = 1;
+  MessagesStats stats_;
+};
+
+}  // namespace rdmatel::messages
