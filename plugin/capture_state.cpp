@@ -58,6 +58,11 @@ const IoRecord* CaptureState::io(uint64_t id) const {
   return it == ios_.end() ? nullptr : &it->second;
 }
 
+const MessageRecord* CaptureState::message(uint64_t id) const {
+  auto it = messages_.find(id);
+  return it == messages_.end() ? nullptr : &it->second;
+}
+
 void CaptureState::on_frame_note(const FrameNote& n) { notes_[uint32_t(n.frame)].push_back(n); }
 
 void CaptureState::on_io(const IoRecord& r) { ios_[r.id] = r; }

@@ -39,11 +39,14 @@ class CaptureState final : public ResultSink {
   FrameView view(uint32_t frame, uint32_t interface_id);
   /// The latest record of an I/O (final if the I/O has ended), or nullptr.
   const IoRecord* io(uint64_t id) const;
+  /// The latest record of an RDMA message, or nullptr.
+  const MessageRecord* message(uint64_t id) const;
   const PointRegistry& points() const { return engine_.points(); }
 
   // ResultSink
   void on_frame_note(const FrameNote& n) override;
   void on_io(const IoRecord& r) override;
+  void on_message(const MessageRecord& m) override { messages_[m.id] = m; }
   void on_warning(const EngineWarning& w) override { warnings_.push_back(w.what); }
 
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -56,6 +59,7 @@ class CaptureState final : public ResultSink {
   std::unordered_map<uint32_t, PointId> points_by_interface_;
   std::unordered_map<uint32_t, std::vector<FrameNote>> notes_;
   std::unordered_map<uint64_t, IoRecord> ios_;
+  std::unordered_map<uint64_t, MessageRecord> messages_;
   std::vector<std::string> warnings_;
 };
 

@@ -7,6 +7,13 @@ namespace rdmatel::plugin {
 
 Fields fields;
 
+namespace {
+const value_string kNakCodes[] = {
+    {0, "PSN sequence error"},       {1, "Invalid request"},    {2, "Remote access error"},
+    {3, "Remote operational error"}, {4, "Invalid RD request"}, {0, nullptr},
+};
+}  // namespace
+
 
 void register_fields(int proto) {
   Fields& f = fields;
@@ -59,8 +66,51 @@ void register_fields(int proto) {
                "I/O latency at the storage side: completion minus command, microseconds", HFILL}},
     {&f.iol, {"IOL (µs)", "rdmatel.iol", FT_DOUBLE, BASE_NONE, nullptr, 0,
               "I/O latency at the point that measured it (IOL1 where roles are known; the only point otherwise), microseconds", HFILL}},
+    {&f.fct, {"FCT (µs)", "rdmatel.fct", FT_DOUBLE, BASE_NONE, nullptr, 0,
+              "Flow completion time of the RDMA message at this point: last packet minus first, retransmissions included, microseconds", HFILL}},
+    {&f.fet, {"FET (bit/s)", "rdmatel.fet", FT_DOUBLE, BASE_NONE, nullptr, 0,
+              "Effective throughput of the message: (bytes - retransmitted bytes) * 8 / FCT, bits per second", HFILL}},
+    {&f.fnr, {"FNR", "rdmatel.fnr", FT_DOUBLE, BASE_NONE, nullptr, 0,
+              "NAK rate of the message: NAKs / original (not retransmitted) packets", HFILL}},
+    {&f.msg_kind, {"Message kind", "rdmatel.msg.kind", FT_STRING, BASE_NONE, nullptr, 0,
+                   "write, send or read_response", HFILL}},
+    {&f.msg_bytes, {"Bytes", "rdmatel.msg.bytes", FT_UINT64, BASE_DEC, nullptr, 0,
+                    "Payload bytes of every packet of the message seen at this point, retransmissions included", HFILL}},
+    {&f.msg_retrans_bytes, {"Retransmitted bytes", "rdmatel.msg.retrans_bytes", FT_UINT64, BASE_DEC, nullptr, 0,
+                            "Payload bytes of the message's retransmitted packets", HFILL}},
+    {&f.msg_packets, {"Packets", "rdmatel.msg.packets", FT_UINT64, BASE_DEC, nullptr, 0,
+                      "Data packets of the message seen at this point, copies included", HFILL}},
+    {&f.msg_retrans_packets, {"Retransmitted packets", "rdmatel.msg.retrans_packets", FT_UINT64, BASE_DEC, nullptr, 0,
+                              "Packets whose PSN was not newer than the newest PSN seen at this point", HFILL}},
+    {&f.msg_naks, {"NAKs", "rdmatel.msg.naks", FT_UINT64, BASE_DEC, nullptr, 0,
+                   "NAKs in the reverse direction whose PSN lies in the message", HFILL}},
+    {&f.msg_first_psn, {"First PSN", "rdmatel.msg.first_psn", FT_UINT24, BASE_DEC, nullptr, 0, nullptr, HFILL}},
+    {&f.msg_last_psn, {"Last PSN", "rdmatel.msg.last_psn", FT_UINT24, BASE_DEC, nullptr, 0, nullptr, HFILL}},
+    {&f.msg_complete, {"Complete", "rdmatel.msg.complete", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                       "Every packet of the message was seen at this point (otherwise the capture started or ended inside it)", HFILL}},
+    {&f.msg_first_frame, {"First frame", "rdmatel.msg.first_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_NONE), 0,
+                          "First frame of the message at this point", HFILL}},
+    {&f.msg_last_frame, {"Completing frame", "rdmatel.msg.last_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_NONE), 0,
+                         "The frame that completes the message at this point; its metrics are shown there", HFILL}},
+    {&f.msg_imm, {"With immediate", "rdmatel.msg.immediate", FT_BOOLEAN, BASE_NONE, nullptr, 0, nullptr, HFILL}},
+    {&f.retrans, {"Retransmission", "rdmatel.retrans", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                  "A data packet whose PSN is not newer than the newest this point saw for the flow (go-back-N resend)", HFILL}},
+    {&f.duplicate, {"Duplicate PSN", "rdmatel.msg.duplicate", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                    "This point already saw a packet with this PSN", HFILL}},
+    {&f.oos, {"Out of sequence", "rdmatel.msg.oos", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+              "The PSN skips ahead: packets were lost before this point", HFILL}},
+    {&f.nak, {"NAK", "rdmatel.nak", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+              "A negative acknowledgement (AETH syndrome 011xxxxx)", HFILL}},
+    {&f.nak_code, {"NAK code", "rdmatel.nak.code", FT_UINT8, BASE_DEC, VALS(kNakCodes), 0,
+                   "AETH NAK code", HFILL}},
+    {&f.nak_msg_frame, {"NAKed message", "rdmatel.nak.msg_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_NONE), 0,
+                        "First frame of the message whose PSN the NAK names", HFILL}},
+    {&f.ecn_ce, {"ECN CE", "rdmatel.ecn_ce", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                 "IP ECN field is Congestion Experienced", HFILL}},
+    {&f.cnp, {"CNP", "rdmatel.cnp", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+              "RoCEv2 congestion notification packet (BTH opcode 0x81)", HFILL}},
   };
-  static int* ett[] = {&f.ett, &f.ett_io};
+  static int* ett[] = {&f.ett, &f.ett_io, &f.ett_msg};
   static ei_register_info ei[] = {
     {&f.ei_io_incomplete, {"rdmatel.io.incomplete", PI_SEQUENCE, PI_WARN,
                            "NVMe I/O without completion", EXPFILL}},
@@ -72,6 +122,13 @@ void register_fields(int proto) {
                                  "SEND on an NVMe queue pair that is not a valid NVMe capsule", EXPFILL}},
     {&f.ei_orphan_completion, {"rdmatel.io.orphan", PI_SEQUENCE, PI_NOTE,
                                "NVMe completion whose command is not in the capture", EXPFILL}},
+    {&f.ei_retransmission, {"rdmatel.retrans.expert", PI_SEQUENCE, PI_NOTE,
+                            "Retransmission: PSN not newer than the newest seen at this point", EXPFILL}},
+    {&f.ei_duplicate, {"rdmatel.duplicate", PI_SEQUENCE, PI_NOTE,
+                       "Duplicate PSN: this point already saw it", EXPFILL}},
+    {&f.ei_out_of_sequence, {"rdmatel.oos", PI_SEQUENCE, PI_WARN,
+                             "Out-of-sequence PSN: packets were lost before this point", EXPFILL}},
+    {&f.ei_nak, {"rdmatel.nak.expert", PI_SEQUENCE, PI_WARN, "NAK", EXPFILL}},
     {&f.ei_internal, {"rdmatel.internal_error", PI_MALFORMED, PI_ERROR,
                       "rdmatel internal error", EXPFILL}},
     {&f.ei_engine_warning, {"rdmatel.limit", PI_PROTOCOL, PI_WARN,

@@ -4,6 +4,7 @@
 #include <epan/expert.h>
 
 #include "engine/core/records.h"
+#include "engine/decode/ib_opcodes.h"
 #include "plugin/fields.h"
 
 namespace rdmatel::plugin {
@@ -86,6 +87,59 @@ void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Frame
                            r.status);
 }
 
+void add_generated_bool(proto_tree* t, int hf, tvbuff_t* tvb, proto_item** out = nullptr) {
+  proto_item* it = proto_tree_add_boolean(t, hf, tvb, 0, 0, 1);
+  proto_item_set_generated(it);
+  if (out) *out = it;
+}
+
+void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const FrameNote& n,
+                     const MessageRecord* m) {
+  proto_item* it = nullptr;
+  if (n.detail & kMsgRetransmission) {
+    add_generated_bool(tree, fields.retrans, tvb, &it);
+    expert_add_info(pinfo, it, &fields.ei_retransmission);
+  }
+  if (n.detail & kMsgDuplicate) {
+    add_generated_bool(tree, fields.duplicate, tvb, &it);
+    expert_add_info(pinfo, it, &fields.ei_duplicate);
+  }
+  if (n.detail & kMsgOutOfSequence) {
+    add_generated_bool(tree, fields.oos, tvb, &it);
+    expert_add_info(pinfo, it, &fields.ei_out_of_sequence);
+  }
+  // The message's metrics go on the frame that completes it at this point.
+  if (!m || m->last_frame != pinfo->num) return;
+  proto_item* ti = proto_tree_add_subtree_format(tree, tvb, 0, 0, fields.ett_msg, nullptr,
+                                                 "RDMA %s message, PSN %u-%u, %llu bytes", message_kind_name(m->kind),
+                                                 m->first_psn, m->last_psn, (unsigned long long)m->bytes);
+  proto_tree* t = proto_item_add_subtree(ti, fields.ett_msg);
+  auto gen = [](proto_item* i) { proto_item_set_generated(i); };
+  gen(proto_tree_add_string(t, fields.msg_kind, tvb, 0, 0, message_kind_name(m->kind)));
+  if (m->with_immediate) gen(proto_tree_add_boolean(t, fields.msg_imm, tvb, 0, 0, 1));
+  gen(proto_tree_add_uint(t, fields.msg_first_psn, tvb, 0, 0, m->first_psn));
+  gen(proto_tree_add_uint(t, fields.msg_last_psn, tvb, 0, 0, m->last_psn));
+  gen(proto_tree_add_boolean(t, fields.msg_complete, tvb, 0, 0, m->complete));
+  if (m->first_frame != pinfo->num) gen(proto_tree_add_uint(t, fields.msg_first_frame, tvb, 0, 0, uint32_t(m->first_frame)));
+  gen(proto_tree_add_double(t, fields.fct, tvb, 0, 0, ns_to_us(m->fct_ns())));
+  if (auto f = m->fet_bps()) gen(proto_tree_add_double(t, fields.fet, tvb, 0, 0, *f));
+  if (auto f = m->fnr()) gen(proto_tree_add_double(t, fields.fnr, tvb, 0, 0, *f));
+  gen(proto_tree_add_uint64(t, fields.msg_bytes, tvb, 0, 0, m->bytes));
+  gen(proto_tree_add_uint64(t, fields.msg_retrans_bytes, tvb, 0, 0, m->retrans_bytes));
+  gen(proto_tree_add_uint64(t, fields.msg_packets, tvb, 0, 0, m->packets));
+  gen(proto_tree_add_uint64(t, fields.msg_retrans_packets, tvb, 0, 0, m->retrans_packets));
+  gen(proto_tree_add_uint64(t, fields.msg_naks, tvb, 0, 0, m->naks));
+}
+
+void display_nak(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const FrameNote& n, const MessageRecord* m) {
+  proto_item* it = nullptr;
+  add_generated_bool(tree, fields.nak, tvb, &it);
+  uint8_t code = uint8_t(n.detail & 0x1f);
+  proto_item_set_generated(proto_tree_add_uint(tree, fields.nak_code, tvb, 0, 0, code));
+  if (m) proto_item_set_generated(proto_tree_add_uint(tree, fields.nak_msg_frame, tvb, 0, 0, uint32_t(m->first_frame)));
+  expert_add_info_format(pinfo, it, &fields.ei_nak, "NAK: %s", nak_code_name(uint8_t(n.detail)));
+}
+
 }  // namespace
 
 void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state,
@@ -105,6 +159,18 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
         break;
       case NoteKind::kOrphanCompletion:
         expert_add_info(pinfo, root, &fields.ei_orphan_completion);
+        break;
+      case NoteKind::kMessage:
+        display_message(tvb, pinfo, t, n, n.ref ? state.message(n.ref) : nullptr);
+        break;
+      case NoteKind::kNak:
+        display_nak(tvb, pinfo, t, n, n.ref ? state.message(n.ref) : nullptr);
+        break;
+      case NoteKind::kEcnCe:
+        add_generated_bool(t, fields.ecn_ce, tvb);
+        break;
+      case NoteKind::kCnp:
+        add_generated_bool(t, fields.cnp, tvb);
         break;
       default:
         if (const IoRecord* r = state.io(n.ref)) display_io(tvb, pinfo, t, n, *r);
