@@ -51,6 +51,7 @@ struct Stream {
   Space space = Space::kRequest;
   bool has_newest = false;
   uint32_t newest = 0;  ///< newest PSN this point has seen in this stream
+  bool gap_allowed = false;  ///< a READ REQUEST of unknown size came last: the next PSN may jump
   bool has_acked = false;
   uint32_t acked = 0;             ///< newest PSN an ACK covered (request space)
   std::deque<Message*> messages;  ///< open messages in PSN order

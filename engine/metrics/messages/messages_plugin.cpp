@@ -10,6 +10,7 @@ namespace {
 
 constexpr size_t kMaxPendingNaks = 256;  // per stream; older ones are dropped
 constexpr size_t kFinishedRanges = 64;   // per stream
+constexpr uint64_t kMaxMtu = 4096;       // the largest InfiniBand path MTU
 
 uint64_t stream_key(FlowId flow, PointId point, Space space) {
   return uint64_t(flow) << 32 | uint64_t(point) << 1 | uint64_t(space);
@@ -169,10 +170,38 @@ void MessagesPlugin::on_packet(EngineContext& ctx, const PacketContext& p) {
     case IbOpClass::kSend:
     case IbOpClass::kWrite: on_data(ctx, p, Space::kRequest); break;
     case IbOpClass::kReadResponse: on_data(ctx, p, Space::kResponse); break;
+    case IbOpClass::kReadRequest: on_read_request(ctx, p); break;
     case IbOpClass::kAcknowledge:
     case IbOpClass::kAtomicAcknowledge: on_aeth(ctx, p); break;
     default: break;
   }
+}
+
+void MessagesPlugin::on_read_request(EngineContext&, const PacketContext& p) {
+  // A READ REQUEST takes one request PSN per response packet it asks for: the requester's next
+  // PSN is psn + ceil(length / path MTU). Without the MTU, allow the next request to jump.
+  Stream& s = stream(p.flow.id, p.point, Space::kRequest);
+  uint32_t psn = p.pkt.bth.psn;
+  if (s.has_newest && !psn::newer(psn, s.newest)) return;  // a re-issued READ REQUEST
+  uint32_t mtu = mtu_of(p.flow);
+  uint32_t len = p.pkt.reth.dma_len;
+  uint32_t npsn = mtu && len ? (len + mtu - 1) / mtu : 1;
+  s.newest = psn::add(psn, int64_t(npsn) - 1);
+  s.has_newest = true;
+  s.gap_allowed = mtu == 0;
+}
+
+uint32_t MessagesPlugin::mtu_of(const Flow& f) const {
+  // FIRST and MIDDLE packets are exactly one path MTU long, in either direction of the QP;
+  // before this QP showed one, the fabric's (the largest seen anywhere) is the best guess.
+  uint32_t m = 0;
+  if (f.peer != kNoFlow) {
+    auto it = mtu_.find(f.peer);
+    if (it != mtu_.end()) m = std::max(m, it->second);
+  }
+  auto it = mtu_.find(f.id);
+  if (it != mtu_.end()) m = std::max(m, it->second);
+  return m ? m : fabric_mtu_;
 }
 
 void MessagesPlugin::on_data(EngineContext& ctx, const PacketContext& p, Space space) {
@@ -180,11 +209,22 @@ void MessagesPlugin::on_data(EngineContext& ctx, const PacketContext& p, Space s
   Stream& s = stream(p.flow.id, p.point, space);
   const uint32_t psn = p.pkt.bth.psn;
   const uint64_t len = p.pkt.payload_len;
+  MsgPosition pos = p.pkt.op->position;
+  bool starts = pos == MsgPosition::kFirst || pos == MsgPosition::kOnly;
+  if (pos == MsgPosition::kFirst || pos == MsgPosition::kMiddle) {
+    uint32_t& mtu = mtu_[p.flow.id];
+    if (len > mtu && len <= kMaxMtu) mtu = uint32_t(len);
+    if (len > fabric_mtu_ && len <= kMaxMtu) fabric_mtu_ = uint32_t(len);
+  }
   bool retrans = s.has_newest && !psn::newer(psn, s.newest);
-  bool oos = s.has_newest && psn::newer(psn, s.newest) && psn != psn::add(s.newest, 1);
+  // READ RESPONSE PSNs jump from one READ to the next (the requester's other requests sit in
+  // between): a new response message skipping PSNs is not a loss.
+  bool jump_ok = s.gap_allowed || (space == Space::kResponse && starts);
+  bool oos = s.has_newest && psn::newer(psn, s.newest) && psn != psn::add(s.newest, 1) && !jump_ok;
   if (!s.has_newest || psn::newer(psn, s.newest)) {
     s.newest = psn;
     s.has_newest = true;
+    s.gap_allowed = false;
   }
   FlowPeriodRecord& fp = period(p.flow.id, p.point, p.ts, ctx);
   ++fp.packets;
@@ -195,8 +235,6 @@ void MessagesPlugin::on_data(EngineContext& ctx, const PacketContext& p, Space s
   }
   if (oos) ++fp.oos_packets;
 
-  MsgPosition pos = p.pkt.op->position;
-  bool starts = pos == MsgPosition::kFirst || pos == MsgPosition::kOnly;
   // A FIRST/ONLY newer than anything seen starts a new message; an older one is a copy or
   // the answer to a re-issued READ REQUEST, and belongs to the message holding its PSN.
   Message* m = starts && !retrans ? nullptr : find(s, psn);

@@ -46,6 +46,8 @@ class MessagesPlugin final : public MetricPlugin {
  private:
   void on_data(EngineContext& ctx, const PacketContext& p, Space space);
   void on_aeth(EngineContext& ctx, const PacketContext& p);
+  void on_read_request(EngineContext& ctx, const PacketContext& p);
+  uint32_t mtu_of(const Flow& f) const;
   Stream& stream(FlowId flow, PointId point, Space space);
   FlowPeriodRecord& period(FlowId flow, PointId point, TimeNs ts, EngineContext& ctx);
   Message* find(Stream& s, uint32_t psn) const;
@@ -57,6 +59,8 @@ class MessagesPlugin final : public MetricPlugin {
   const EngineConfig& cfg_;
   std::unordered_map<uint64_t, std::unique_ptr<Stream>> streams_;
   std::unordered_map<uint64_t, FlowPoint> flow_points_;
+  std::unordered_map<FlowId, uint32_t> mtu_;  ///< largest FIRST/MIDDLE payload per flow
+  uint32_t fabric_mtu_ = 0;                    ///< largest anywhere
   /// Open periods in creation order: (flow-point key, period index).
   std::deque<std::pair<uint64_t, int64_t>> period_queue_;
   std::deque<std::unique_ptr<Message>> pool_;  ///< owns messages; finished ones are recycled

@@ -1,0 +1,7 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// libFuzzer target: The NVMe SQE/CQE parsers.
+#include "tests/fuzz/fuzz_entries.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  return rdmatel::fuzz::fuzz_nvme_capsule(data, size);
+}
