@@ -40,13 +40,13 @@ void help() {
       "  --order time|blocks file order: merged by stamp, or dumpcap-like blocks of\n"
       "                      20-600 packets per point\n"
       "  --jitter-ns N       timestamp noise, uniform in [-N, N] ns (N <= 400)\n"
-      "  --snaplen N         snap length (64..262144)\n"
+      "  --snaplen N         snap length (128..262144; transport headers always kept)\n"
       "  --flows N           RDMA WRITE flows (GPU<->GPU)\n"
       "  --messages N        messages per flow\n"
       "  --psn-wrap          every QP starts a few PSNs before 0xFFFFFF\n"
       "  --no-connect        start mid-stream: no RDMA CM, no Connect commands\n"
       "  --duration-s X      span of the I/O arrivals / message posts, seconds\n"
-      "  --pmtu N            path MTU: 256, 512, 1024, 2048 or 4096\n"
+      "  --pmtu N            path MTU: 512, 1024, 2048 or 4096 (default 4096)\n"
       "  --help              this text\n");
 }
 
@@ -68,8 +68,11 @@ double to_double(const std::string& opt, const std::string& v, double lo, double
   char* end = nullptr;
   errno = 0;
   const double x = std::strtod(v.c_str(), &end);
-  if (v.empty() || *end || errno || !(x >= lo && x <= hi))
-    die(opt + " must be a number in [" + std::to_string(lo) + ", " + std::to_string(hi) + "]: '" + v + "'");
+  if (v.empty() || *end || errno || !(x >= lo && x <= hi)) {
+    char range[64];
+    std::snprintf(range, sizeof range, "[%g, %g]", lo, hi);
+    die(opt + " must be a number in " + range + ": '" + v + "'");
+  }
   return x;
 }
 
@@ -133,15 +136,15 @@ int main(int argc, char** argv) {
       else if (v == "blocks") c.order_blocks = true;
       else die("--order must be 'time' or 'blocks'");
     } else if (k == "--jitter-ns") c.jitter_ns = to_int(k, v, 0, 400);
-    else if (k == "--snaplen") c.snaplen = static_cast<uint32_t>(to_int(k, v, 64, 262144));
+    else if (k == "--snaplen") c.snaplen = static_cast<uint32_t>(to_int(k, v, 128, 262144));
     else if (k == "--flows") c.flows = static_cast<int>(to_int(k, v, 0, 1000));
     else if (k == "--messages") c.messages = static_cast<int>(to_int(k, v, 0, 1000000));
     else if (k == "--psn-wrap") c.psn_wrap = true;
     else if (k == "--no-connect") c.connect = false;
     else if (k == "--duration-s") c.duration_s = to_double(k, v, 1e-6, 3600.0);
     else if (k == "--pmtu") {
-      const auto m = to_int(k, v, 256, 4096);
-      if (m != 256 && m != 512 && m != 1024 && m != 2048 && m != 4096) die("--pmtu must be 256, 512, 1024, 2048 or 4096");
+      const auto m = to_int(k, v, 512, 4096);
+      if (m != 512 && m != 1024 && m != 2048 && m != 4096) die("--pmtu must be 512, 1024, 2048 or 4096");
       c.pmtu = static_cast<uint32_t>(m);
     } else die("unknown option '" + k + "'");
   }

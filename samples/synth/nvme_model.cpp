@@ -246,11 +246,9 @@ void NvmeModel::cm_connect(Sim& sim, int qi, int64_t t, std::function<void(int64
   const uint64_t rtu = cm_mad(sim, 0x0014, q, true, lc, rc, 0);
   const int he = c.host_ep, se = c.stor_ep;
   sim.at(t, [this, &sim, he, se, req, rep, rtu, done]() {
-    sim.send_ud(he, se, req, 256);
-    const int64_t t_rep = sim.now() + 2 * 30000 + svc_.range(20000, 60000);
+    const int64_t t_rep = sim.send_ud(he, se, req, 256) + svc_.range(20000, 60000);
     sim.at(t_rep, [this, &sim, he, se, rep, rtu, done]() {
-      sim.send_ud(se, he, rep, 256);
-      const int64_t t_rtu = sim.now() + 2 * 30000 + svc_.range(5000, 20000);
+      const int64_t t_rtu = sim.send_ud(se, he, rep, 256) + svc_.range(5000, 20000);
       sim.at(t_rtu, [this, &sim, he, se, rtu, done]() {
         sim.send_ud(he, se, rtu, 256);
         const int64_t t_go = sim.now() + svc_.range(2000, 5000);
@@ -409,7 +407,11 @@ void NvmeModel::plan_workload(Sim& sim) {
       io = new_io(admin, kOpGetLog, -1, "get_log_page", len);
       NvmeIo& g = ios_[static_cast<size_t>(io)];
       g.nsid = 0xFFFFFFFF;
-      g.cdw10 = (len == 512 ? 0x02u : (len == 4096 ? 0x05u : 0x0Cu)) | ((len / 4 - 1) << 16);
+      // Log pages that span several packets are ANA logs (as in the real capture):
+      // Wireshark 4.0 cannot reassemble the fixed-layout ones across RDMA WRITEs.
+      uint32_t lid = len == 512 ? 0x02u : 0x05u;
+      if (len > cfg_.pmtu) lid = 0x0Cu;
+      g.cdw10 = lid | ((len / 4 - 1) << 16);
       g.t_arrival = static_cast<int64_t>(io_window_start_) + rng_.range(0, cfg_.duration_ns);
       if (cfg_.errors && c == 0) g.status = 0x4002;  // Invalid Field in Command, DNR
       arrivals.emplace_back(g.t_arrival, io);
@@ -427,7 +429,7 @@ void NvmeModel::plan_workload(Sim& sim) {
   for (int k = 0; k < nin && !rwio.empty(); ++k) {
     const size_t j = static_cast<size_t>(rng_.range(0, static_cast<int64_t>(rwio.size()) - 1));
     NvmeIo& r = ios_[static_cast<size_t>(rwio[j])];
-    r.incomplete_stage = static_cast<int>(rng_.range(0, 1));
+    r.incomplete_stage = k % 2;  // alternate: stuck before the data, stuck after it
     rwio.erase(rwio.begin() + static_cast<long>(j));
   }
   if (cfg_.errors) {
@@ -554,16 +556,13 @@ uint64_t NvmeModel::build_sqe(Sim& sim, const NvmeIo& io, uint32_t extra_from, u
     s[40] = static_cast<uint8_t>(io.cdw10);
     le32(s + 44, io.cdw11);
     le64(s + 48, io.prop_value);
-  } else if (io.opcode == kOpRead || io.opcode == kOpWrite) {
-    if (!io.admin) {
-      le64(s + 40, io.slba);
-      le32(s + 48, io.cdw12);
-    }
+  } else if (!io.admin && (io.opcode == kOpRead || io.opcode == kOpWrite)) {
+    le64(s + 40, io.slba);  // CDW10-11: starting LBA
+    le32(s + 48, io.cdw12);  // CDW12: number of blocks, 0-based
   } else {
     le32(s + 40, io.cdw10);
     le32(s + 44, io.cdw11);
   }
-  if (io.admin && io.opcode == kOpGetLog) le32(s + 40, io.cdw10);
   const uint64_t off = arena_add(sim.arena, s, sizeof s);
   if (extra_len) {
     std::vector<uint8_t> tmp(sim.arena.begin() + static_cast<long>(extra_from),

@@ -6,7 +6,10 @@
 namespace synth {
 namespace {
 
-void u16(std::vector<uint8_t>& b, uint16_t v) { b.insert(b.end(), {uint8_t(v), uint8_t(v >> 8)}); }
+void u16(std::vector<uint8_t>& b, uint16_t v) {
+  b.push_back(static_cast<uint8_t>(v));
+  b.push_back(static_cast<uint8_t>(v >> 8));
+}
 void u32(std::vector<uint8_t>& b, uint32_t v) {
   u16(b, static_cast<uint16_t>(v));
   u16(b, static_cast<uint16_t>(v >> 16));
@@ -15,7 +18,7 @@ void option(std::vector<uint8_t>& b, uint16_t code, const void* data, uint16_t l
   u16(b, code);
   u16(b, len);
   const auto* p = static_cast<const uint8_t*>(data);
-  b.insert(b.end(), p, p + len);
+  for (uint16_t i = 0; i < len; ++i) b.push_back(p[i]);
   while (b.size() % 4) b.push_back(0);
 }
 // Wraps a block body with type and both total-length fields.

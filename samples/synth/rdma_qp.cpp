@@ -172,7 +172,7 @@ int Sim::post(int qps, const MsgSpec& m) {
   return msg_id;
 }
 
-void Sim::send_ud(int src_ep, int dst_ep, uint64_t arena_off, uint32_t len) {
+int64_t Sim::send_ud(int src_ep, int dst_ep, uint64_t arena_off, uint32_t len) {
   Endpoint& s = fabric.endpoints[static_cast<size_t>(src_ep)];
   Emission e;
   e.src_ep = static_cast<uint16_t>(src_ep);
@@ -188,7 +188,7 @@ void Sim::send_ud(int src_ep, int dst_ep, uint64_t arena_off, uint32_t len) {
   e.pay_len = len;
   e.arena_off = arena_off;
   e.arena_len = len;
-  fabric.transmit(e, now_, -1, true, wire_len(wire, e));
+  return fabric.transmit(e, now_, -1, true, wire_len(wire, e));
 }
 
 void Sim::arm_timer(int qps) {
@@ -203,11 +203,15 @@ void Sim::on_timer(int qps) {
   q.timer_armed = false;
   if (q.out.empty()) return;
   if (now_ - q.last_progress >= cfg_.rto_ns) {
+    if (++q.retries > cfg_.max_timeouts) {
+      // Retry count exhausted: the QP goes to the error state, as RC does.
+      q.out.clear();
+      return;
+    }
     // Nothing came back for a whole RTO: resend everything from the oldest gap.
     const Unit& u = q.out.front();
     const uint32_t p = u.read_op >= 0 ? psn_add(u.tmpl.psn, u.got) : u.tmpl.psn;
     q.in_retry = false;
-    ++q.retries;
     retry_from(qps, p);
   }
   arm_timer(qps);
@@ -352,6 +356,7 @@ void Sim::ack_upto(int qps, uint32_t a, bool* retried) {
   if (progress) {
     q.last_progress = now_;
     q.in_retry = false;
+    q.retries = 0;
   }
   if (!q.out.empty() && q.out.front().read_op >= 0) {
     // An ACK beyond a READ whose responses are missing: they were lost (implied NAK).
@@ -395,6 +400,7 @@ void Sim::requester(int qps, const Emission& e) {
     ++u.got;
     q.last_progress = now_;
     q.in_retry = false;
+    q.retries = 0;
     if (u.got == u.npsn) {
       const int ro = u.read_op;
       q.out.pop_front();

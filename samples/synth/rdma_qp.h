@@ -73,7 +73,6 @@ struct Unit {
   uint32_t npsn = 1;  // PSNs consumed (READ: number of response packets)
   uint32_t got = 0;   // READ: responses received in order
   int32_t read_op = -1;
-  int forced_seg = -1;  // segment losing the first transmission (targeted loss), -1 none
 };
 
 struct QpSide {
@@ -113,6 +112,7 @@ struct SimConfig {
   uint32_t pmtu = 4096;
   int ack_every = 4;           // coalesce: ACK after this many unacknowledged packets
   int64_t rto_ns = 400000;     // retransmission timeout
+  uint32_t max_timeouts = 64;  // consecutive timeouts before a QP gives up (error state)
   uint32_t snaplen = 262144;
 };
 
@@ -138,8 +138,8 @@ class Sim {
     return static_cast<int>(read_ops_.size() - 1);
   }
   ReadOp& read_op(int i) { return read_ops_[static_cast<size_t>(i)]; }
-  // Unreliable datagram (RDMA CM MAD to QP1), never lost.
-  void send_ud(int src_ep, int dst_ep, uint64_t arena_off, uint32_t len);
+  // Unreliable datagram (RDMA CM MAD to QP1), never lost; returns the arrival time.
+  int64_t send_ud(int src_ep, int dst_ep, uint64_t arena_off, uint32_t len);
 
   uint32_t npkts(uint32_t len) const { return len == 0 ? 1 : (len + cfg_.pmtu - 1) / cfg_.pmtu; }
   const SimConfig& config() const { return cfg_; }

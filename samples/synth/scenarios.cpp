@@ -99,7 +99,7 @@ bool apply_preset(const std::string& name, Config& c) {
     c.nvme = false;
     c.ios = 0;
     c.flows = 6;
-    c.messages = 25;
+    c.messages = 20;
     c.wrap_some = true;
     c.targeted_losses = true;
     c.points = 2;
@@ -115,6 +115,7 @@ bool apply_preset(const std::string& name, Config& c) {
     c.incomplete = 0.01;
     c.flows = 4;
     c.messages = 15;
+    c.max_msg_pkts = 64;  // keep the GPU traffic from drowning the NVMe I/Os
     c.wrap_some = true;
     c.order_blocks = false;
     c.jitter_ns = 100;
@@ -217,6 +218,7 @@ int generate(const Config& c, RunStats* stats) {
     fcfg.targeted_losses = c.targeted_losses && c.loss > 0;
     fcfg.segments = fabric.segments();
     fcfg.pmtu = c.pmtu;
+    fcfg.max_pkts = c.max_msg_pkts;
     wf = std::make_unique<WriteFlows>(fcfg, c.seed);
     wf->setup(sim, gpu0, gpu1);
   }

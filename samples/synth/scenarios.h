@@ -23,6 +23,7 @@ struct Config {
   int size_profile = 0;
   // RDMA WRITE flows
   int flows = 0, messages = 0;
+  int max_msg_pkts = 256;  // longest RDMA message, packets
   bool wrap_some = false;
   // fabric and capture
   int points = 2;
