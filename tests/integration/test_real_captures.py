@@ -76,6 +76,25 @@ if os.path.exists(os.path.join(capdir, name)):
     if "leafA-gpu [compute" not in out or "leafB-stor [storage" not in out:
         problems.append("analyze did not infer leafA-gpu=compute, leafB-stor=storage:\n" + out[:600])
 
+# --- perftest with 0.3 % loss: every NAK and every data packet accounted for, per point ---
+name = "perftest_d_write_loss.pcapng.gz"
+if os.path.exists(os.path.join(capdir, name)):
+    fx = facts(name)
+    cap = unpack(name)
+    out = run_cli(cli, "export", "messages", cap, "--no-progress").stdout
+    msgs = [json.loads(l) for l in out.splitlines() if l.strip()]
+    for iface, ops in fx["bth_opcodes_per_interface"].items():
+        data = sum(n for op, n in ops.items() if "WRITE" in op or "SEND" in op or "READ_RESPONSE" in op)
+        mine = sum(m["packets"] for m in msgs if m["point"] == iface)
+        if mine != data:
+            problems.append(f"{iface}: {mine} data packets in messages, Wireshark counted {data}")
+        naks = sum(m["naks"] for m in msgs if m["point"] == iface)
+        if naks != fx["nak_count_per_interface"][iface]:
+            problems.append(f"{iface}: {naks} NAKs attributed to messages, Wireshark saw {fx['nak_count_per_interface'][iface]}")
+        partial = [m for m in msgs if m["point"] == iface and not m["complete"]]
+        if partial:
+            problems.append(f"{iface}: {len(partial)} messages not complete in a capture with whole messages")
+
 # --- No NVMe in RDMA benchmarks: no false I/Os ---
 for name in ("perftest_d_write_loss.pcapng.gz", "rping_e.pcapng.gz"):
     if os.path.exists(os.path.join(capdir, name)):
