@@ -41,6 +41,8 @@ struct Message {
   bool has_last = false;
   bool acked = false;
   bool done = false;
+  TimeNs acked_at = 0;      ///< the point's newest stamp when the ACK came
+  TimeNs queued_last = 0;   ///< last_ns when it was (re)queued for the idle timeout
   Stream* stream = nullptr;
   PsnBitmap seen;
 };
@@ -55,6 +57,7 @@ struct Stream {
   bool has_acked = false;
   uint32_t acked = 0;             ///< newest PSN an ACK covered (request space)
   std::deque<Message*> messages;  ///< open messages in PSN order
+  size_t acked_count = 0;         ///< how many messages at the front an ACK has covered
   /// NAKs whose PSN names no message yet (the message's packets were lost before this point).
   std::vector<uint32_t> pending_naks;
   /// PSN ranges of recently finished messages: late copies count for the flow only.

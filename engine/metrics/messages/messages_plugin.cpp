@@ -111,7 +111,7 @@ Message* MessagesPlugin::find(Stream& s, uint32_t psn) const {
 Message* MessagesPlugin::open_message(EngineContext& ctx, Stream& s, const PacketContext& p, uint32_t first_psn,
                                       bool has_first) {
   if (open_count_ >= cfg_.max_open_messages) {
-    while (!open_.empty() && (open_.front().m->done || open_.front().m->rec.id != open_.front().id)) open_.pop_front();
+    while (!open_.empty() && !open_.front().live()) open_.pop_front();
     if (!open_.empty()) {
       ctx.warn_once(ctx, "max_open_messages",
                     "more than " + std::to_string(cfg_.max_open_messages) +
@@ -144,8 +144,11 @@ Message* MessagesPlugin::open_message(EngineContext& ctx, Stream& s, const Packe
   // Keep the stream's messages in PSN order (a resent FIRST can come after later messages).
   auto pos = s.messages.end();
   while (pos != s.messages.begin() && psn::distance(first_psn, (*std::prev(pos))->rec.first_psn) > 0) --pos;
+  size_t index = size_t(pos - s.messages.begin());
   s.messages.insert(pos, m);
+  if (index < s.acked_count) s.acked_count = index;  // rescanned by the next ACK
   open_.push_back(Ref{m, m->rec.id});
+  idle_.push_back(Ref{m, m->rec.id});
   ++open_count_;
   ++stats_.messages;
   return m;
@@ -324,8 +327,18 @@ void MessagesPlugin::on_aeth(EngineContext& ctx, const PacketContext& p) {
       s.acked = psn;
       s.has_acked = true;
     }
-    for (Message* m : s.messages)
-      if (m->has_last && !psn::newer(m->rec.last_psn, s.acked)) m->acked = true;
+    // ACKs cover a prefix of the PSN-ordered messages: only the unacked front is examined.
+    TimeNs now = ctx.points[p.point].watermark;
+    while (s.acked_count < s.messages.size()) {
+      Message* m = s.messages[s.acked_count];
+      if (!m->has_last || psn::newer(m->rec.last_psn, s.acked)) break;
+      if (!m->acked) {
+        m->acked = true;
+        m->acked_at = now;
+        acked_.push_back(Ref{m, m->rec.id});
+      }
+      ++s.acked_count;
+    }
     return;
   }
   ++period(p.flow.peer, p.point, p.ts, ctx).naks;
@@ -356,7 +369,10 @@ void MessagesPlugin::finalize(EngineContext& ctx, Message& m) {
   ctx.sink.on_message(r);
   Stream& s = *m.stream;
   auto it = std::find(s.messages.begin(), s.messages.end(), &m);
-  if (it != s.messages.end()) s.messages.erase(it);
+  if (it != s.messages.end()) {
+    if (size_t(it - s.messages.begin()) < s.acked_count) --s.acked_count;
+    s.messages.erase(it);
+  }
   if (m.has_first && m.has_last) {
     s.finished.emplace_back(r.first_psn, r.last_psn);
     if (s.finished.size() > kFinishedRanges) s.finished.pop_front();
@@ -387,26 +403,50 @@ void MessagesPlugin::emit_periods(EngineContext& ctx, bool all) {
 }
 
 void MessagesPlugin::on_housekeeping(EngineContext& ctx) {
-  while (!open_.empty()) {
-    Ref r = open_.front();
-    if (r.m->done || r.m->rec.id != r.id) {
-      open_.pop_front();
+  // Acknowledged: nothing more can come once the reorder window has passed.
+  while (!acked_.empty()) {
+    Ref r = acked_.front();
+    if (!r.live()) {
+      acked_.pop_front();
       continue;
     }
-    const Message& m = *r.m;
-    TimeNs wm = ctx.points[m.rec.point].watermark;
-    bool ready = (m.acked && wm > m.rec.last_ns + cfg_.reorder_window_ns) || wm > m.rec.last_ns + cfg_.message_timeout_ns;
-    if (!ready) break;
-    open_.pop_front();
+    if (ctx.points[r.m->rec.point].watermark <= r.m->acked_at + cfg_.reorder_window_ns) break;
+    acked_.pop_front();
     finalize(ctx, *r.m);
   }
+  // Idle: no packet for the message timeout. A message touched since it was queued goes back
+  // in the queue with its new deadline, so one busy message never holds the others back.
+  for (size_t budget = idle_.size(); budget > 0 && !idle_.empty(); --budget) {
+    Ref r = idle_.front();
+    if (!r.live()) {
+      idle_.pop_front();
+      continue;
+    }
+    Message& m = *r.m;
+    TimeNs wm = ctx.points[m.rec.point].watermark;
+    if (wm > m.rec.last_ns + cfg_.message_timeout_ns) {
+      idle_.pop_front();
+      finalize(ctx, m);
+      continue;
+    }
+    if (m.rec.last_ns != m.queued_last) {
+      idle_.pop_front();
+      m.queued_last = m.rec.last_ns;
+      idle_.push_back(r);
+      continue;
+    }
+    break;
+  }
+  while (!open_.empty() && !open_.front().live()) open_.pop_front();
   emit_periods(ctx, false);
 }
 
 void MessagesPlugin::finish(EngineContext& ctx) {
   for (Ref r : open_)
-    if (!r.m->done && r.m->rec.id == r.id) finalize(ctx, *r.m);
+    if (r.live()) finalize(ctx, *r.m);
   open_.clear();
+  idle_.clear();
+  acked_.clear();
   // Remaining periods in a stable order: flow, point, period.
   std::vector<std::pair<uint64_t, int64_t>> rest(period_queue_.begin(), period_queue_.end());
   std::sort(rest.begin(), rest.end());

@@ -68,8 +68,11 @@ class MessagesPlugin final : public MetricPlugin {
   struct Ref {
     Message* m;
     uint64_t id;
+    bool live() const { return !m->done && m->rec.id == id; }
   };
-  std::deque<Ref> open_;  ///< creation order, for finalization and eviction
+  std::deque<Ref> open_;   ///< creation order, for eviction and the end of the capture
+  std::deque<Ref> idle_;   ///< by deadline (last packet + message timeout), re-queued on activity
+  std::deque<Ref> acked_;  ///< in ACK order: final once the reorder window has passed
   size_t open_count_ = 0;
   uint64_t next_id_ = 1;
   MessagesStats stats_;
