@@ -3,6 +3,7 @@
 // Formats: pcap (us/ns, either byte order), pcapng (SHB/IDB/EPB/SPB/PB, several sections, both
 // byte orders, if_tsresol and if_tsoffset). Anything it cannot trust ends reading with a sentence.
 #include <cstring>
+#include <limits>
 
 #include "engine/capture/capture_source.h"
 #include "engine/capture/mapped_file.h"
@@ -29,18 +30,25 @@ struct TsScale {
   uint8_t exp = 6;
   int64_t offset_s = 0;
 
+  // Exact in 128 bits, then saturated: stamps past the year 2262 (garbage in practice) must not
+  // overflow (a 64-bit stamp in 10^-9 s units alone can exceed the ns range, and if_tsoffset
+  // is any 64-bit number of seconds).
   TimeNs to_ns(uint64_t t) const {
-    TimeNs base = offset_s * kNsPerSec;
-    if (binary) return base + TimeNs((unsigned __int128)t * 1000000000u >> exp);
-    if (exp == 9) return base + TimeNs(t);
-    if (exp < 9) {
+    __int128 v;
+    if (binary) {
+      v = __int128((unsigned __int128)t * 1000000000u >> exp);
+    } else if (exp <= 9) {
       uint64_t mul = 1;
       for (int i = exp; i < 9; ++i) mul *= 10;
-      return base + TimeNs(t * mul);
+      v = __int128(t) * mul;
+    } else {
+      uint64_t div = 1;
+      for (int i = 9; i < exp; ++i) div *= 10;  // exp <= 19: fits
+      v = __int128(t / div);
     }
-    uint64_t div = 1;
-    for (int i = 9; i < exp && i < 28; ++i) div *= 10;
-    return base + TimeNs(t / div);
+    v += __int128(offset_s) * kNsPerSec;
+    constexpr __int128 kMax = std::numeric_limits<TimeNs>::max(), kMin = std::numeric_limits<TimeNs>::min();
+    return TimeNs(v > kMax ? kMax : v < kMin ? kMin : v);
   }
 };
 

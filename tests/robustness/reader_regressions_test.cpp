@@ -1,0 +1,71 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Regressions of the fast capture reader found by fuzzing (tests/fuzz) and hostile captures.
+#include <gtest/gtest.h>
+
+#include <limits>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "engine/capture/capture_source.h"
+#include "tests/robustness/capture_builder.h"
+
+namespace rdmatel {
+namespace {
+
+using test::Bytes;
+using test::TempCapture;
+namespace png = test::pcapng;
+
+constexpr TimeNs kMax = std::numeric_limits<TimeNs>::max();
+constexpr TimeNs kMin = std::numeric_limits<TimeNs>::min();
+
+std::vector<CapturedPacket> read_all(const Bytes& file, std::string* error = nullptr) {
+  TempCapture f(file);
+  std::unique_ptr<CaptureSource> src;
+  std::string err;
+  EXPECT_EQ(open_fast_capture(f.path, src, err), OpenStatus::kOk) << err;
+  std::vector<CapturedPacket> out;
+  CapturedPacket p;
+  while (src && src->next(p)) out.push_back(p);
+  if (error && src) *error = src->error();
+  return out;
+}
+
+// fuzz_capture_reader: "signed integer overflow: 7014884185214480 * 1000000000" in TsScale::to_ns
+// (if_tsoffset seconds times 10^9 in 64 bits). Stamps now saturate instead of overflowing.
+TEST(ReaderRegressions, HugeTsOffsetSaturates) {
+  Bytes pkt(60, 0);
+  Bytes file = test::concat({png::shb(), png::idb("up", 9, 7014884185214480LL), png::idb("down", 9, -7014884185214480LL),
+                             png::epb(0, 5, pkt), png::epb(1, 5, pkt)});
+  auto pkts = read_all(file);
+  ASSERT_EQ(pkts.size(), 2u);
+  EXPECT_EQ(pkts[0].ts, kMax);
+  EXPECT_EQ(pkts[1].ts, kMin);
+}
+
+// A 64-bit stamp in ns units beyond 2^63 used to wrap to a negative time.
+TEST(ReaderRegressions, StampBeyondInt64Saturates) {
+  Bytes pkt(60, 0);
+  Bytes file = test::concat({png::shb(), png::idb("a", 9), png::idb("b", 0), png::idb("c", 0x80),
+                             png::epb(0, ~uint64_t(0), pkt), png::epb(1, uint64_t(1) << 40, pkt),
+                             png::epb(2, ~uint64_t(0), pkt)});
+  auto pkts = read_all(file);
+  ASSERT_EQ(pkts.size(), 3u);
+  for (const auto& p : pkts) EXPECT_EQ(p.ts, kMax) << "frame " << p.frame;
+}
+
+// Saturation must not disturb ordinary stamps: offsets, microseconds, before 1970.
+TEST(ReaderRegressions, OrdinaryStampsStayExact) {
+  Bytes pkt(60, 0);
+  Bytes file = test::concat({png::shb(), png::idb("a", 6, -100), png::idb("b", 19), png::epb(0, 1700000000123456ULL, pkt),
+                             png::epb(0, 5, pkt), png::epb(1, 17000000001234567890ULL, pkt)});
+  auto pkts = read_all(file);
+  ASSERT_EQ(pkts.size(), 3u);
+  EXPECT_EQ(pkts[0].ts, (1700000000123456LL - 100000000LL) * 1000);
+  EXPECT_EQ(pkts[1].ts, 5000 - 100LL * 1000000000);
+  EXPECT_EQ(pkts[2].ts, 1700000000);  // 10^-19 s units
+}
+
+}  // namespace
+}  // namespace rdmatel
