@@ -331,7 +331,19 @@ def reader_corpus(corpus, cap, max_bytes=65536):
     corpus.add("capture_reader", write_pcapng(cap.ifaces[:1], single[:4], spb=True))
 
 
-def engine_frames(cap, packets, trim=192):
+def trimmed(linktype, data):
+    """The frame up to the end of its RoCEv2 headers, plus a SEND's first 64 payload bytes (an
+    NVMe SQE or CQE): what the engine reads. The wire length keeps the rest accounted for."""
+    r = parse_roce(linktype, data)
+    if not r:
+        return data[:128]
+    end = r[3] + 12 + EXT_LEN.get(r[4], 28)
+    if r[4] in (0x00, 0x04, 0x05, 0x17):
+        end += 64
+    return data[:end]
+
+
+def engine_frames(cap, packets):
     """fuzz_engine frames: point, time step, captured length, wire extra, bytes."""
     out = b""
     prev = None
@@ -346,7 +358,7 @@ def engine_frames(cap, packets, trim=192):
         value = min(step // scale, 65535)
         point = iface % 3
         head = point | unit << 2 | (0x10 if neg else 0)
-        d = data[:trim]
+        d = trimmed(cap.ifaces[iface][0] if iface < len(cap.ifaces) else 1, data)
         extra = min(max(orig, len(data)) - len(d), 65535)
         out += struct.pack(">BHHH", head, value, len(d), extra) + d
     return out
@@ -355,7 +367,7 @@ def engine_frames(cap, packets, trim=192):
 ENGINE_CONFIGS = [0x00, 0x01, 0x03, 0x05, 0x09, 0x0B, 0x0D, 0x81, 0x02, 0x08]
 
 
-def engine_corpus(corpus, cap, window=64, windows=24):
+def engine_corpus(corpus, cap, window=32, windows=24):
     linktype = cap.ifaces[0][0] if cap.ifaces else 1
     link_bits = {1: 0, 113: 1, 276: 2, 101: 3, 228: 3, 229: 3, 0: 4}.get(linktype, 5) << 4
     n = len(cap.packets)
@@ -373,8 +385,7 @@ def engine_corpus(corpus, cap, window=64, windows=24):
         if r and r[4] in (0x00, 0x04, 0x05, 0x06, 0x0A, 0x0C, 0x17):
             sends.append(p)
     for cfg in (0x00, 0x01):
-        body = bytes([cfg | link_bits]) + engine_frames(cap, sends[:400])
-        corpus.add("engine", body[:65536])
+        corpus.add("engine", bytes([cfg | link_bits]) + engine_frames(cap, sends[:120]))
 
 
 def default_inputs():
