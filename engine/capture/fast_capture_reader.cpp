@@ -2,6 +2,8 @@
 // Fast reader for pcap and pcapng over a memory-mapped file: no copies, no allocation per packet.
 // Formats: pcap (us/ns, either byte order), pcapng (SHB/IDB/EPB/SPB/PB, several sections, both
 // byte orders, if_tsresol and if_tsoffset). Anything it cannot trust ends reading with a sentence.
+#include <sys/stat.h>
+
 #include <cstring>
 #include <limits>
 
@@ -264,6 +266,11 @@ class FastCaptureReader final : public CaptureSource {
 
 OpenStatus open_fast_capture(const std::string& path, std::unique_ptr<CaptureSource>& out,
                              std::string& error) {
+  // Pipes and devices (`cat x | rdmatel analyze /dev/stdin`, <(zcat x)) cannot be mapped and
+  // have no size: they are not "empty" but a stream for the sequential reader to try.
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && !S_ISREG(st.st_mode) && !S_ISDIR(st.st_mode))
+    return OpenStatus::kNotRecognized;
   MappedFile probe;
   if (!probe.open(path, error)) return OpenStatus::kError;
   if (probe.size() == 0) {

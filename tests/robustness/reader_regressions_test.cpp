@@ -2,6 +2,9 @@
 // Regressions of the fast capture reader found by fuzzing (tests/fuzz) and hostile captures.
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <limits>
 #include <memory>
 #include <string>
@@ -65,6 +68,26 @@ TEST(ReaderRegressions, OrdinaryStampsStayExact) {
   EXPECT_EQ(pkts[0].ts, (1700000000123456LL - 100000000LL) * 1000);
   EXPECT_EQ(pkts[1].ts, 5000 - 100LL * 1000000000);
   EXPECT_EQ(pkts[2].ts, 1700000000);  // 10^-19 s units
+}
+
+// `cat x.pcapng | rdmatel analyze /dev/stdin` said "/dev/stdin is empty": a pipe has no size and
+// cannot be mapped. The fast reader now leaves pipes and devices to the stream reader (wiretap).
+TEST(ReaderRegressions, PipeIsNotEmptyButNotMine) {
+  char dir[] = "/tmp/rdmatel_fifo_XXXXXX";
+  ASSERT_NE(mkdtemp(dir), nullptr);
+  std::string fifo = std::string(dir) + "/capture.pcapng";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  std::unique_ptr<CaptureSource> src;
+  std::string err;
+  EXPECT_EQ(open_fast_capture(fifo, src, err), OpenStatus::kNotRecognized) << err;
+  EXPECT_EQ(src, nullptr);
+  unlink(fifo.c_str());
+  rmdir(dir);
+  // A directory and a missing file are still errors of their own.
+  EXPECT_EQ(open_fast_capture("/tmp", src, err), OpenStatus::kError);
+  EXPECT_NE(err.find("directory"), std::string::npos) << err;
+  EXPECT_EQ(open_fast_capture("/nonexistent/x.pcapng", src, err), OpenStatus::kError);
+  EXPECT_NE(err.find("No such file"), std::string::npos) << err;
 }
 
 }  // namespace
