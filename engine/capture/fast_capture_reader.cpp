@@ -191,6 +191,9 @@ class FastCaptureReader final : public CaptureSource {
       if (type == kBlockSectionHeader) {
         if (left() < 12) return fail("truncated section header");
         uint32_t bom = load_le32(b + 8);
+        // The length can only be read once the byte order is known: a bad magic is the error.
+        if (bom != kByteOrderMagic && load_be32(b + 8) != kByteOrderMagic)
+          return fail("section header has a bad byte-order magic");
         swap_ = bom != kByteOrderMagic;
       } else if (swap_) {
         type = load_be32(b);

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/core/flow_table.h"
 
+#include <algorithm>
+
 #include "engine/util/psn.h"
 
 namespace rdmatel {
@@ -12,6 +14,8 @@ constexpr int32_t kEchoWindow = 1 << 16;
 // Pairing considers at most this many unpaired candidate flows between two addresses;
 // beyond that the evidence is ambiguous anyway and the search would cost too much.
 constexpr size_t kMaxPairCandidates = 64;
+// How far before the first PSN seen a NAK may point (the first packets were the lost ones).
+constexpr int32_t kNakSlack = 256;
 
 bool is_request(IbOpClass c) {
   return c == IbOpClass::kSend || c == IbOpClass::kWrite || c == IbOpClass::kReadRequest ||
@@ -66,28 +70,47 @@ void FlowTable::observe(Flow& flow, const RoceFrame& pkt) {
       flow.req_newest_psn = last;
     } else if (psn::newer(last, flow.req_newest_psn)) {
       flow.req_newest_psn = last;
+    } else if (psn::newer(flow.req_first_psn, last) && psn::distance(last, flow.req_newest_psn) < kEchoWindow) {
+      flow.req_first_psn = last;  // a resent packet older than the first one seen
     }
   } else if (is_response(c) && flow.peer == kNoFlow) {
-    learn_from_echo(flow, pkt.bth.psn);
+    learn_from_echo(flow, pkt.bth.psn, pkt.is_nak());
   }
 }
 
-void FlowTable::learn_from_echo(Flow& responder_flow, uint32_t echoed) {
+void FlowTable::learn_from_echo(Flow& responder_flow, uint32_t echoed, bool nak) {
+  // A NAK names the PSN the responder expected: lost, so possibly never seen here, and up to
+  // a few PSNs older than anything seen or one past the newest.
+  const int32_t before_first = nak ? kNakSlack : 0;
+  const int32_t past_newest = nak ? 1 : 0;
   // responder_flow goes B→A; the requester's flow goes A→B.
-  const auto& candidates = between(responder_flow.key.dst, responder_flow.key.src);
-  if (candidates.size() > kMaxPairCandidates) return;
-  Flow* match = nullptr;
-  for (FlowId id : candidates) {
+  const auto& flows_ab = between(responder_flow.key.dst, responder_flow.key.src);
+  if (flows_ab.size() > kMaxPairCandidates) return;
+  std::vector<FlowId> match;
+  for (FlowId id : flows_ab) {
     Flow& f = flows_[id];
     if (f.peer != kNoFlow || !f.requests_seen) continue;
     int32_t behind = psn::distance(echoed, f.req_newest_psn);  // newest - echoed
     int32_t span = psn::distance(f.req_first_psn, f.req_newest_psn);
     // The echo must not be newer than anything requested, nor older than the first request.
-    if (behind < 0 || behind > kEchoWindow || behind > span) continue;
-    if (match) return;  // ambiguous: wait for more evidence
-    match = &f;
+    if (behind < -past_newest || behind > kEchoWindow || behind > span + before_first) continue;
+    match.push_back(id);
   }
-  if (match) pair(*match, responder_flow);
+  if (match.empty()) return;
+  Tally& t = tallies_[responder_flow.id];
+  std::vector<FlowId> both;
+  for (FlowId id : t.candidates)
+    if (std::find(match.begin(), match.end(), id) != match.end() && flows_[id].peer == kNoFlow) both.push_back(id);
+  if (both.empty()) {  // first evidence, or inconsistent evidence: start over
+    t.candidates = std::move(match);
+    t.echoes = 1;
+  } else {
+    t.candidates = std::move(both);
+    ++t.echoes;
+  }
+  if (t.candidates.size() != 1) return;
+  Flow& f = flows_[t.candidates[0]];
+  if (t.echoes >= 2 || echoed == f.req_newest_psn) pair(f, responder_flow);
 }
 
 bool FlowTable::pair(Flow& a, Flow& b) {
@@ -98,6 +121,8 @@ bool FlowTable::pair(Flow& a, Flow& b) {
   }
   a.peer = b.id;
   b.peer = a.id;
+  tallies_.erase(a.id);
+  tallies_.erase(b.id);
   ++stats_.pairs_learned;
   return true;
 }

@@ -3,7 +3,10 @@
 // of one queue pair. The two directions carry different QPNs, so a flow's reverse direction is
 // learned from what the capture shows:
 //  - a responder echoes the requester's PSN: an ACK/NAK, READ RESPONSE or ATOMIC ACK on B→A
-//    carrying PSN p pairs with the one A→B flow whose recent request PSNs contain p;
+//    carrying PSN p matches the A→B flows whose recent request PSNs contain p. The candidates
+//    of successive echoes are intersected; the pair is made when one remains and either two
+//    echoes agree or the echo is exactly that flow's newest request PSN (QPs whose PSN ranges
+//    overlap, which random initial PSNs make rare, thus need more evidence);
 //  - metric plugins add evidence of their own (e.g. NVMe completions matched by CID or IETH key).
 // The first consistent evidence wins; conflicting evidence is counted, never applied.
 #pragma once
@@ -89,7 +92,14 @@ class FlowTable {
     size_t operator()(const IpPair& k) const noexcept { return hash_mix(hash_ip(k.a) * 131 + hash_ip(k.b)); }
   };
 
-  void learn_from_echo(Flow& responder_flow, uint32_t psn);
+  void learn_from_echo(Flow& responder_flow, uint32_t psn, bool nak);
+
+  /// Candidates so far for an unpaired responder flow.
+  struct Tally {
+    std::vector<FlowId> candidates;
+    uint32_t echoes = 0;
+  };
+  std::unordered_map<FlowId, Tally> tallies_;
 
   const EngineConfig& cfg_;
   std::deque<Flow> flows_;

@@ -30,9 +30,9 @@ for cap in captures:
     truth = load_truth(cap)
     got = {}
     for m in export("messages", cap):
-        got.setdefault((m["src"], m["dst"], m["dst_qpn"], m["point"], m["first_psn"]), []).append(m)
+        got.setdefault((m["src"], m["dst"], m["dst_qpn"], m["point"], m["kind"], m["first_psn"]), []).append(m)
     for t in truth["messages"]:
-        k = (t["src"], t["dst"], t["dst_qpn"], t["point"], t["first_psn"])
+        k = (t["src"], t["dst"], t["dst_qpn"], t["point"], t["kind"], t["first_psn"])
         c = got.pop(k, [])
         if len(c) != 1:
             problems.append(f"{cap}: message {k} found {len(c)} times")

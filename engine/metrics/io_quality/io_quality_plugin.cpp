@@ -12,6 +12,8 @@ bool reliable(const RoceFrame& pkt) {
   return pkt.op->transport == IbTransport::kRC || pkt.op->transport == IbTransport::kXRC;
 }
 
+uint64_t read_key(FlowId cmd_flow, uint32_t psn) { return uint64_t(cmd_flow) << 32 | psn; }
+
 template <typename T>
 void erase_value(std::vector<T>& v, const T& x) {
   auto it = std::find(v.begin(), v.end(), x);
@@ -210,13 +212,14 @@ void IoQualityPlugin::on_keyed_event(EngineContext& ctx, const PacketContext& p,
   }
   if (!pick) return;  // e.g. a READ REQUEST re-issued after lost responses: not a first copy
   pick->set_psn(stage, psn);
-  if (stage == kReadRequest) by_read_psn_[PairValueKey{p.pkt.dst, p.pkt.src, psn}] = pick;
+  if (stage == kReadRequest) by_read_psn_[read_key(queues_[pick->queue].cmd_flow, psn)] = pick;
   observe(ctx, *pick, stage, p);
 }
 
 void IoQualityPlugin::on_read_response(EngineContext& ctx, const PacketContext& p) {
-  // READ RESPONSE host → storage carries the PSN of the READ REQUEST it answers.
-  auto it = by_read_psn_.find(PairValueKey{p.pkt.src, p.pkt.dst, p.pkt.bth.psn});
+  // READ RESPONSE host → storage, on the queue's command flow, carries the PSN of the READ
+  // REQUEST it answers.
+  auto it = by_read_psn_.find(read_key(p.flow.id, p.pkt.bth.psn));
   if (it == by_read_psn_.end()) return;
   Io& io = *it->second;
   if (!io.has_psn(kReadResponse)) io.set_psn(kReadResponse, p.pkt.bth.psn);
@@ -397,7 +400,7 @@ void IoQualityPlugin::release(Io& io) {
     }
   }
   if (io.has_psn(kReadRequest)) {
-    auto r = by_read_psn_.find(PairValueKey{q.host, q.storage, io.psn[kReadRequest]});
+    auto r = by_read_psn_.find(read_key(q.cmd_flow, io.psn[kReadRequest]));
     if (r != by_read_psn_.end() && r->second == &io) by_read_psn_.erase(r);
   }
   io.done = true;

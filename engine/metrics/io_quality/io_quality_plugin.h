@@ -67,7 +67,7 @@ class IoQualityPlugin final : public MetricPlugin {
   const EngineConfig& cfg_;
   std::deque<Queue> queues_;
   std::unordered_map<PairValueKey, std::vector<Io*>, PairValueKeyHash> by_key_;
-  std::unordered_map<PairValueKey, Io*, PairValueKeyHash> by_read_psn_;
+  std::unordered_map<uint64_t, Io*> by_read_psn_;  ///< (command flow, READ REQUEST PSN)
   std::deque<Io> pool_;
   std::vector<Io*> free_;
   /// An I/O reference that survives the I/O's slot being reused (compare ids).

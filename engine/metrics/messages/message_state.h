@@ -24,6 +24,13 @@ class PsnBitmap {
   /// tracked (then nothing counts as a duplicate and completeness uses the counts).
   bool mark(uint32_t psn);
   uint32_t distinct() const { return distinct_; }
+  /// Calls f(psn) for every marked PSN.
+  template <typename F>
+  void for_each(F&& f) const {
+    for (size_t w = 0; w < bits_.size(); ++w)
+      for (uint64_t b = bits_[w]; b; b &= b - 1)
+        f(uint32_t((base_ + w * 64 + size_t(__builtin_ctzll(b))) & 0xFFFFFF));
+  }
 
  private:
   static constexpr uint32_t kMaxSpan = 1u << 22;
@@ -62,6 +69,9 @@ struct Stream {
   std::vector<uint32_t> pending_naks;
   /// PSN ranges of recently finished messages: late copies count for the flow only.
   std::deque<std::pair<uint32_t, uint32_t>> finished;
+  /// Request space: the READs issued here (first PSN, length), so that the answer to a
+  /// re-issued READ REQUEST joins the original READ RESPONSE message.
+  std::deque<std::pair<uint32_t, uint32_t>> reads;
 };
 
 /// Per flow and point: the open periods.

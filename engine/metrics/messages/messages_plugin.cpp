@@ -11,6 +11,9 @@ namespace {
 constexpr size_t kMaxPendingNaks = 256;  // per stream; older ones are dropped
 constexpr size_t kFinishedRanges = 64;   // per stream
 constexpr uint64_t kMaxMtu = 4096;       // the largest InfiniBand path MTU
+constexpr size_t kReadRanges = 256;      // READs remembered per stream
+constexpr size_t kUnpairedNaksPerFlow = 64;
+constexpr size_t kUnpairedNakFlows = 4096;
 
 uint64_t stream_key(FlowId flow, PointId point, Space space) {
   return uint64_t(flow) << 32 | uint64_t(point) << 1 | uint64_t(space);
@@ -154,6 +157,42 @@ Message* MessagesPlugin::open_message(EngineContext& ctx, Stream& s, const Packe
   return m;
 }
 
+void MessagesPlugin::absorb(EngineContext& ctx, Message& into, Message& from) {
+  MessageRecord& a = into.rec;
+  const MessageRecord& b = from.rec;
+  a.first_ns = std::min(a.first_ns, b.first_ns);
+  a.last_ns = std::max(a.last_ns, b.last_ns);
+  a.first_frame = std::min(a.first_frame, b.first_frame);
+  a.last_frame = std::max(a.last_frame, b.last_frame);
+  a.packets += b.packets;
+  a.retrans_packets += b.retrans_packets;
+  a.bytes += b.bytes;
+  a.retrans_bytes += b.retrans_bytes;
+  a.naks += b.naks;
+  a.with_immediate |= b.with_immediate;
+  into.has_last = from.has_last;
+  if (psn::newer(b.last_psn, a.last_psn)) a.last_psn = b.last_psn;
+  from.seen.for_each([&](uint32_t psn) { into.seen.mark(psn); });
+  if (from.acked && !into.acked) {
+    into.acked = true;
+    into.acked_at = from.acked_at;
+    acked_.push_back(Ref{&into, a.id});
+  }
+  // `from` disappears without a record.
+  Stream& s = *from.stream;
+  auto it = std::find(s.messages.begin(), s.messages.end(), &from);
+  if (it != s.messages.end()) {
+    if (size_t(it - s.messages.begin()) < s.acked_count) --s.acked_count;
+    s.messages.erase(it);
+  }
+  from.done = true;
+  --open_count_;
+  --stats_.messages;
+  free_.push_back(&from);
+  claim_pending_naks(s, into);
+  (void)ctx;
+}
+
 void MessagesPlugin::claim_pending_naks(Stream& s, Message& m) {
   auto& pend = s.pending_naks;
   for (size_t i = 0; i < pend.size();) {
@@ -184,14 +223,44 @@ void MessagesPlugin::on_read_request(EngineContext&, const PacketContext& p) {
   // A READ REQUEST takes one request PSN per response packet it asks for: the requester's next
   // PSN is psn + ceil(length / path MTU). Without the MTU, allow the next request to jump.
   Stream& s = stream(p.flow.id, p.point, Space::kRequest);
-  uint32_t psn = p.pkt.bth.psn;
-  if (s.has_newest && !psn::newer(psn, s.newest)) return;  // a re-issued READ REQUEST
-  uint32_t mtu = mtu_of(p.flow);
-  uint32_t len = p.pkt.reth.dma_len;
-  uint32_t npsn = mtu && len ? (len + mtu - 1) / mtu : 1;
-  s.newest = psn::add(psn, int64_t(npsn) - 1);
+  const uint32_t psn = p.pkt.bth.psn;
+  const uint32_t len = p.pkt.reth.dma_len;
+  const uint32_t mtu = mtu_of(p.flow);
+  auto responses = [&](uint32_t length) { return mtu && length ? (length + mtu - 1) / mtu : 1; };
+  // Remember the READ unless it lies inside one already known: then it is a copy, or a READ
+  // re-issued for the rest after lost responses. (A copy of a READ this point first missed,
+  // seen after later requests, is still new here.)
+  bool known = false;
+  for (const auto& [first, length] : s.reads)
+    if (psn::in_range(psn, first, psn::add(first, int64_t(responses(length)) - 1))) known = true;
+  if (!known) {
+    s.reads.emplace_back(psn, len);
+    if (s.reads.size() > kReadRanges) s.reads.pop_front();
+  }
+  uint32_t last = psn::add(psn, int64_t(responses(len)) - 1);
+  if (s.has_newest && !psn::newer(last, s.newest)) return;
+  s.newest = last;
   s.has_newest = true;
   s.gap_allowed = mtu == 0;
+}
+
+std::optional<std::pair<uint32_t, uint32_t>> MessagesPlugin::read_range(EngineContext& ctx,
+                                                                        const PacketContext& p) const {
+  // READ RESPONSEs answer READ REQUESTs that went the other way, on the peer flow. The number
+  // of responses is known once the path MTU is: compute it now, not when the READ was seen.
+  if (p.flow.peer == kNoFlow) return std::nullopt;
+  auto it = streams_.find(stream_key(p.flow.peer, p.point, Space::kRequest));
+  if (it == streams_.end()) return std::nullopt;
+  uint32_t mtu = mtu_of(p.flow);
+  if (!mtu) return std::nullopt;
+  const uint32_t psn = p.pkt.bth.psn;
+  (void)ctx;
+  for (auto r = it->second->reads.rbegin(); r != it->second->reads.rend(); ++r) {
+    uint32_t n = r->second ? (r->second + mtu - 1) / mtu : 1;
+    uint32_t last = psn::add(r->first, int64_t(n) - 1);
+    if (psn::in_range(psn, r->first, last)) return std::make_pair(r->first, last);
+  }
+  return std::nullopt;
 }
 
 uint32_t MessagesPlugin::mtu_of(const Flow& f) const {
@@ -209,6 +278,7 @@ uint32_t MessagesPlugin::mtu_of(const Flow& f) const {
 
 void MessagesPlugin::on_data(EngineContext& ctx, const PacketContext& p, Space space) {
   ++stats_.data_packets;
+  if (!unpaired_naks_.empty() && p.flow.peer != kNoFlow) drain_unpaired_naks(ctx, ctx.flows[p.flow.peer]);
   Stream& s = stream(p.flow.id, p.point, space);
   const uint32_t psn = p.pkt.bth.psn;
   const uint64_t len = p.pkt.payload_len;
@@ -239,8 +309,18 @@ void MessagesPlugin::on_data(EngineContext& ctx, const PacketContext& p, Space s
   if (oos) ++fp.oos_packets;
 
   // A FIRST/ONLY newer than anything seen starts a new message; an older one is a copy or
-  // the answer to a re-issued READ REQUEST, and belongs to the message holding its PSN.
-  Message* m = starts && !retrans ? nullptr : find(s, psn);
+  // the answer to a re-issued READ REQUEST, and belongs to the message holding its PSN. So
+  // does a response starting inside a READ's range (the rest of a READ re-issued after loss).
+  std::optional<std::pair<uint32_t, uint32_t>> read;
+  if (space == Space::kResponse) read = read_range(ctx, p);
+  bool continuation = read && psn != read->first;
+  Message* m = starts && !retrans && !continuation ? nullptr : find(s, psn);
+  // A request FIRST/ONLY always starts its own message (a message open before it, whose LAST
+  // this point missed, ends just before it).
+  if (starts && space == Space::kRequest && m && m->rec.first_psn != psn) m = nullptr;
+  // SENDs and WRITEs do not interleave: a packet of the other kind is not part of an open
+  // message whose LAST this point missed.
+  if (m && m->rec.kind != kind_of(p.pkt.op->op_class)) m = nullptr;
   if (!m && retrans) {
     for (const auto& [first, last] : s.finished)
       if (psn::in_range(psn, first, last)) {
@@ -250,17 +330,16 @@ void MessagesPlugin::on_data(EngineContext& ctx, const PacketContext& p, Space s
         return;
       }
   }
-  if (!m && starts && retrans) {
-    // A FIRST just before a message seen without its start: that message's missing head.
-    for (Message* next : s.messages) {
-      if (psn::distance(psn, next->rec.first_psn) <= 0) continue;
-      if (!next->has_first) {
-        m = next;
-        m->rec.first_psn = psn;
-        m->has_first = true;
-        claim_pending_naks(s, *m);
+  if (m && !m->has_first) {
+    // A message seen without its FIRST (lost before this point) whose head has now been
+    // resent as a message of its own: the two are one message.
+    auto it = std::find(s.messages.begin(), s.messages.end(), m);
+    if (it != s.messages.begin()) {
+      Message* prev = *std::prev(it);
+      if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind) {
+        absorb(ctx, *prev, *m);
+        m = prev;
       }
-      break;
     }
   }
   if (!m) {
@@ -268,7 +347,7 @@ void MessagesPlugin::on_data(EngineContext& ctx, const PacketContext& p, Space s
     claim_pending_naks(s, *m);
   }
   if ((pos == MsgPosition::kLast || pos == MsgPosition::kOnly) && !m->has_last &&
-      (pos == MsgPosition::kLast || m->rec.first_psn == psn)) {
+      (pos == MsgPosition::kLast || m->rec.first_psn == psn || (read && psn == read->second))) {
     m->rec.last_psn = psn;
     m->has_last = true;
     claim_pending_naks(s, *m);
@@ -312,36 +391,56 @@ void MessagesPlugin::on_aeth(EngineContext& ctx, const PacketContext& p) {
   bool nak = k == AethKind::kNak;
   if (nak) ++stats_.naks;
   if (p.flow.peer == kNoFlow) {
+    // Not paired yet (e.g. the first packets of the flow were the lost ones): keep the NAK
+    // until an ACK or a response pairs the two directions.
     if (nak) {
-      ++stats_.naks_unattributed;
-      if (cfg_.frame_notes)
-        ctx.sink.on_frame_note(FrameNote{p.frame, NoteKind::kNak, 0, p.pkt.aeth.syndrome});
+      auto& list = unpaired_naks_[p.flow.id];
+      if (list.size() < kUnpairedNaksPerFlow && unpaired_naks_.size() <= kUnpairedNakFlows)
+        list.push_back({p.point, p.pkt.bth.psn, p.ts, p.frame, p.pkt.aeth.syndrome});
+      else
+        ++stats_.naks_unattributed;
     }
     return;
   }
-  // The NAK/ACK names a PSN of the requests flowing the other way.
+  if (!unpaired_naks_.empty()) drain_unpaired_naks(ctx, p.flow);
+  if (nak) {
+    count_nak(ctx, p.flow.peer, p.point, p.pkt.bth.psn, p.ts, p.frame, p.pkt.aeth.syndrome);
+    return;
+  }
+  // The ACK names a PSN of the requests flowing the other way.
   Stream& s = stream(p.flow.peer, p.point, Space::kRequest);
   const uint32_t psn = p.pkt.bth.psn;
-  if (!nak) {
-    if (!s.has_acked || psn::newer(psn, s.acked)) {
-      s.acked = psn;
-      s.has_acked = true;
-    }
-    // ACKs cover a prefix of the PSN-ordered messages: only the unacked front is examined.
-    TimeNs now = ctx.points[p.point].watermark;
-    while (s.acked_count < s.messages.size()) {
-      Message* m = s.messages[s.acked_count];
-      if (!m->has_last || psn::newer(m->rec.last_psn, s.acked)) break;
-      if (!m->acked) {
-        m->acked = true;
-        m->acked_at = now;
-        acked_.push_back(Ref{m, m->rec.id});
-      }
-      ++s.acked_count;
-    }
-    return;
+  if (!s.has_acked || psn::newer(psn, s.acked)) {
+    s.acked = psn;
+    s.has_acked = true;
   }
-  ++period(p.flow.peer, p.point, p.ts, ctx).naks;
+  // ACKs cover a prefix of the PSN-ordered messages: only the unacked front is examined.
+  TimeNs now = ctx.points[p.point].watermark;
+  while (s.acked_count < s.messages.size()) {
+    Message* m = s.messages[s.acked_count];
+    if (!m->has_last || psn::newer(m->rec.last_psn, s.acked)) break;
+    if (!m->acked) {
+      m->acked = true;
+      m->acked_at = now;
+      acked_.push_back(Ref{m, m->rec.id});
+    }
+    ++s.acked_count;
+  }
+}
+
+void MessagesPlugin::drain_unpaired_naks(EngineContext& ctx, const Flow& nak_flow) {
+  if (nak_flow.peer == kNoFlow) return;
+  auto it = unpaired_naks_.find(nak_flow.id);
+  if (it == unpaired_naks_.end()) return;
+  std::vector<UnpairedNak> list = std::move(it->second);
+  unpaired_naks_.erase(it);
+  for (const UnpairedNak& n : list) count_nak(ctx, nak_flow.peer, n.point, n.psn, n.ts, n.frame, n.syndrome);
+}
+
+void MessagesPlugin::count_nak(EngineContext& ctx, FlowId forward, PointId point, uint32_t psn, TimeNs ts,
+                               uint64_t frame, uint8_t syndrome) {
+  Stream& s = stream(forward, point, Space::kRequest);
+  ++period(forward, point, ts, ctx).naks;
   Message* m = find(s, psn);
   if (m) {
     ++m->rec.naks;
@@ -350,7 +449,7 @@ void MessagesPlugin::on_aeth(EngineContext& ctx, const PacketContext& p) {
     s.pending_naks.push_back(psn);
   }
   if (cfg_.frame_notes) {
-    ctx.sink.on_frame_note(FrameNote{p.frame, NoteKind::kNak, m ? m->rec.id : 0, p.pkt.aeth.syndrome});
+    ctx.sink.on_frame_note(FrameNote{frame, NoteKind::kNak, m ? m->rec.id : 0, syndrome});
     if (m) {
       MessageRecord snap = m->rec;
       snap.provisional = true;
@@ -442,6 +541,13 @@ void MessagesPlugin::on_housekeeping(EngineContext& ctx) {
 }
 
 void MessagesPlugin::finish(EngineContext& ctx) {
+  // NAKs whose flows never got paired: noted on their frames, counted nowhere else.
+  for (auto& [flow, list] : unpaired_naks_) {
+    stats_.naks_unattributed += list.size();
+    if (cfg_.frame_notes)
+      for (const UnpairedNak& n : list) ctx.sink.on_frame_note(FrameNote{n.frame, NoteKind::kNak, 0, n.syndrome});
+  }
+  unpaired_naks_.clear();
   for (Ref r : open_)
     if (r.live()) finalize(ctx, *r.m);
   open_.clear();

@@ -18,6 +18,7 @@
 
 #include <deque>
 #include <memory>
+#include <optional>
 #include <unordered_map>
 
 #include "engine/core/metric_plugin.h"
@@ -29,7 +30,7 @@ struct MessagesStats {
   uint64_t data_packets = 0;
   uint64_t messages = 0;
   uint64_t naks = 0;
-  uint64_t naks_unattributed = 0;  ///< reverse flow never paired
+  uint64_t naks_unattributed = 0;  ///< reverse flow never paired (counted at the end)
   uint64_t late_packets = 0;       ///< copies after their message was final
   uint64_t evicted = 0;
 };
@@ -47,12 +48,21 @@ class MessagesPlugin final : public MetricPlugin {
   void on_data(EngineContext& ctx, const PacketContext& p, Space space);
   void on_aeth(EngineContext& ctx, const PacketContext& p);
   void on_read_request(EngineContext& ctx, const PacketContext& p);
+  /// A NAK on the reverse of `forward` (flows known): counts it for the message it names.
+  void count_nak(EngineContext& ctx, FlowId forward, PointId point, uint32_t psn, TimeNs ts, uint64_t frame,
+                 uint8_t syndrome);
+  /// NAKs seen before the two directions were paired, counted once the pairing is known.
+  void drain_unpaired_naks(EngineContext& ctx, const Flow& flow);
+  /// The (first, last) response PSNs of the READ a READ RESPONSE answers, when known.
+  std::optional<std::pair<uint32_t, uint32_t>> read_range(EngineContext& ctx, const PacketContext& p) const;
   uint32_t mtu_of(const Flow& f) const;
   Stream& stream(FlowId flow, PointId point, Space space);
   FlowPeriodRecord& period(FlowId flow, PointId point, TimeNs ts, EngineContext& ctx);
   Message* find(Stream& s, uint32_t psn) const;
   Message* open_message(EngineContext& ctx, Stream& s, const PacketContext& p, uint32_t first_psn, bool has_first);
   void claim_pending_naks(Stream& s, Message& m);
+  /// Merges `from` (a message seen without its FIRST) into `into` (its resent head).
+  void absorb(EngineContext& ctx, Message& into, Message& from);
   void finalize(EngineContext& ctx, Message& m);
   void emit_periods(EngineContext& ctx, bool all);
 
@@ -61,6 +71,14 @@ class MessagesPlugin final : public MetricPlugin {
   std::unordered_map<uint64_t, FlowPoint> flow_points_;
   std::unordered_map<FlowId, uint32_t> mtu_;  ///< largest FIRST/MIDDLE payload per flow
   uint32_t fabric_mtu_ = 0;                    ///< largest anywhere
+  struct UnpairedNak {
+    PointId point;
+    uint32_t psn;
+    TimeNs ts;
+    uint64_t frame;
+    uint8_t syndrome;
+  };
+  std::unordered_map<FlowId, std::vector<UnpairedNak>> unpaired_naks_;  ///< by the NAK's own flow
   /// Open periods in creation order: (flow-point key, period index).
   std::deque<std::pair<uint64_t, int64_t>> period_queue_;
   std::deque<std::unique_ptr<Message>> pool_;  ///< owns messages; finished ones are recycled
