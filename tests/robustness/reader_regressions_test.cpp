@@ -70,6 +70,23 @@ TEST(ReaderRegressions, OrdinaryStampsStayExact) {
   EXPECT_EQ(pkts[2].ts, 1700000000);  // 10^-19 s units
 }
 
+// A section header with a bad byte-order magic was reported as "truncated block (469762048 bytes
+// announced)": its length was read in the wrong byte order before the magic was checked.
+TEST(ReaderRegressions, BadByteOrderMagicIsNamed) {
+  Bytes body;
+  test::putle32(body, 0x11223344);
+  test::putle16(body, 1);
+  test::putle16(body, 0);
+  for (int i = 0; i < 8; ++i) body.push_back(0xFF);
+  std::string err;
+  auto pkts = read_all(test::concat({png::block(0x0A0D0D0A, body), png::idb("a")}), &err);
+  EXPECT_EQ(pkts.size(), 0u);
+  EXPECT_NE(err.find("bad byte-order magic at byte 0"), std::string::npos) << err;
+  // Both byte orders stay readable.
+  Bytes pkt(60, 0);
+  EXPECT_EQ(read_all(test::concat({png::shb(), png::idb("a"), png::epb(0, 1, pkt)})).size(), 1u);
+}
+
 // `cat x.pcapng | rdmatel analyze /dev/stdin` said "/dev/stdin is empty": a pipe has no size and
 // cannot be mapped. The fast reader now leaves pipes and devices to the stream reader (wiretap).
 TEST(ReaderRegressions, PipeIsNotEmptyButNotMine) {
