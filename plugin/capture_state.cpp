@@ -58,7 +58,22 @@ const IoRecord* CaptureState::io(uint64_t id) const {
   return it == ios_.end() ? nullptr : &it->second;
 }
 
+void CaptureState::on_message(const MessageRecord& m) {
+  if (m.merged_into) {
+    merged_[m.id] = m.merged_into;
+    messages_.erase(m.id);
+    return;
+  }
+  messages_[m.id] = m;
+}
+
 const MessageRecord* CaptureState::message(uint64_t id) const {
+  // Follow merges (bounded: each merge points to an older, still-open message).
+  for (int hops = 0; hops < 64; ++hops) {
+    auto m = merged_.find(id);
+    if (m == merged_.end()) break;
+    id = m->second;
+  }
   auto it = messages_.find(id);
   return it == messages_.end() ? nullptr : &it->second;
 }

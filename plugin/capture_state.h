@@ -46,7 +46,7 @@ class CaptureState final : public ResultSink {
   // ResultSink
   void on_frame_note(const FrameNote& n) override;
   void on_io(const IoRecord& r) override;
-  void on_message(const MessageRecord& m) override { messages_[m.id] = m; }
+  void on_message(const MessageRecord& m) override;
   void on_warning(const EngineWarning& w) override { warnings_.push_back(w.what); }
 
   const std::vector<std::string>& warnings() const { return warnings_; }
@@ -60,6 +60,7 @@ class CaptureState final : public ResultSink {
   std::unordered_map<uint32_t, std::vector<FrameNote>> notes_;
   std::unordered_map<uint64_t, IoRecord> ios_;
   std::unordered_map<uint64_t, MessageRecord> messages_;
+  std::unordered_map<uint64_t, uint64_t> merged_;  ///< message id -> the message it became part of
   std::vector<std::string> warnings_;
 };
 

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/core/engine.h"
 
+#include <algorithm>
+
 #include "engine/decode/roce_frame.h"
 
 namespace rdmatel {
@@ -8,6 +10,9 @@ namespace {
 // Housekeeping (finalization, timeouts) runs every this many RoCE packets: often enough to
 // keep state small, rarely enough to cost nothing per packet.
 constexpr uint64_t kHousekeepingInterval = 4096;
+// Stamps are clamped to about +-146 years around 1970: any difference or sum of two of them, and
+// of them and a timeout, then fits in 64 bits (hostile captures carry stamps anywhere).
+constexpr TimeNs kStampLimit = (TimeNs(1) << 62) - (TimeNs(1) << 48);
 }  // namespace
 
 Engine::Engine(EngineConfig config, ResultSink& sink)
@@ -46,7 +51,9 @@ void Engine::process(const FrameInput& in) {
     ++stats_.unsupported_link;
     return;
   }
-  points_.observe(in.point, in.ts);
+  FrameInput frame = in;
+  frame.ts = std::clamp(in.ts, -kStampLimit, kStampLimit);
+  points_.observe(frame.point, frame.ts);
   RoceFrame pkt;
   switch (decode_roce_frame(in.link, in.data, in.cap_len, in.wire_len, pkt)) {
     case FrameKind::kRoce: break;
@@ -69,7 +76,7 @@ void Engine::process(const FrameInput& in) {
     return;
   }
   flows_.observe(*flow, pkt);
-  PacketContext p{in.frame, in.ts, in.point, in.data, pkt, *flow};
+  PacketContext p{frame.frame, frame.ts, frame.point, frame.data, pkt, *flow};
   for (auto& plugin : plugins_) plugin->on_packet(ctx_, p);
   if (stats_.roce % kHousekeepingInterval == 0)
     for (auto& plugin : plugins_) plugin->on_housekeeping(ctx_);

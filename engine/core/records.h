@@ -77,6 +77,9 @@ struct MessageRecord {
   bool with_immediate = false;
   bool complete = false;  ///< FIRST and LAST seen and every PSN between them
   bool provisional = false;
+  /// Set (front ends with frame notes only) when this message turned out to be the tail of
+  /// message `merged_into`, whose FIRST was resent: its frames belong to that one now.
+  uint64_t merged_into = 0;
   uint32_t first_psn = 0, last_psn = 0;
   TimeNs first_ns = 0, last_ns = 0;  ///< min and max stamp of its packets at the point
   uint64_t first_frame = 0, last_frame = 0;

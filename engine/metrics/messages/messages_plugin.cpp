@@ -178,7 +178,12 @@ void MessagesPlugin::absorb(EngineContext& ctx, Message& into, Message& from) {
     into.acked_at = from.acked_at;
     acked_.push_back(Ref{&into, a.id});
   }
-  // `from` disappears without a record.
+  // `from` disappears without a record of its own; annotating front ends learn where it went.
+  if (cfg_.frame_notes) {
+    MessageRecord gone = from.rec;
+    gone.merged_into = a.id;
+    ctx.sink.on_message(gone);
+  }
   Stream& s = *from.stream;
   auto it = std::find(s.messages.begin(), s.messages.end(), &from);
   if (it != s.messages.end()) {
@@ -190,7 +195,6 @@ void MessagesPlugin::absorb(EngineContext& ctx, Message& into, Message& from) {
   --stats_.messages;
   free_.push_back(&from);
   claim_pending_naks(s, into);
-  (void)ctx;
 }
 
 void MessagesPlugin::claim_pending_naks(Stream& s, Message& m) {
