@@ -65,6 +65,11 @@ class Tshark:
     def run(self, *args, check=True, timeout=600):
         cmd = ["tshark", *args]
         env = {"HOME": self.home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
+        # A sanitizer-built plugin needs its runtime loaded first (scripts/ci-sanitize.sh sets
+        # RDMATEL_TSHARK_PRELOAD to libasan.so); tshark's own leaks are by design.
+        if os.environ.get("RDMATEL_TSHARK_PRELOAD"):
+            env["LD_PRELOAD"] = os.environ["RDMATEL_TSHARK_PRELOAD"]
+            env["ASAN_OPTIONS"] = os.environ.get("RDMATEL_TSHARK_ASAN_OPTIONS", "detect_leaks=0")
         if self.root:
             cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "env",
                    *[f"{k}={v}" for k, v in env.items()], *cmd]
