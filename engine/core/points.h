@@ -3,6 +3,7 @@
 // port in several pcapng sections is one point), with roles and per-point time watermarks.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <unordered_map>
@@ -25,7 +26,10 @@ struct Point {
   uint64_t inferred_storage = 0;
   uint64_t packets = 0;
   bool seen = false;              ///< has carried a packet
-  TimeNs watermark = 0;           ///< newest stamp seen at this point
+  TimeNs watermark = 0;           ///< newest stamp seen at this point (outliers excluded)
+  uint32_t jump_votes = 0;        ///< consecutive stamps far beyond the watermark
+  uint32_t drop_votes = 0;        ///< consecutive stamps far below it (the watermark was the outlier)
+  TimeNs drop_max = 0;            ///< newest of those
 };
 
 class PointRegistry {
@@ -43,18 +47,46 @@ class PointRegistry {
   /// Role shown for a point: configured, else the role it was inferred to have most often.
   PointRole role(PointId id) const;
 
-  /// Records that a packet was seen at `id` with stamp `ts` (advances watermarks).
+  /// Records that a packet was seen at `id` with stamp `ts` (advances watermarks). One stamp far
+  /// from the others (a bad clock, a corrupt record) must not make the point look hours past
+  /// everything: a jump beyond kMaxJump moves the watermark only once kJumpVotes consecutive
+  /// packets confirm it (a real pause in the traffic); and when kDropVotes consecutive packets
+  /// lie that far below the watermark, the watermark was the outlier and comes back down.
   void observe(PointId id, TimeNs ts) {
     Point& p = points_[id];
     ++p.packets;
-    if (!p.seen || ts > p.watermark) p.watermark = ts;
     if (!p.seen) {
       p.seen = true;
+      p.watermark = ts;
       if (!any_seen_ || ts < first_ts_) first_ts_ = ts;
+    } else if (ts > p.watermark) {
+      p.drop_votes = 0;
+      if (ts - p.watermark <= kMaxJump || ++p.jump_votes >= kJumpVotes) {
+        p.watermark = ts;
+        p.jump_votes = 0;
+      }
+    } else {
+      p.jump_votes = 0;
+      if (p.watermark - ts > kMaxJump) {
+        p.drop_max = p.drop_votes ? std::max(p.drop_max, ts) : ts;
+        if (++p.drop_votes >= kDropVotes) {
+          p.watermark = p.drop_max;
+          p.drop_votes = 0;
+          recompute_newest();
+        }
+      } else {
+        p.drop_votes = 0;
+      }
     }
-    if (!any_seen_ || ts > newest_) newest_ = ts;
+    if (!any_seen_ || p.watermark > newest_) newest_ = p.watermark;
     any_seen_ = true;
   }
+
+  static constexpr TimeNs kMaxJump = 600 * kNsPerSec;
+  static constexpr uint32_t kJumpVotes = 4;
+  // Stamps going back more than kMaxJump twice in a row never happen in a real capture (they
+  // are stamped as packets arrive): the watermark was the outlier.
+  static constexpr uint32_t kDropVotes = 2;
 
   /// Newest stamp seen anywhere.
   TimeNs newest() const { return newest_; }
@@ -68,6 +100,14 @@ class PointRegistry {
 
  private:
   bool idle(const Point& p) const;
+  void recompute_newest() {
+    bool any = false;
+    for (const Point& q : points_)
+      if (q.seen && (!any || q.watermark > newest_)) {
+        newest_ = q.watermark;
+        any = true;
+      }
+  }
 
   const EngineConfig& cfg_;
   std::vector<Point> points_;
