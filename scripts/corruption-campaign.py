@@ -96,7 +96,12 @@ class Tshark:
             for f in files:
                 os.chmod(os.path.join(d, f), 0o644)
         self.root = os.geteuid() == 0
-        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
+        # No extcap helpers: they list capture interfaces, useless for reading files, cost time at
+        # every start and never exit when the ASan runtime is preloaded into them.
+        noextcap = os.path.join(work, "no-extcap")
+        os.makedirs(noextcap, exist_ok=True)
+        self.env = {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8",
+                    "WIRESHARK_EXTCAP_DIR": noextcap}
         if sanitized:
             lib = subprocess.run(["gcc", "-print-file-name=libasan.so"], capture_output=True, text=True).stdout.strip()
             self.env["LD_PRELOAD"] = lib

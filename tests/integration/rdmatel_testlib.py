@@ -67,9 +67,13 @@ class Tshark:
         env = {"HOME": self.home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
         # A sanitizer-built plugin needs its runtime loaded first (scripts/ci-sanitize.sh sets
         # RDMATEL_TSHARK_PRELOAD to libasan.so); tshark's own leaks are by design.
+        # The extcap helpers tshark starts to list capture interfaces would inherit the preload
+        # (androiddump then never exits and tshark waits for it): none are needed to read files.
         if os.environ.get("RDMATEL_TSHARK_PRELOAD"):
             env["LD_PRELOAD"] = os.environ["RDMATEL_TSHARK_PRELOAD"]
             env["ASAN_OPTIONS"] = os.environ.get("RDMATEL_TSHARK_ASAN_OPTIONS", "detect_leaks=0")
+            env["WIRESHARK_EXTCAP_DIR"] = os.path.join(self.home, "no-extcap")
+            os.makedirs(env["WIRESHARK_EXTCAP_DIR"], mode=0o755, exist_ok=True)
         if self.root:
             cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "env",
                    *[f"{k}={v}" for k, v in env.items()], *cmd]

@@ -2,6 +2,7 @@
 // Regressions of the fast capture reader found by fuzzing (tests/fuzz) and hostile captures.
 #include <gtest/gtest.h>
 
+#include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -94,10 +95,14 @@ TEST(ReaderRegressions, PipeIsNotEmptyButNotMine) {
   ASSERT_NE(mkdtemp(dir), nullptr);
   std::string fifo = std::string(dir) + "/capture.pcapng";
   ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  // Hold the FIFO open for writing so that a reader opening it (the old behaviour) cannot block.
+  int hold = open(fifo.c_str(), O_RDWR | O_NONBLOCK);
+  ASSERT_GE(hold, 0);
   std::unique_ptr<CaptureSource> src;
   std::string err;
   EXPECT_EQ(open_fast_capture(fifo, src, err), OpenStatus::kNotRecognized) << err;
   EXPECT_EQ(src, nullptr);
+  close(hold);
   unlink(fifo.c_str());
   rmdir(dir);
   // A directory and a missing file are still errors of their own.
