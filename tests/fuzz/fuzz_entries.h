@@ -44,7 +44,7 @@ int fuzz_capture_reader(const uint8_t* data, size_t size);
 /// At most kMaxEnginePackets frames are fed per input (repeats included).
 int fuzz_engine(const uint8_t* data, size_t size);
 
-inline constexpr size_t kMaxEnginePackets = 1 << 16;
+inline constexpr size_t kMaxEnginePackets = 8192;  // > 4096: housekeeping runs at least once
 /// Start of the synthetic clock of fuzz_engine (ns since the epoch).
 inline constexpr int64_t kFuzzEpochNs = 1700000000000000000LL;
 
