@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // rdmatel-bench: packets per second of each stage on one capture, to locate the cost.
-//   rdmatel-bench CAPTURE [--repeat N]
+//   rdmatel-bench CAPTURE [STAGE]   (STAGE: reader, decoder, wiretap, engine; default all)
 // Stages: fast reader only; fast reader + frame decoder; libwiretap reader; the whole engine.
 #include <chrono>
 #include <cstdio>
@@ -47,7 +47,9 @@ int main(int argc, char** argv) {
     return 2;
   }
   std::string path = argv[1];
-  measure("fast reader (touch BTH)", [&] {
+  std::string only = argc > 2 ? argv[2] : "";
+  auto want = [&](const char* stage) { return only.empty() || only == stage; };
+  if (want("reader")) measure("fast reader (touch BTH)", [&] {
     auto src = open_fast(path);
     CapturedPacket p;
     uint64_t n = 0, sum = 0;
@@ -58,7 +60,7 @@ int main(int argc, char** argv) {
     std::fprintf(stderr, "%s", sum == 1 ? "" : "");
     return n;
   });
-  measure("fast reader + decoder", [&] {
+  if (want("decoder")) measure("fast reader + decoder", [&] {
     auto src = open_fast(path);
     CapturedPacket p;
     RoceFrame f;
@@ -69,7 +71,7 @@ int main(int argc, char** argv) {
     }
     return n;
   });
-  measure("libwiretap reader", [&] {
+  if (want("wiretap")) measure("libwiretap reader", [&] {
     std::string err;
     auto src = cli::open_wiretap_capture(path, err);
     CapturedPacket p;
@@ -77,7 +79,7 @@ int main(int argc, char** argv) {
     while (src && src->next(p)) ++n;
     return n;
   });
-  measure("engine (all plugins)", [&] {
+  if (want("engine")) measure("engine (all plugins)", [&] {
     auto src = open_fast(path);
     NullSink sink;
     Engine e(EngineConfig{}, sink);

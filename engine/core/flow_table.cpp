@@ -35,9 +35,17 @@ Flow* FlowTable::find(const FlowKey& key) {
 }
 
 Flow* FlowTable::get(const RoceFrame& pkt) {
+  size_t slot = cache_slot(pkt);
+  if (FlowId c = cache_[slot]; c != kNoFlow) {
+    Flow& f = flows_[c];
+    if (f.key.dst_qpn == pkt.bth.dest_qp && f.key.src == pkt.src && f.key.dst == pkt.dst) return &f;
+  }
   FlowKey key{pkt.src, pkt.dst, pkt.bth.dest_qp};
   auto it = index_.find(key);
-  if (it != index_.end()) return &flows_[it->second];
+  if (it != index_.end()) {
+    cache_[slot] = it->second;
+    return &flows_[it->second];
+  }
   if (flows_.size() >= cfg_.max_flows) {
     ++stats_.flows_refused;
     return nullptr;
@@ -48,6 +56,7 @@ Flow* FlowTable::get(const RoceFrame& pkt) {
   f.key = key;
   index_.emplace(key, id);
   by_pair_[IpPair{key.src, key.dst}].push_back(id);
+  cache_[slot] = id;
   return &f;
 }
 

@@ -12,6 +12,7 @@
 #pragma once
 
 #include <array>
+#include <cstring>
 #include <cstdint>
 #include <deque>
 #include <unordered_map>
@@ -103,6 +104,22 @@ class FlowTable {
 
   const EngineConfig& cfg_;
   std::deque<Flow> flows_;
+  /// Direct-mapped cache in front of the hash map: a few flows carry most packets.
+  static constexpr size_t kCacheSize = 1024;
+  std::array<FlowId, kCacheSize> cache_ = make_empty_cache();
+  static std::array<FlowId, kCacheSize> make_empty_cache() {
+    std::array<FlowId, kCacheSize> c;
+    c.fill(kNoFlow);
+    return c;
+  }
+  static size_t cache_slot(const RoceFrame& pkt) {
+    uint32_t a, b;
+    std::memcpy(&a, pkt.src.bytes.data() + (pkt.src.v6 ? 12 : 0), 4);
+    std::memcpy(&b, pkt.dst.bytes.data() + (pkt.dst.v6 ? 12 : 0), 4);
+    uint64_t h = (uint64_t(a) * 0x9E3779B97F4A7C15ULL) ^ (uint64_t(b) * 0xC2B2AE3D27D4EB4FULL) ^
+                 (uint64_t(pkt.bth.dest_qp) * 0x165667B19E3779F9ULL);
+    return size_t(h >> 54) & (kCacheSize - 1);
+  }
   std::unordered_map<FlowKey, FlowId, FlowKeyHash> index_;
   std::unordered_map<IpPair, std::vector<FlowId>, IpPairHash> by_pair_;
   FlowTableStats stats_;

@@ -35,7 +35,12 @@ struct IpAddress {
   std::string to_string() const;
 
   friend bool operator==(const IpAddress& a, const IpAddress& b) {
-    return a.v6 == b.v6 && a.bytes == b.bytes;
+    uint64_t a0, a1, b0, b1;  // two word compares instead of a memcmp call
+    std::memcpy(&a0, a.bytes.data(), 8);
+    std::memcpy(&a1, a.bytes.data() + 8, 8);
+    std::memcpy(&b0, b.bytes.data(), 8);
+    std::memcpy(&b1, b.bytes.data() + 8, 8);
+    return a0 == b0 && a1 == b1 && a.v6 == b.v6;
   }
   friend bool operator<(const IpAddress& a, const IpAddress& b) {
     if (a.v6 != b.v6) return !a.v6;

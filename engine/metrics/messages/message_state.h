@@ -64,6 +64,7 @@ struct Stream {
   bool has_acked = false;
   uint32_t acked = 0;             ///< newest PSN an ACK covered (request space)
   std::deque<Message*> messages;  ///< open messages in PSN order
+  Message* hint = nullptr;        ///< where the last resent packet went (checked before use)
   size_t acked_count = 0;         ///< how many messages at the front an ACK has covered
   /// NAKs whose PSN names no message yet (the message's packets were lost before this point).
   std::vector<uint32_t> pending_naks;
@@ -74,11 +75,20 @@ struct Stream {
   std::deque<std::pair<uint32_t, uint32_t>> reads;
 };
 
-/// Per flow and point: the open periods.
+/// Per flow and point: its two streams and its open periods.
 struct FlowPoint {
   FlowId flow = kNoFlow;
   PointId point = kNoPoint;
+  Stream* streams[2] = {nullptr, nullptr};      ///< by Space
   std::map<int64_t, FlowPeriodRecord> periods;  ///< by period index
+  int64_t last_period = 0;                      ///< one-entry cache into periods
+  FlowPeriodRecord* last_record = nullptr;
+};
+
+/// Per flow: what the plugin keeps, found by flow id without hashing.
+struct FlowState {
+  uint32_t mtu = 0;                  ///< largest FIRST/MIDDLE payload seen
+  std::vector<FlowPoint*> points;    ///< one per point that saw the flow (few)
 };
 
 }  // namespace rdmatel::messages

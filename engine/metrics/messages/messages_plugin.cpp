@@ -2,6 +2,7 @@
 #include "engine/metrics/messages/messages_plugin.h"
 
 #include <algorithm>
+#include <tuple>
 
 #include "engine/util/psn.h"
 
@@ -15,10 +16,6 @@ constexpr size_t kReadRanges = 256;      // READs remembered per stream
 constexpr size_t kUnpairedNaksPerFlow = 64;
 constexpr size_t kUnpairedNakFlows = 4096;
 
-uint64_t stream_key(FlowId flow, PointId point, Space space) {
-  return uint64_t(flow) << 32 | uint64_t(point) << 1 | uint64_t(space);
-}
-uint64_t flow_point_key(FlowId flow, PointId point) { return uint64_t(flow) << 32 | point; }
 
 int64_t period_index(TimeNs ts, DurationNs period) {
   int64_t q = ts / period;
@@ -70,26 +67,44 @@ bool PsnBitmap::mark(uint32_t psn) {
   return false;
 }
 
+FlowPoint* MessagesPlugin::find_flow_point(FlowId flow, PointId point) const {
+  if (flow >= flows_.size()) return nullptr;
+  for (FlowPoint* fp : flows_[flow].points)
+    if (fp->point == point) return fp;
+  return nullptr;
+}
+
+FlowPoint& MessagesPlugin::flow_point(FlowId flow, PointId point) {
+  if (FlowPoint* fp = find_flow_point(flow, point)) return *fp;
+  if (flow >= flows_.size()) flows_.resize(size_t(flow) + 1);
+  FlowPoint& fp = flow_points_.emplace_back();
+  fp.flow = flow;
+  fp.point = point;
+  flows_[flow].points.push_back(&fp);
+  return fp;
+}
+
 Stream& MessagesPlugin::stream(FlowId flow, PointId point, Space space) {
-  auto& slot = streams_[stream_key(flow, point, space)];
-  if (!slot) {
-    slot = std::make_unique<Stream>();
-    slot->flow = flow;
-    slot->point = point;
-    slot->space = space;
+  FlowPoint& fp = flow_point(flow, point);
+  Stream*& s = fp.streams[int(space)];
+  if (!s) {
+    s = &streams_.emplace_back();
+    s->flow = flow;
+    s->point = point;
+    s->space = space;
   }
-  return *slot;
+  return *s;
 }
 
 FlowPeriodRecord& MessagesPlugin::period(FlowId flow, PointId point, TimeNs ts, EngineContext& ctx) {
-  uint64_t key = flow_point_key(flow, point);
-  FlowPoint& fp = flow_points_[key];
-  fp.flow = flow;
-  fp.point = point;
+  FlowPoint& fp = flow_point(flow, point);
   int64_t idx = period_index(ts, cfg_.period_ns);
+  if (fp.last_record && fp.last_period == idx) return *fp.last_record;
+  fp.last_period = idx;
   auto it = fp.periods.find(idx);
-  if (it != fp.periods.end()) return it->second;
+  if (it != fp.periods.end()) return *(fp.last_record = &it->second);
   FlowPeriodRecord& r = fp.periods[idx];
+  fp.last_record = &r;
   const Flow& f = ctx.flows[flow];
   r.src = f.key.src;
   r.dst = f.key.dst;
@@ -97,18 +112,31 @@ FlowPeriodRecord& MessagesPlugin::period(FlowId flow, PointId point, TimeNs ts, 
   r.point = point;
   r.period_start_ns = idx * cfg_.period_ns;
   r.period_ns = cfg_.period_ns;
-  period_queue_.emplace_back(key, idx);
+  period_queue_.emplace_back(&fp, idx);
   return r;
 }
 
 Message* MessagesPlugin::find(Stream& s, uint32_t psn) const {
   // The latest message starting at or before psn holds it, unless that one ended earlier.
-  for (auto it = s.messages.rbegin(); it != s.messages.rend(); ++it) {
-    Message* m = *it;
-    if (psn::distance(m->rec.first_psn, psn) < 0) continue;
-    return contains(*m, psn) ? m : nullptr;
+  if (s.messages.empty()) return nullptr;
+  Message* back = s.messages.back();
+  if (psn::distance(back->rec.first_psn, psn) >= 0) return contains(*back, psn) ? back : nullptr;
+  // Resent packets: most often in the message the previous resend went to.
+  // (Closed ranges only: they are disjoint, so holding psn is proof.)
+  if (s.hint && !s.hint->done && s.hint->stream == &s && s.hint->has_last && contains(*s.hint, psn)) return s.hint;
+  // Messages are in PSN order, so "starts at or before psn" holds for a prefix of them: binary
+  // search (go-back-N resends walk back over many messages).
+  size_t lo = 0, hi = s.messages.size();
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (psn::distance(s.messages[mid]->rec.first_psn, psn) >= 0) lo = mid + 1;
+    else hi = mid;
   }
-  return nullptr;
+  if (lo == 0) return nullptr;
+  Message* m = s.messages[lo - 1];
+  if (!contains(*m, psn)) return nullptr;
+  s.hint = m;
+  return m;
 }
 
 Message* MessagesPlugin::open_message(EngineContext& ctx, Stream& s, const PacketContext& p, uint32_t first_psn,
@@ -130,8 +158,7 @@ Message* MessagesPlugin::open_message(EngineContext& ctx, Stream& s, const Packe
     free_.pop_back();
     *m = Message{};
   } else {
-    pool_.push_back(std::make_unique<Message>());
-    m = pool_.back().get();
+    m = &pool_.emplace_back();
   }
   const Flow& f = ctx.flows[s.flow];
   m->rec.id = next_id_++;
@@ -253,13 +280,14 @@ std::optional<std::pair<uint32_t, uint32_t>> MessagesPlugin::read_range(EngineCo
   // READ RESPONSEs answer READ REQUESTs that went the other way, on the peer flow. The number
   // of responses is known once the path MTU is: compute it now, not when the READ was seen.
   if (p.flow.peer == kNoFlow) return std::nullopt;
-  auto it = streams_.find(stream_key(p.flow.peer, p.point, Space::kRequest));
-  if (it == streams_.end()) return std::nullopt;
+  FlowPoint* fp = find_flow_point(p.flow.peer, p.point);
+  Stream* req = fp ? fp->streams[int(Space::kRequest)] : nullptr;
+  if (!req) return std::nullopt;
   uint32_t mtu = mtu_of(p.flow);
   if (!mtu) return std::nullopt;
   const uint32_t psn = p.pkt.bth.psn;
   (void)ctx;
-  for (auto r = it->second->reads.rbegin(); r != it->second->reads.rend(); ++r) {
+  for (auto r = req->reads.rbegin(); r != req->reads.rend(); ++r) {
     uint32_t n = r->second ? (r->second + mtu - 1) / mtu : 1;
     uint32_t last = psn::add(r->first, int64_t(n) - 1);
     if (psn::in_range(psn, r->first, last)) return std::make_pair(r->first, last);
@@ -270,13 +298,8 @@ std::optional<std::pair<uint32_t, uint32_t>> MessagesPlugin::read_range(EngineCo
 uint32_t MessagesPlugin::mtu_of(const Flow& f) const {
   // FIRST and MIDDLE packets are exactly one path MTU long, in either direction of the QP;
   // before this QP showed one, the fabric's (the largest seen anywhere) is the best guess.
-  uint32_t m = 0;
-  if (f.peer != kNoFlow) {
-    auto it = mtu_.find(f.peer);
-    if (it != mtu_.end()) m = std::max(m, it->second);
-  }
-  auto it = mtu_.find(f.id);
-  if (it != mtu_.end()) m = std::max(m, it->second);
+  uint32_t m = f.id < flows_.size() ? flows_[f.id].mtu : 0;
+  if (f.peer != kNoFlow && f.peer < flows_.size()) m = std::max(m, flows_[f.peer].mtu);
   return m ? m : fabric_mtu_;
 }
 
@@ -289,7 +312,8 @@ void MessagesPlugin::on_data(EngineContext& ctx, const PacketContext& p, Space s
   MsgPosition pos = p.pkt.op->position;
   bool starts = pos == MsgPosition::kFirst || pos == MsgPosition::kOnly;
   if (pos == MsgPosition::kFirst || pos == MsgPosition::kMiddle) {
-    uint32_t& mtu = mtu_[p.flow.id];
+    if (p.flow.id >= flows_.size()) flows_.resize(size_t(p.flow.id) + 1);
+    uint32_t& mtu = flows_[p.flow.id].mtu;
     if (len > mtu && len <= kMaxMtu) mtu = uint32_t(len);
     if (len > fabric_mtu_ && len <= kMaxMtu) fabric_mtu_ = uint32_t(len);
   }
@@ -486,21 +510,17 @@ void MessagesPlugin::finalize(EngineContext& ctx, Message& m) {
 
 void MessagesPlugin::emit_periods(EngineContext& ctx, bool all) {
   while (!period_queue_.empty()) {
-    auto [key, idx] = period_queue_.front();
-    auto fpi = flow_points_.find(key);
-    if (fpi == flow_points_.end() || !fpi->second.periods.count(idx)) {
+    auto [fp, idx] = period_queue_.front();
+    auto it = fp->periods.find(idx);
+    if (it == fp->periods.end()) {
       period_queue_.pop_front();
       continue;
     }
-    FlowPoint& fp = fpi->second;
     TimeNs end = (idx + 1) * cfg_.period_ns;
-    if (!all) {
-      const Point& pt = ctx.points[fp.point];
-      if (pt.watermark < end + cfg_.reorder_window_ns) break;
-    }
-    auto it = fp.periods.find(idx);
+    if (!all && ctx.points[fp->point].watermark < end + cfg_.reorder_window_ns) break;
     ctx.sink.on_flow_period(it->second);
-    fp.periods.erase(it);
+    if (fp->last_record == &it->second) fp->last_record = nullptr;
+    fp->periods.erase(it);
     period_queue_.pop_front();
   }
 }
@@ -558,8 +578,10 @@ void MessagesPlugin::finish(EngineContext& ctx) {
   idle_.clear();
   acked_.clear();
   // Remaining periods in a stable order: flow, point, period.
-  std::vector<std::pair<uint64_t, int64_t>> rest(period_queue_.begin(), period_queue_.end());
-  std::sort(rest.begin(), rest.end());
+  std::vector<std::pair<FlowPoint*, int64_t>> rest(period_queue_.begin(), period_queue_.end());
+  std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first->flow, a.first->point, a.second) < std::tie(b.first->flow, b.first->point, b.second);
+  });
   period_queue_.assign(rest.begin(), rest.end());
   emit_periods(ctx, true);
 }

@@ -56,6 +56,8 @@ class MessagesPlugin final : public MetricPlugin {
   /// The (first, last) response PSNs of the READ a READ RESPONSE answers, when known.
   std::optional<std::pair<uint32_t, uint32_t>> read_range(EngineContext& ctx, const PacketContext& p) const;
   uint32_t mtu_of(const Flow& f) const;
+  FlowPoint& flow_point(FlowId flow, PointId point);
+  FlowPoint* find_flow_point(FlowId flow, PointId point) const;
   Stream& stream(FlowId flow, PointId point, Space space);
   FlowPeriodRecord& period(FlowId flow, PointId point, TimeNs ts, EngineContext& ctx);
   Message* find(Stream& s, uint32_t psn) const;
@@ -67,10 +69,10 @@ class MessagesPlugin final : public MetricPlugin {
   void emit_periods(EngineContext& ctx, bool all);
 
   const EngineConfig& cfg_;
-  std::unordered_map<uint64_t, std::unique_ptr<Stream>> streams_;
-  std::unordered_map<uint64_t, FlowPoint> flow_points_;
-  std::unordered_map<FlowId, uint32_t> mtu_;  ///< largest FIRST/MIDDLE payload per flow
-  uint32_t fabric_mtu_ = 0;                    ///< largest anywhere
+  std::vector<FlowState> flows_;       ///< by flow id
+  std::deque<FlowPoint> flow_points_;  ///< owns them (stable addresses)
+  std::deque<Stream> streams_;         ///< owns them
+  uint32_t fabric_mtu_ = 0;  ///< largest FIRST/MIDDLE payload anywhere
   struct UnpairedNak {
     PointId point;
     uint32_t psn;
@@ -79,9 +81,9 @@ class MessagesPlugin final : public MetricPlugin {
     uint8_t syndrome;
   };
   std::unordered_map<FlowId, std::vector<UnpairedNak>> unpaired_naks_;  ///< by the NAK's own flow
-  /// Open periods in creation order: (flow-point key, period index).
-  std::deque<std::pair<uint64_t, int64_t>> period_queue_;
-  std::deque<std::unique_ptr<Message>> pool_;  ///< owns messages; finished ones are recycled
+  /// Open periods in creation order: (flow-point, period index).
+  std::deque<std::pair<FlowPoint*, int64_t>> period_queue_;
+  std::deque<Message> pool_;  ///< owns messages (stable addresses); finished ones are recycled
   std::vector<Message*> free_;
   struct Ref {
     Message* m;
