@@ -17,26 +17,28 @@ namespace rdmatel::messages {
 /// responses (READ RESPONSE, ACK) to the other side's requests. Each is analysed on its own.
 enum class Space : uint8_t { kRequest = 0, kResponse = 1 };
 
-/// Which PSNs of a message this point has seen (for duplicates and completeness).
+/// Which PSNs of a message this point has seen (for duplicates and completeness), as sorted
+/// disjoint ranges: one range for a message seen whole, a few when packets were lost, so the
+/// memory follows the losses, not the message's length. Beyond kMaxRanges gaps (or a span
+/// past kMaxSpan) new PSNs are counted but no longer tracked, and never called duplicates.
 class PsnBitmap {
  public:
-  /// Marks `psn`; returns true when it was already marked. Spans beyond the limit are not
-  /// tracked (then nothing counts as a duplicate and completeness uses the counts).
+  /// Marks `psn`; returns true when it was already marked.
   bool mark(uint32_t psn);
   uint32_t distinct() const { return distinct_; }
   /// Calls f(psn) for every marked PSN.
   template <typename F>
   void for_each(F&& f) const {
-    for (size_t w = 0; w < bits_.size(); ++w)
-      for (uint64_t b = bits_[w]; b; b &= b - 1)
-        f(uint32_t((base_ + w * 64 + size_t(__builtin_ctzll(b))) & 0xFFFFFF));
+    for (const auto& [lo, hi] : ranges_)
+      for (int64_t o = lo; o <= hi; ++o) f(uint32_t((int64_t(base_) + o) & 0xFFFFFF));
   }
 
  private:
-  static constexpr uint32_t kMaxSpan = 1u << 22;
+  static constexpr int32_t kMaxSpan = 1 << 22;
+  static constexpr size_t kMaxRanges = 256;
   bool has_base_ = false;
   uint32_t base_ = 0;
-  std::vector<uint64_t> bits_;
+  std::vector<std::pair<int32_t, int32_t>> ranges_;  ///< [lo, hi] offsets from base_, sorted
   uint32_t distinct_ = 0;
 };
 

@@ -43,26 +43,26 @@ bool PsnBitmap::mark(uint32_t psn) {
     base_ = psn;
   }
   int32_t off = psn::distance(base_, psn);
-  if (off < 0) {
-    // An older PSN than any seen: rebase (rare: the FIRST of a message seen after its middle).
-    uint32_t shift = uint32_t(-off);
-    if (shift >= kMaxSpan) return false;
-    std::vector<uint64_t> moved((bits_.size() * 64 + shift + 63) / 64);
-    for (size_t i = 0; i < bits_.size() * 64; ++i)
-      if (bits_[i / 64] >> (i % 64) & 1) moved[(i + shift) / 64] |= uint64_t(1) << ((i + shift) % 64);
-    bits_.swap(moved);
-    base_ = psn;
-    off = 0;
-  }
-  if (uint32_t(off) >= kMaxSpan) {
-    ++distinct_;  // too long a message to track: count, never call it a duplicate
+  if (off >= kMaxSpan || off <= -kMaxSpan) {
+    ++distinct_;  // too far from the rest to track: count, never call it a duplicate
     return false;
   }
-  size_t word = size_t(off) / 64;
-  if (word >= bits_.size()) bits_.resize(word + 1);
-  uint64_t bit = uint64_t(1) << (off % 64);
-  if (bits_[word] & bit) return true;
-  bits_[word] |= bit;
+  // First range ending at or after off - 1 (it may hold off, or be adjacent to it).
+  auto it = std::lower_bound(ranges_.begin(), ranges_.end(), off - 1,
+                             [](const std::pair<int32_t, int32_t>& r, int32_t v) { return r.second < v; });
+  if (it != ranges_.end() && it->first <= off && off <= it->second) return true;
+  if (it != ranges_.end() && it->second == off - 1) {  // extends a range upwards
+    it->second = off;
+    auto next = std::next(it);
+    if (next != ranges_.end() && next->first == off + 1) {
+      it->second = next->second;
+      ranges_.erase(next);
+    }
+  } else if (it != ranges_.end() && it->first == off + 1) {  // extends the next range downwards
+    it->first = off;
+  } else if (ranges_.size() < kMaxRanges) {
+    ranges_.insert(it, {off, off});
+  }
   ++distinct_;
   return false;
 }
