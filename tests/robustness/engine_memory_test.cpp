@@ -87,5 +87,58 @@ TEST(EngineMemory, MessagesSpanningManyPsnsStaySmall) {
   EXPECT_LT(heap_growth(frames), size_t(256) * 16 * 1024);
 }
 
+// BUG (engine/metrics/messages/messages_plugin.cpp period() / emit_periods(): one
+// FlowPeriodRecord per (flow, point, period) is kept until the point's watermark passes the
+// period's end, and period_queue_ is emitted strictly in creation order, so one period that is
+// not due holds back every later one): stamps that jump back and forth (hostile_captures.py
+// time_jumps: +-30 years) create a new period for almost every packet and none is released.
+// Memory grows with the number of packets, about 350 bytes each: 418 MiB for 2 million packets
+// on 8 queues (bound from --max-ios/--max-flows 10000: ~150 MiB). Here: 20 000 packets of one
+// flow, stamps spread over two years in random order -> several MiB. Expected: open periods per
+// flow and point bounded (e.g. emit or drop periods far from the watermark).
+TEST(EngineMemory, DISABLED_PeriodsDoNotGrowWithJumpingStamps) {
+  NullSink sink;
+  Engine e(EngineConfig{}, sink);
+  PointId p = e.declare_point(0, "p");
+  Bytes frame = build_roce(write_packet(1, 0x0A, 0));
+  // Warm up the containers of the one flow first, then measure the growth over 20 000 packets.
+  size_t before = 0;
+  for (uint32_t i = 0; i < 20000; ++i) {
+    if (i == 16) before = heap_in_use();
+    FrameInput in;
+    in.frame = i + 1;
+    in.ts = 1'700'000'000'000'000'000 + TimeNs((i * 7919u) % 20000u) * 3600 * kNsPerSec;
+    in.point = p;
+    in.data = frame.data();
+    in.cap_len = in.wire_len = uint32_t(frame.size());
+    e.process(in);
+  }
+  size_t after = heap_in_use();
+  e.finish();
+  EXPECT_LT(after > before ? after - before : 0, size_t(1) << 20);
+}
+
+// Design issue, reported (engine/core/config.h max_open_messages = 2^20, no CLI option): every
+// SEND is an RDMA message to the messages plugin and stays open until an ACK and the reorder
+// window, or message_timeout (1 s). NVMe commands 1 us apart that are never acknowledged keep up
+// to 2^20 messages open, ~300 bytes each: hostile_captures.py ios_never_complete with
+// --max-ios 10000 --max-flows 10000 peaks at 320 MiB (cid_reuse: 307 MiB), while the limits the
+// user set suggest ~150 MiB. Expected: the CLI's limits bound memory (e.g. --max-messages, or
+// max_open_messages derived from them). Here: 200 000 unacknowledged SENDs on one queue with
+// max_outstanding_ios 1000 and max_flows 100.
+TEST(EngineMemory, DISABLED_UnacknowledgedSendsBoundedByCliLimits) {
+  EngineConfig cfg;
+  cfg.max_outstanding_ios = 1000;
+  cfg.max_flows = 100;
+  std::vector<Bytes> frames;
+  for (uint32_t i = 0; i < 200000; ++i) {
+    RoceSpec s = write_packet(1, 0x04, i);
+    s.ext.clear();
+    s.payload = test::sqe(0x02, uint16_t(i), 1, 0x40, 4096, i);
+    frames.push_back(build_roce(s));
+  }
+  EXPECT_LT(heap_growth(frames, cfg), size_t(1000) * 2048 + size_t(100) * 8192 + (size_t(8) << 20));
+}
+
 }  // namespace
 }  // namespace rdmatel

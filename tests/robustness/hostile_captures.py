@@ -21,6 +21,7 @@ Scenarios (each adds its hostile part between the prologue and the epilogue I/Os
   ios_never_complete  --packets NVMe commands that never complete, on 16 queues
   many_flows          --packets packets of as many distinct flows (source IP, QPN)
   psn_jumps           --packets packets of 256 flows, random opcodes, PSNs jumping at random
+  psn_spans           RDMA WRITE messages whose PSNs span 2^22 on up to min(max_flows, 4000) flows
   cid_reuse           --packets commands and completions reusing 4 CIDs on 4 queues, resends
   lengths             zero and huge lengths: UDP/IP/IPv6 lengths, IHL, pad, SGL lengths, EPBs with
                       cap_len > orig_len or 0, snaplen 0 and 65535, ending with a block whose
@@ -267,6 +268,24 @@ def hostile_psn_jumps(w, n, rng):
                  orig=None)
 
 
+def hostile_psn_spans(w, n, rng, max_flows):
+    """Messages whose PSNs span almost 2^22 (the messages plugin's bitmap limit): one WRITE FIRST
+    and one WRITE MIDDLE 4194300 PSNs later per flow, on as many flows as the limit allows (at most
+    4000), all open at once. Then the remaining packets continue those messages."""
+    dst = ipv4("12.1.0.1")
+    flows = max(1, min(n // 2, max_flows - 16, 4000))
+    for i in range(flows):
+        src = bytes([13, (i >> 16) & 0xFF, (i >> 8) & 0xFF, i & 0xFF])
+        t = EPOCH_HOSTILE + i * 100
+        w.packet(C, t, udp_ipv4(src, dst, 0xC200, roce(0x06, 0x200, 0, ext=reth(0, i, 1 << 31), payload=b"\0" * 64)))
+        w.packet(C, t + 50, udp_ipv4(src, dst, 0xC200, roce(0x07, 0x200, 4194300, payload=b"\0" * 64)))
+    for k in range(n - 2 * flows):
+        i = k % flows
+        src = bytes([13, (i >> 16) & 0xFF, (i >> 8) & 0xFF, i & 0xFF])
+        w.packet(C, EPOCH_HOSTILE + flows * 100 + k * 100,
+                 udp_ipv4(src, dst, 0xC200, roce(0x07, 0x200, 1 + rng.randrange(4194299), payload=b"\0" * 64)))
+
+
 def hostile_cid_reuse(w, n, rng):
     queues = [Queue(f"10.4.0.{h + 1}", "10.4.1.1", 0x4000 + h, 0x4100 + h) for h in range(4)]
     for i in range(n):
@@ -355,6 +374,7 @@ SCENARIOS = {
     "ios_never_complete": (hostile_ios_never_complete, ["limit max_outstanding_ios"], 0),
     "many_flows": (hostile_many_flows, ["limit max_flows"], 0),
     "psn_jumps": (hostile_psn_jumps, [], 0),
+    "psn_spans": (hostile_psn_spans, [], 0),
     "cid_reuse": (hostile_cid_reuse, [], 0),
     "lengths": (hostile_lengths, [], 3),
     "cut_mid_packet": (None, [], 3),
@@ -362,14 +382,16 @@ SCENARIOS = {
 }
 
 
-def write_capture(path, name, n, epilogue_ios, seed):
+def write_capture(path, name, n, epilogue_ios, seed, max_flows=10000):
     """Prologue I/O, hostile part, epilogue I/Os; returns the expected records."""
     rng = random.Random(seed)
     w = Pcapng(path, [("compute", 262144), ("storage", 262144), ("snap0", 0), ("snap65535", 65535)])
     q = Queue("192.168.77.1", "192.168.77.2", 0x77AA, 0x77BB)
     expected = well_formed_ios(w, q, EPOCH_PROLOGUE, 1)
     fn = SCENARIOS[name][0]
-    if fn and n:
+    if fn is hostile_psn_spans and n:
+        fn(w, n, rng, max_flows)
+    elif fn and n:
         fn(w, n, rng)
     # The epilogue starts after the hostile part on the ordinary clock (1 ms per hostile packet
     # at most), so it is not older than what the points have legitimately seen.
@@ -516,7 +538,7 @@ def main():
         cap = os.path.join(work, f"{name}.pcapng")
         out = os.path.join(work, f"{name}.jsonl")
         t0 = time.monotonic()
-        expected = write_capture(cap, name, args.packets, args.epilogue, args.seed)
+        expected = write_capture(cap, name, args.packets, args.epilogue, args.seed, args.max_flows)
         gen_s = time.monotonic() - t0
         size = os.path.getsize(cap)
         st, err, rss, anon, secs = run_measured([args.cli, "export", "io", cap, "-o", out, *limits], args.timeout)
