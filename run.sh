@@ -6,8 +6,13 @@
 set -euo pipefail
 cd "$(dirname "$0")"
 scripts/install-deps.sh
-cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DRDMATEL_BUILD_TESTS=OFF >/dev/null
-cmake --build build/release --target rdmatel -j"$(nproc)" >/dev/null
+mkdir -p build
+if ! { cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DRDMATEL_BUILD_TESTS=OFF &&
+       cmake --build build/release --target rdmatel rdmatel_plugin -j"$(nproc)"; } >build/release.log 2>&1; then
+  tail -40 build/release.log
+  echo "run.sh: the build failed (full log: build/release.log)" >&2
+  exit 1
+fi
 if (($# == 0)); then
   set -- samples/nvme_2point.pcapng
 fi

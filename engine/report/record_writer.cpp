@@ -50,7 +50,10 @@ RecordWriter::RecordWriter(std::FILE* out, RecordFormat format, std::vector<cons
     : out_(out), format_(format), columns_(std::move(columns)) {
   if (format_ == RecordFormat::kCsv) {
     std::string h;
-    for (size_t i = 0; i < columns_.size(); ++i) h += (i ? "," : "") + std::string(columns_[i]);
+    for (size_t i = 0; i < columns_.size(); ++i) {
+      if (i) h += ',';
+      h += columns_[i];
+    }
     std::fprintf(out_, "%s\n", h.c_str());
   }
 }
@@ -64,8 +67,10 @@ void RecordWriter::write(const std::vector<Cell>& row) {
       if (row[i].kind == Cell::kAbsent) continue;
       if (!first) line += ",";
       first = false;
-      line += "\"" + std::string(columns_[i]) + "\":" +
-              (row[i].kind == Cell::kString ? json_quote(row[i].text) : row[i].text);
+      line += '"';
+      line += columns_[i];
+      line += "\":";
+      line += row[i].kind == Cell::kString ? json_quote(row[i].text) : row[i].text;
     }
     line += "}";
   } else {
