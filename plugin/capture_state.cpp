@@ -1,7 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "plugin/capture_state.h"
 
+#include <algorithm>
 #include <cstring>
+
+#include "engine/decode/roce_frame.h"
 
 namespace rdmatel::plugin {
 
@@ -76,6 +79,89 @@ const MessageRecord* CaptureState::message(uint64_t id) const {
   }
   auto it = messages_.find(id);
   return it == messages_.end() ? nullptr : &it->second;
+}
+
+void CaptureState::finish() {
+  engine_.finish();
+  finished_ = true;
+  first_pass_ios_.clear();
+  first_pass_messages_.clear();
+  io_by_frame_.clear();
+  message_by_frame_.clear();
+  for (const auto& [id, r] : ios_) {
+    if (r.provisional) continue;  // an I/O on a queue never confirmed as NVMe: no final record
+    uint64_t frame = r.complete ? r.rsp_frame : r.cmd_frame;
+    if (!frame) frame = r.cmd_frame ? r.cmd_frame : r.rsp_frame;
+    if (frame && frame <= UINT32_MAX) io_by_frame_.emplace_back(uint32_t(frame), &r);
+  }
+  for (const auto& [id, m] : messages_) {
+    if (m.provisional || !m.last_frame || m.last_frame > UINT32_MAX) continue;
+    message_by_frame_.emplace_back(uint32_t(m.last_frame), &m);
+  }
+  // Ties (never expected: one completion or one message end per frame) keep record id order.
+  std::sort(io_by_frame_.begin(), io_by_frame_.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->id < b.second->id;
+  });
+  std::sort(message_by_frame_.begin(), message_by_frame_.end(), [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->id < b.second->id;
+  });
+}
+
+FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
+  FrameCounts c;
+  if (finished_) {
+    auto less = [](const auto& e, uint32_t f) { return e.first < f; };
+    for (auto it = std::lower_bound(io_by_frame_.begin(), io_by_frame_.end(), frame, less);
+         it != io_by_frame_.end() && it->first == frame && c.io_count < FrameCounts::kMax; ++it)
+      c.ios[c.io_count++] = it->second;
+    for (auto it = std::lower_bound(message_by_frame_.begin(), message_by_frame_.end(), frame, less);
+         it != message_by_frame_.end() && it->first == frame && c.message_count < FrameCounts::kMax; ++it)
+      c.messages[c.message_count++] = it->second;
+    return c;
+  }
+  // First pass: only what is known to be complete at this frame can be counted, and only once
+  // (a later copy of a completion or of a message's last packet must not count it again).
+  for (size_t i = 0; i < view.note_count; ++i) {
+    const FrameNote& n = view.notes[i];
+    if (n.kind == NoteKind::kIoCompletion && n.detail == 0 && c.io_count < FrameCounts::kMax) {
+      const IoRecord* r = io(n.ref);
+      if (r && r->complete && r->rsp_frame == frame && first_pass_ios_.insert(r->id).second)
+        c.ios[c.io_count++] = r;
+    } else if (n.kind == NoteKind::kMessage && c.message_count < FrameCounts::kMax) {
+      const MessageRecord* m = message(n.ref);
+      if (m && m->complete && m->last_frame == frame && first_pass_messages_.insert(m->id).second)
+        c.messages[c.message_count++] = m;
+    }
+  }
+  return c;
+}
+
+const Flow* CaptureState::find_flow(const FlowKey& key) {
+  const FlowTable& flows = engine_.flows();
+  for (; flows_indexed_ < flows.size(); ++flows_indexed_)
+    flow_index_.emplace(flows[FlowId(flows_indexed_)].key, FlowId(flows_indexed_));
+  auto it = flow_index_.find(key);
+  return it == flow_index_.end() ? nullptr : &flows[it->second];
+}
+
+bool CaptureState::endpoints(int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len,
+                             FrameEndpoints& out) {
+  if (!data) return false;
+  RoceFrame f;
+  if (decode_roce_frame(link_type_from_wtap_encap(wtap_encap), data, cap_len, wire_len, f) != FrameKind::kRoce)
+    return false;
+  out.src = f.src;
+  out.dst = f.dst;
+  out.dst_qpn = f.bth.dest_qp;
+  out.src_qpn_known = false;
+  if (f.has(kExtDeth)) {
+    out.src_qpn = f.deth_src_qp;  // UD: the sender names its QP
+    out.src_qpn_known = true;
+  } else if (const Flow* flow = find_flow(FlowKey{f.src, f.dst, f.bth.dest_qp}); flow && flow->peer != kNoFlow) {
+    out.src_qpn = engine_.flows()[flow->peer].key.dst_qpn;
+    out.src_qpn_known = true;
+  }
+  return true;
 }
 
 void CaptureState::on_frame_note(const FrameNote& n) { notes_[uint32_t(n.frame)].push_back(n); }

@@ -7,9 +7,12 @@
 #include <cstdint>
 #include <string>
 #include <unordered_map>
+#include <unordered_set>
+#include <utility>
 #include <vector>
 
 #include "engine/core/engine.h"
+#include "engine/core/flow_table.h"
 
 namespace rdmatel::plugin {
 
@@ -21,6 +24,24 @@ struct FrameView {
   size_t note_count = 0;
 };
 
+/// The records a frame contributes to the statistics; each I/O and message is counted on exactly
+/// one frame. Pointers stay valid until the next call to process().
+struct FrameCounts {
+  static constexpr size_t kMax = 2;
+  size_t io_count = 0;
+  const IoRecord* ios[kMax] = {};
+  size_t message_count = 0;
+  const MessageRecord* messages[kMax] = {};
+};
+
+/// The RDMA endpoints (IP + QPN) of a RoCEv2 frame.
+struct FrameEndpoints {
+  IpAddress src, dst;
+  uint32_t src_qpn = 0;  ///< valid when src_qpn_known
+  uint32_t dst_qpn = 0;
+  bool src_qpn_known = false;
+};
+
 class CaptureState final : public ResultSink {
  public:
   explicit CaptureState(EngineConfig config);
@@ -28,12 +49,26 @@ class CaptureState final : public ResultSink {
   /// First pass: feeds one frame to the engine. `interface_name` may be null.
   void process(uint32_t frame, TimeNs ts, uint32_t interface_id, const char* interface_name, int wtap_encap,
                const uint8_t* data, uint32_t cap_len, uint32_t wire_len);
-  /// Ends the first pass (called when the first revisited frame shows up): flushes the engine.
-  void finish() {
-    engine_.finish();
-    finished_ = true;
-  }
+  /// Ends the first pass (called when the first revisited frame shows up): flushes the engine
+  /// and indexes the final records by the frame that counts them.
+  void finish();
   bool finished() const { return finished_; }
+
+  /// What `frame` counts for the statistics. After the first pass: the final records (an I/O on
+  /// its compute-side completion, or its command when it never completed; a message on the
+  /// frame that completes it). During the first pass: completed I/Os and messages as known at
+  /// this frame, each once.
+  FrameCounts counts(uint32_t frame, const FrameView& view);
+
+  /// The endpoints of a RoCEv2 frame (decoded again from its bytes: no per-frame storage);
+  /// false for other frames. The sending QPN comes from the pairing of the queue pair's two
+  /// directions as known now (final after the first pass).
+  bool endpoints(int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, FrameEndpoints& out);
+
+  /// Name of an observation point.
+  const char* point_name(PointId id) const {
+    return id < engine_.points().size() ? engine_.points()[id].name.c_str() : "?";
+  }
 
   /// Display data for a frame (valid until the next call to process()).
   FrameView view(uint32_t frame, uint32_t interface_id);
@@ -53,6 +88,7 @@ class CaptureState final : public ResultSink {
 
  private:
   PointId point_for(uint32_t interface_id, const char* name);
+  const Flow* find_flow(const FlowKey& key);
 
   Engine engine_;
   bool finished_ = false;
@@ -62,6 +98,16 @@ class CaptureState final : public ResultSink {
   std::unordered_map<uint64_t, MessageRecord> messages_;
   std::unordered_map<uint64_t, uint64_t> merged_;  ///< message id -> the message it became part of
   std::vector<std::string> warnings_;
+
+  // Statistics: during the first pass, what was already counted; after it, the final records
+  // sorted by the frame that counts them.
+  std::unordered_set<uint64_t> first_pass_ios_, first_pass_messages_;
+  std::vector<std::pair<uint32_t, const IoRecord*>> io_by_frame_;
+  std::vector<std::pair<uint32_t, const MessageRecord*>> message_by_frame_;
+
+  // The engine's flows by key, indexed incrementally (flows are only ever appended).
+  std::unordered_map<FlowKey, FlowId, FlowKeyHash> flow_index_;
+  size_t flows_indexed_ = 0;
 };
 
 }  // namespace rdmatel::plugin

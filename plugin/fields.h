@@ -12,11 +12,13 @@ struct Fields {
   int point = -1, point_role = -1;
   int io_op = -1, io_cid = -1, io_qpn = -1, io_host_qpn = -1, io_host = -1, io_host6 = -1, io_storage = -1,
       io_storage6 = -1, io_stage = -1, io_cmd_frame = -1, io_rsp_frame = -1, io_status = -1, io_complete = -1,
-      io_copy = -1, io_length = -1;
+      io_copy = -1, io_length = -1, io_opcode = -1, io_fctype = -1, io_admin = -1;
   int dal = -1, dpl = -1, rtt = -1, iol1 = -1, iol2 = -1, iol = -1;
   int fct = -1, fet = -1, fnr = -1, msg_kind = -1, msg_bytes = -1, msg_retrans_bytes = -1, msg_packets = -1,
       msg_retrans_packets = -1, msg_naks = -1, msg_first_psn = -1, msg_last_psn = -1, msg_complete = -1,
       msg_first_frame = -1, msg_last_frame = -1, msg_imm = -1;
+  int slow = -1;
+  int qp = -1, qp_src = -1, qp_dst = -1, ep = -1, ep_src = -1, ep_dst = -1;
   int retrans = -1, duplicate = -1, oos = -1, nak = -1, nak_code = -1, nak_msg_frame = -1, ecn_ce = -1, cnp = -1;
   int ett = -1, ett_io = -1, ett_msg = -1;
   expert_field ei_io_incomplete = EI_INIT;
@@ -28,6 +30,8 @@ struct Fields {
   expert_field ei_duplicate = EI_INIT;
   expert_field ei_out_of_sequence = EI_INIT;
   expert_field ei_nak = EI_INIT;
+  expert_field ei_slow_io = EI_INIT;
+  expert_field ei_slow_message = EI_INIT;
   expert_field ei_internal = EI_INIT;
   expert_field ei_engine_warning = EI_INIT;
 };

@@ -3,9 +3,14 @@
 
 #include <epan/expert.h>
 
+#include <cstdio>
+#include <cstring>
+
 #include "engine/core/records.h"
 #include "engine/decode/ib_opcodes.h"
 #include "plugin/fields.h"
+#include "plugin/preferences.h"
+#include "plugin/tap.h"
 
 namespace rdmatel::plugin {
 namespace {
@@ -41,12 +46,41 @@ void add_address(proto_tree* t, int hf4, int hf6, tvbuff_t* tvb, const IpAddress
   proto_item_set_generated(it);
 }
 
+// Appends ", NAME V µs > T µs" to `out` when `v` exceeds the threshold `t_us`.
+void note_slow(char* out, size_t size, const char* name, std::optional<DurationNs> v, unsigned t_us) {
+  if (!exceeds(v, t_us)) return;
+  size_t used = strlen(out);
+  if (used + 1 >= size) return;
+  snprintf(out + used, size - used, "%s%s %.3f µs > %u µs", used ? ", " : "", name, ns_to_us(*v), t_us);
+}
+
+void display_slow_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* t, const IoRecord& r, const IoMetrics& m) {
+  const SlowThresholds& th = prefs.slow;
+  if (!th.any_io()) return;
+  char what[256] = "";
+  note_slow(what, sizeof what, "RTT", m.rtt, th.rtt_us);
+  note_slow(what, sizeof what, "DAL", m.dal, th.dal_us);
+  note_slow(what, sizeof what, "DPL", m.dpl, th.dpl_us);
+  // With one point, IOL is the only I/O latency: the IOL1 threshold applies to it.
+  note_slow(what, sizeof what, m.iol1 ? "IOL1" : "IOL", m.iol1 ? m.iol1 : m.iol, th.iol1_us);
+  note_slow(what, sizeof what, "IOL2", m.iol2, th.iol2_us);
+  if (!*what) return;
+  proto_item* it = proto_tree_add_boolean(t, fields.slow, tvb, 0, 0, 1);
+  proto_item_set_generated(it);
+  // One alert per I/O: on the frame that counts it in the statistics.
+  if (pinfo->num == (r.complete ? r.rsp_frame : r.cmd_frame))
+    expert_add_info_format(pinfo, it, &fields.ei_slow_io, "Slow NVMe %s (CID %u): %s", r.op, r.cid, what);
+}
+
 void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const FrameNote& n, const IoRecord& r) {
   const char* stage = stage_name(n.kind);
   proto_item* ti = proto_tree_add_subtree_format(tree, tvb, 0, 0, fields.ett_io, nullptr, "NVMe %s, CID %u, %s",
                                                  r.op, r.cid, stage);
   proto_tree* t = proto_item_add_subtree(ti, fields.ett_io);
   proto_item_set_generated(proto_tree_add_string(t, fields.io_op, tvb, 0, 0, r.op));
+  proto_item_set_generated(proto_tree_add_uint(t, fields.io_opcode, tvb, 0, 0, r.opcode));
+  if (r.fabrics()) proto_item_set_generated(proto_tree_add_uint(t, fields.io_fctype, tvb, 0, 0, r.fctype));
+  proto_item_set_generated(proto_tree_add_boolean(t, fields.io_admin, tvb, 0, 0, r.admin));
   proto_item_set_generated(proto_tree_add_uint(t, fields.io_cid, tvb, 0, 0, r.cid));
   proto_item_set_generated(proto_tree_add_uint(t, fields.io_qpn, tvb, 0, 0, r.qpn));
   if (r.host_qpn) proto_item_set_generated(proto_tree_add_uint(t, fields.io_host_qpn, tvb, 0, 0, *r.host_qpn));
@@ -77,6 +111,7 @@ void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Frame
   add_us(t, fields.iol1, tvb, m.iol1);
   add_us(t, fields.iol2, tvb, m.iol2);
   add_us(t, fields.iol, tvb, m.iol);
+  display_slow_io(tvb, pinfo, t, r, m);
   if (!r.complete && !r.provisional && pinfo->num == r.cmd_frame)
     expert_add_info_format(pinfo, done, &fields.ei_io_incomplete, "NVMe %s (CID %u) has no completion: %s", r.op,
                            r.cid, r.end == IoEnd::kTimeout ? "none within the I/O timeout"
@@ -121,7 +156,15 @@ void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
   gen(proto_tree_add_uint(t, fields.msg_last_psn, tvb, 0, 0, m->last_psn));
   gen(proto_tree_add_boolean(t, fields.msg_complete, tvb, 0, 0, m->complete));
   if (m->first_frame != pinfo->num) gen(proto_tree_add_uint(t, fields.msg_first_frame, tvb, 0, 0, uint32_t(m->first_frame)));
-  gen(proto_tree_add_double(t, fields.fct, tvb, 0, 0, ns_to_us(m->fct_ns())));
+  proto_item* fct = proto_tree_add_double(t, fields.fct, tvb, 0, 0, ns_to_us(m->fct_ns()));
+  gen(fct);
+  if (exceeds(m->fct_ns(), prefs.slow.fct_us)) {
+    proto_item* slow = proto_tree_add_boolean(t, fields.slow, tvb, 0, 0, 1);
+    gen(slow);
+    expert_add_info_format(pinfo, slow, &fields.ei_slow_message, "Slow RDMA %s message (PSN %u-%u): FCT %.3f µs > %u µs",
+                           message_kind_name(m->kind), m->first_psn, m->last_psn, ns_to_us(m->fct_ns()),
+                           prefs.slow.fct_us);
+  }
   if (auto f = m->fet_bps()) gen(proto_tree_add_double(t, fields.fet, tvb, 0, 0, *f));
   if (auto f = m->fnr()) gen(proto_tree_add_double(t, fields.fnr, tvb, 0, 0, *f));
   gen(proto_tree_add_uint64(t, fields.msg_bytes, tvb, 0, 0, m->bytes));
@@ -143,12 +186,40 @@ void display_nak(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Fram
 }  // namespace
 
 void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state,
-                   const FrameView& view) {
+                   const FrameView& view, const FrameEndpoints* endpoints) {
   proto_item* root = proto_tree_add_item(tree, fields.proto, tvb, 0, 0, ENC_NA);
   proto_item_set_generated(root);
   proto_tree* t = proto_item_add_subtree(root, fields.ett);
   if (view.point) proto_item_set_generated(proto_tree_add_string(t, fields.point, tvb, 0, 0, view.point));
   if (view.role) proto_item_set_generated(proto_tree_add_string(t, fields.point_role, tvb, 0, 0, view.role));
+  if (endpoints) {
+    // Like tcp.port: rdmatel.qp matches either end; the source is shown once known.
+    if (endpoints->src_qpn_known) {
+      proto_item_set_generated(proto_tree_add_uint(t, fields.qp_src, tvb, 0, 0, endpoints->src_qpn));
+      proto_item* any = proto_tree_add_uint(t, fields.qp, tvb, 0, 0, endpoints->src_qpn);
+      proto_item_set_generated(any);
+      proto_item_set_hidden(any);
+    }
+    proto_item_set_generated(proto_tree_add_uint(t, fields.qp_dst, tvb, 0, 0, endpoints->dst_qpn));
+    proto_item* any = proto_tree_add_uint(t, fields.qp, tvb, 0, 0, endpoints->dst_qpn);
+    proto_item_set_generated(any);
+    proto_item_set_hidden(any);
+    // The names the conversation and endpoint tables use (their filters match these); built
+    // only for a visible tree or a filter that names them.
+    if (proto_field_is_referenced(t, fields.ep) || proto_field_is_referenced(t, fields.ep_src) ||
+        proto_field_is_referenced(t, fields.ep_dst)) {
+      char src[kEndpointNameSize], dst[kEndpointNameSize];
+      endpoint_name(src, endpoints->src, endpoints->src_qpn_known, endpoints->src_qpn);
+      endpoint_name(dst, endpoints->dst, true, endpoints->dst_qpn);
+      proto_item_set_generated(proto_tree_add_string(t, fields.ep_src, tvb, 0, 0, src));
+      proto_item_set_generated(proto_tree_add_string(t, fields.ep_dst, tvb, 0, 0, dst));
+      for (const char* e : {src, dst}) {
+        proto_item* it = proto_tree_add_string(t, fields.ep, tvb, 0, 0, e);
+        proto_item_set_generated(it);
+        proto_item_set_hidden(it);
+      }
+    }
+  }
   for (size_t i = 0; i < view.note_count; ++i) {
     const FrameNote& n = view.notes[i];
     switch (n.kind) {

@@ -9,7 +9,8 @@
 
 namespace rdmatel::plugin {
 
+/// `endpoints` (may be null) are the frame's RDMA endpoints, shown as rdmatel.qp.*.
 void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state,
-                   const FrameView& view);
+                   const FrameView& view, const FrameEndpoints* endpoints);
 
 }  // namespace rdmatel::plugin

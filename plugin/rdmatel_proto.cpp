@@ -7,14 +7,19 @@
 #include <epan/epan.h>
 #include <epan/expert.h>
 #include <epan/packet.h>
-#include <epan/prefs.h>
+#include <epan/tap.h>
 #include <wiretap/wtap.h>
 
 #include <memory>
+#include <new>
 
 #include "plugin/capture_state.h"
 #include "plugin/fields.h"
 #include "plugin/frame_display.h"
+#include "plugin/menu.h"
+#include "plugin/preferences.h"
+#include "plugin/stats.h"
+#include "plugin/tap.h"
 
 namespace rdmatel::plugin {
 namespace {
@@ -23,32 +28,15 @@ static_assert(WTAP_ENCAP_ETHERNET == kWtapEncapEthernet && WTAP_ENCAP_SLL == kWt
                   WTAP_ENCAP_SLL2 == kWtapEncapSll2 && WTAP_ENCAP_RAW_IP == kWtapEncapRawIp,
               "wiretap encapsulation numbers changed");
 
-// Preferences (Edit > Preferences > Protocols > RDMA Telemetry, or tshark -o rdmatel.NAME:VALUE).
-struct Prefs {
-  guint io_timeout_s = 10;
-  guint reorder_window_ms = 250;
-  guint max_ios = 1u << 20;
-  guint max_flows = 1u << 20;
-} prefs_;
-
 dissector_handle_t handle_;
 std::unique_ptr<CaptureState> state_;
 bool internal_error_ = false;
-
-EngineConfig config_from_prefs() {
-  EngineConfig c;
-  c.io_timeout_ns = DurationNs(prefs_.io_timeout_s) * kNsPerSec;
-  c.reorder_window_ns = DurationNs(prefs_.reorder_window_ms) * kNsPerMs;
-  c.max_outstanding_ios = prefs_.max_ios ? prefs_.max_ios : 1;
-  c.max_flows = prefs_.max_flows ? prefs_.max_flows : 1;
-  return c;
-}
 
 // A new capture file (or a redissection after a preference change).
 void init_routine() {
   internal_error_ = false;
   try {
-    state_ = std::make_unique<CaptureState>(config_from_prefs());
+    state_ = std::make_unique<CaptureState>(engine_config_from_prefs());
   } catch (...) {
     state_.reset();
     internal_error_ = true;
@@ -69,17 +57,45 @@ bool guarded(F&& f) {
   }
 }
 
+// Queues the frame's tap data: the records it counts and its RDMA endpoints (plain data in
+// packet-scope memory; the listeners run before the next frame).
+void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoints* endpoints) {
+  if (!counts.io_count && !counts.message_count && !endpoints) return;
+  TapFrame* tap = new (wmem_new(pinfo->pool, TapFrame)) TapFrame;
+  tap->final = state_->finished();
+  for (size_t i = 0; i < counts.io_count && i < TapFrame::kMaxRecords; ++i) tap->ios[tap->io_count++] = counts.ios[i];
+  for (size_t i = 0; i < counts.message_count && i < TapFrame::kMaxRecords; ++i) {
+    tap->messages[tap->message_count] = counts.messages[i];
+    tap->message_points[tap->message_count++] = state_->point_name(counts.messages[i]->point);
+  }
+  if (endpoints) {
+    tap->roce = true;
+    tap->src_ip = endpoints->src;
+    tap->dst_ip = endpoints->dst;
+    tap->src_qpn_known = endpoints->src_qpn_known;
+    tap->src_qpn = endpoints->src_qpn_known ? endpoints->src_qpn : 0;
+    tap->dst_qpn = endpoints->dst_qpn;
+    char* src = static_cast<char*>(wmem_alloc(pinfo->pool, kEndpointNameSize));
+    char* dst = static_cast<char*>(wmem_alloc(pinfo->pool, kEndpointNameSize));
+    endpoint_name(src, tap->src_ip, tap->src_qpn_known, tap->src_qpn);
+    endpoint_name(dst, tap->dst_ip, true, tap->dst_qpn);
+    set_address(&tap->src, AT_STRINGZ, int(strlen(src) + 1), src);
+    set_address(&tap->dst, AT_STRINGZ, int(strlen(dst) + 1), dst);
+  }
+  tap_queue_packet(tap_id(), pinfo, tap);
+}
+
 int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) {
   if (!state_ || pinfo->rec->rec_type != REC_TYPE_PACKET) return 0;
   const wtap_rec* rec = pinfo->rec;
   uint32_t iface = (rec->presence_flags & WTAP_HAS_INTERFACE_ID) ? rec->rec_header.packet_header.interface_id : 0;
+  guint cap = tvb_captured_length(tvb);
+  const guint8* data = cap ? tvb_get_ptr(tvb, 0, cap) : nullptr;
+  int encap = rec->rec_header.packet_header.pkt_encap;
+  guint wire = tvb_reported_length(tvb);
   if (!PINFO_FD_VISITED(pinfo)) {
-    guint cap = tvb_captured_length(tvb);
-    const guint8* data = cap ? tvb_get_ptr(tvb, 0, cap) : nullptr;
     const char* name = epan_get_interface_name(pinfo->epan, iface);
     TimeNs ts = TimeNs(pinfo->abs_ts.secs) * kNsPerSec + pinfo->abs_ts.nsecs;
-    int encap = rec->rec_header.packet_header.pkt_encap;
-    guint wire = tvb_reported_length(tvb);
     guarded([&] { state_->process(pinfo->num, ts, iface, name, encap, data, cap, wire); });
   } else if (!state_->finished()) {
     // The first revisited frame means the first pass is over: the capture has ended.
@@ -92,8 +108,16 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
     expert_add_info(pinfo, ti, &fields.ei_internal);
     return 0;
   }
-  if (!view.point && view.note_count == 0) return 0;
-  display_frame(tvb, pinfo, tree, *state_, view);
+  // Endpoints cost a second decode of the frame: only when someone looks at them.
+  const bool tapping = have_tap_listener(tap_id());
+  FrameEndpoints endpoints;
+  bool roce = false;
+  if (tree || tapping) guarded([&] { roce = state_->endpoints(encap, data, cap, wire, endpoints); });
+  FrameCounts counts;
+  if (tapping) guarded([&] { counts = state_->counts(pinfo->num, view); });
+  if (internal_error_) return 0;
+  if (view.point || view.note_count) display_frame(tvb, pinfo, tree, *state_, view, roce ? &endpoints : nullptr);
+  if (tapping) guarded([&] { queue_tap(pinfo, counts, roce ? &endpoints : nullptr); });
   return 0;
 }
 
@@ -105,21 +129,9 @@ using namespace rdmatel::plugin;
 void proto_register_rdmatel(void) {
   int proto = proto_register_protocol("RDMA Telemetry", "RDMATEL", "rdmatel");
   register_fields(proto);
-  module_t* m = prefs_register_protocol(proto, nullptr);
-  prefs_register_uint_preference(m, "io_timeout", "I/O timeout (s)",
-                                 "An NVMe I/O without completion is reported incomplete once every point that "
-                                 "saw its command has moved this many seconds past it",
-                                 10, &prefs_.io_timeout_s);
-  prefs_register_uint_preference(m, "reorder_window", "Reorder window (ms)",
-                                 "How far timestamps may go backwards within one observation point, and how "
-                                 "long results wait for the other points' copies of a packet",
-                                 10, &prefs_.reorder_window_ms);
-  prefs_register_uint_preference(m, "max_ios", "Most I/Os tracked at once",
-                                 "Limit on NVMe I/Os in flight; beyond it the oldest are reported early", 10,
-                                 &prefs_.max_ios);
-  prefs_register_uint_preference(m, "max_flows", "Most RDMA flows tracked",
-                                 "Limit on RDMA flows (source IP, destination IP, destination QPN)", 10,
-                                 &prefs_.max_flows);
+  register_preferences(proto);
+  register_statistics(proto);
+  register_menu(proto);
   handle_ = create_dissector_handle(dissect_rdmatel, proto);
   register_init_routine(init_routine);
   register_cleanup_routine(cleanup_routine);

@@ -1,0 +1,416 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "plugin/stats.h"
+
+#include <epan/packet.h>  // first: conversation_table.h needs glib's types
+
+#include <epan/conversation_table.h>
+#include <epan/srt_table.h>
+#include <epan/stat_tap_ui.h>
+#include <epan/tap.h>
+
+#include <deque>
+#include <limits>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+
+#include "engine/decode/nvme_capsule.h"
+#include "engine/report/flow_report.h"
+#include "engine/report/io_report.h"
+#include "plugin/tap.h"
+
+namespace rdmatel::plugin {
+namespace {
+
+int tap_ = -1;
+
+// A statistic with no sample is shown as "nan", never as 0 (SPEC §4: a missing metric is not 0).
+constexpr double kNone = std::numeric_limits<double>::quiet_NaN();
+
+double us_or_none(const Distribution& d, double ns) { return d.count() ? ns / 1000.0 : kNone; }
+
+// ---------------------------------------------------------------------------------------------
+// Keyed rows. Wireshark keeps one table per statistic (stat_tap_table_ui) and hands its callbacks
+// only the table, so each statistic keeps its aggregation beside it in one of these: row i of
+// the table shows stats(i). Invariant: size() equals the table's number of rows.
+template <typename Stats>
+class Rows {
+ public:
+  /// The row of `key`; `added` tells whether it is new (the caller then adds it to the table).
+  size_t find_or_add(const std::string& key, bool& added) {
+    auto [it, inserted] = index_.emplace(key, stats_.size());
+    added = inserted;
+    if (inserted) stats_.emplace_back();
+    return it->second;
+  }
+  Stats& stats(size_t row) { return stats_[row]; }
+  void reset_stats() {
+    for (Stats& s : stats_) s = Stats{};
+  }
+  void clear() {
+    index_.clear();
+    stats_.clear();
+  }
+
+ private:
+  std::unordered_map<std::string, size_t> index_;
+  std::deque<Stats> stats_;  // a deque: rows never move
+};
+
+stat_tap_table* first_table(stat_tap_table_ui* ui) {
+  return ui && ui->tables && ui->tables->len ? g_array_index(ui->tables, stat_tap_table*, 0) : nullptr;
+}
+
+/// Common callbacks of a keyed table: `Spec` names the table and its columns and fills a row.
+template <typename Spec>
+struct KeyedTable {
+  static Rows<typename Spec::Stats>& rows() {
+    static Rows<typename Spec::Stats> r;
+    return r;
+  }
+
+  // Called when tshark starts the statistic or the GUI dialog (re)runs it.
+  static void init(stat_tap_table_ui* ui) {
+    if (stat_tap_table* t = stat_tap_find_table(ui, Spec::kTitle)) {
+      reset(t);
+      return;
+    }
+    rows().clear();
+    stat_tap_add_table(ui, stat_tap_init_table(Spec::kTitle, int(Spec::kColumnCount), 0, nullptr));
+  }
+
+  // A new file or a new filter: rows stay (zeroed), so no pointer the GUI holds is freed.
+  static void reset(stat_tap_table* t) {
+    rows().reset_stats();
+    for (guint r = 0; r < t->num_elements; ++r) Spec::show(t->elements[r], rows().stats(r));
+  }
+
+  static void free_item(stat_tap_table*, guint row, guint column, stat_tap_table_item_type* item) {
+    if (row == 0 && column == 0) rows().clear();  // the table is being freed
+    if (item->type == TABLE_ITEM_STRING) {
+      g_free(const_cast<char*>(item->value.string_value));
+      item->value.string_value = nullptr;
+    }
+  }
+
+  // Adds `record` to the row of `key`; a new row's key cells are set by `fill_keys(cells)`
+  // (strings allocated with g_strdup: free_item frees them).
+  template <typename Record, typename FillKeys>
+  static void add(stat_tap_table* t, const std::string& key, FillKeys&& fill_keys, const Record& record) {
+    bool added = false;
+    size_t row = rows().find_or_add(key, added);
+    if (added) {
+      stat_tap_table_item_type items[Spec::kColumnCount] = {};
+      for (size_t c = 0; c < Spec::kColumnCount; ++c) items[c].type = Spec::kColumns[c].type;
+      fill_keys(items);
+      stat_tap_init_table_row(t, guint(row), guint(Spec::kColumnCount), items);
+    }
+    typename Spec::Stats& s = rows().stats(row);
+    s.add(record);
+    Spec::show(t->elements[row], s);
+  }
+};
+
+// ---------------------------------------------------------------------------------------------
+// rdmatel,io,host / storage / pair: the engine's IoGroupStats of read and write I/Os.
+
+#define RDMATEL_US_COLUMNS(metric)                                                       \
+  {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, metric " min", "%.3f"},                            \
+      {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, metric " avg", "%.3f"}, {                      \
+    TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, metric " max", "%.3f"                             \
+  }
+
+// The latency columns after the count, in IoMetric order (DAL, DPL, RTT, IOL1, IOL2, IOL).
+constexpr size_t kIoMetricColumns = 3 * size_t(IoMetric::kCount);
+
+void show_io_group(stat_tap_table_item_type* row, size_t count_column, const IoGroupStats& g) {
+  row[count_column].value.uint_value = guint(g.reads + g.writes);
+  for (size_t m = 0; m < size_t(IoMetric::kCount); ++m) {
+    const Distribution& d = g.metric[m];
+    stat_tap_table_item_type* cell = &row[count_column + 1 + 3 * m];
+    cell[0].value.float_value = us_or_none(d, double(d.min()));
+    cell[1].value.float_value = us_or_none(d, d.mean());
+    cell[2].value.float_value = us_or_none(d, double(d.max()));
+  }
+}
+
+stat_tap_table_item kHostColumns[] = {
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Host", "%-15s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "I/Os", "%u"},
+    RDMATEL_US_COLUMNS("DAL"), RDMATEL_US_COLUMNS("DPL"), RDMATEL_US_COLUMNS("RTT"),
+    RDMATEL_US_COLUMNS("IOL1"), RDMATEL_US_COLUMNS("IOL2"), RDMATEL_US_COLUMNS("IOL"),
+};
+stat_tap_table_item kStorageColumns[] = {
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Storage", "%-15s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "I/Os", "%u"},
+    RDMATEL_US_COLUMNS("DAL"), RDMATEL_US_COLUMNS("DPL"), RDMATEL_US_COLUMNS("RTT"),
+    RDMATEL_US_COLUMNS("IOL1"), RDMATEL_US_COLUMNS("IOL2"), RDMATEL_US_COLUMNS("IOL"),
+};
+stat_tap_table_item kPairColumns[] = {
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Host", "%-15s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Storage", "%-15s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "I/Os", "%u"},
+    RDMATEL_US_COLUMNS("DAL"), RDMATEL_US_COLUMNS("DPL"), RDMATEL_US_COLUMNS("RTT"),
+    RDMATEL_US_COLUMNS("IOL1"), RDMATEL_US_COLUMNS("IOL2"), RDMATEL_US_COLUMNS("IOL"),
+};
+static_assert(G_N_ELEMENTS(kHostColumns) == 2 + kIoMetricColumns);
+static_assert(G_N_ELEMENTS(kPairColumns) == 3 + kIoMetricColumns);
+
+enum class IoGroupBy { kHost, kStorage, kPair };
+
+template <IoGroupBy G>
+struct IoSpec {
+  using Stats = IoGroupStats;
+  static constexpr const char* kTitle = G == IoGroupBy::kHost      ? "NVMe latency per host (µs)"
+                                        : G == IoGroupBy::kStorage ? "NVMe latency per storage (µs)"
+                                                                   : "NVMe latency per host-storage pair (µs)";
+  static constexpr size_t kKeyColumns = G == IoGroupBy::kPair ? 2 : 1;
+  static constexpr size_t kColumnCount = kKeyColumns + 1 + kIoMetricColumns;
+  static inline const stat_tap_table_item* const kColumns =
+      G == IoGroupBy::kHost ? kHostColumns : G == IoGroupBy::kStorage ? kStorageColumns : kPairColumns;
+  static void show(stat_tap_table_item_type* row, const Stats& s) { show_io_group(row, kKeyColumns, s); }
+};
+
+template <IoGroupBy G>
+tap_packet_status io_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
+  const auto* tap = static_cast<const TapFrame*>(data);
+  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
+  if (!tap || !t || !tap->io_count) return TAP_PACKET_DONT_REDRAW;
+  bool changed = false;
+  try {
+    for (unsigned i = 0; i < tap->io_count && i < TapFrame::kMaxRecords; ++i) {
+      const IoRecord& r = *tap->ios[i];
+      // Latency statistics cover reads and writes, as the engine's report does; other commands
+      // are in the service response time table.
+      if (!r.is_read() && !r.is_write()) continue;
+      std::string host = r.host.to_string(), storage = r.storage.to_string();
+      if constexpr (G == IoGroupBy::kPair) {
+        KeyedTable<IoSpec<G>>::add(
+            t, host + " " + storage,
+            [&](stat_tap_table_item_type* c) {
+              c[0].value.string_value = g_strdup(host.c_str());
+              c[1].value.string_value = g_strdup(storage.c_str());
+            },
+            r);
+      } else {
+        const std::string& ip = G == IoGroupBy::kHost ? host : storage;
+        KeyedTable<IoSpec<G>>::add(
+            t, ip, [&](stat_tap_table_item_type* c) { c[0].value.string_value = g_strdup(ip.c_str()); }, r);
+      }
+      changed = true;
+    }
+  } catch (...) {
+    return TAP_PACKET_FAILED;  // out of memory: stop this table, never throw into Wireshark
+  }
+  return changed ? TAP_PACKET_REDRAW : TAP_PACKET_DONT_REDRAW;
+}
+
+// ---------------------------------------------------------------------------------------------
+// rdmatel,msg,flow: the engine's FlowStats per flow and observation point.
+
+stat_tap_table_item kFlowColumns[] = {
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Source", "%-15s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Destination", "%-15s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Dest QPN", "%u"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Point", "%s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Messages", "%u"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Bytes", "%.0f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FCT min (µs)", "%.3f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FCT avg (µs)", "%.3f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FCT max (µs)", "%.3f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FET (Gb/s)", "%.3f"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "NAKs", "%u"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FNR", "%.6f"},
+};
+
+struct FlowSpec {
+  using Stats = FlowStats;
+  static constexpr const char* kTitle = "RDMA messages per flow";
+  static constexpr size_t kKeyColumns = 4;
+  static constexpr size_t kColumnCount = G_N_ELEMENTS(kFlowColumns);
+  static inline const stat_tap_table_item* const kColumns = kFlowColumns;
+  static void show(stat_tap_table_item_type* row, const Stats& s) {
+    row[4].value.uint_value = guint(s.messages);
+    row[5].value.float_value = double(s.bytes);
+    row[6].value.float_value = us_or_none(s.fct, double(s.fct.min()));
+    row[7].value.float_value = us_or_none(s.fct, s.fct.mean());
+    row[8].value.float_value = us_or_none(s.fct, double(s.fct.max()));
+    std::optional<double> fet = s.fet_bps(), fnr = s.fnr();
+    row[9].value.float_value = fet ? *fet / 1e9 : kNone;
+    row[10].value.uint_value = guint(s.naks);
+    row[11].value.float_value = fnr ? *fnr : kNone;
+  }
+};
+
+tap_packet_status flow_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
+  const auto* tap = static_cast<const TapFrame*>(data);
+  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
+  if (!tap || !t || !tap->message_count) return TAP_PACKET_DONT_REDRAW;
+  try {
+    for (unsigned i = 0; i < tap->message_count && i < TapFrame::kMaxRecords; ++i) {
+      const MessageRecord& m = *tap->messages[i];
+      std::string src = m.src.to_string(), dst = m.dst.to_string();
+      const char* point = tap->message_points[i] ? tap->message_points[i] : "?";
+      KeyedTable<FlowSpec>::add(
+          t, src + " " + dst + " " + std::to_string(m.dst_qpn) + " " + point,
+          [&](stat_tap_table_item_type* c) {
+            c[0].value.string_value = g_strdup(src.c_str());
+            c[1].value.string_value = g_strdup(dst.c_str());
+            c[2].value.uint_value = m.dst_qpn;
+            c[3].value.string_value = g_strdup(point);
+          },
+          m);
+    }
+  } catch (...) {
+    return TAP_PACKET_FAILED;
+  }
+  return TAP_PACKET_REDRAW;
+}
+
+// ---------------------------------------------------------------------------------------------
+// rdmatel,srt: NVMe service response time per command. The response time is the I/O's latency
+// at the compute side (IOL1), or `iol` where only one point saw it; Wireshark's SRT tables take
+// a request time, so the packet is the completion and the request time is IOL1 before it.
+
+enum SrtTable : guint { kSrtIo, kSrtAdmin, kSrtFabrics, kSrtTables };
+
+void srt_init(register_srt_t*, GArray* srt_array) {
+  srt_stat_table* io = init_srt_table("NVMe I/O commands", "I/O", srt_array, 256, "Command",
+                                      "rdmatel.io.admin==0 && rdmatel.io.opcode", nullptr);
+  srt_stat_table* admin = init_srt_table("NVMe admin commands", "Admin", srt_array, 256, "Command",
+                                         "rdmatel.io.admin==1 && rdmatel.io.opcode", nullptr);
+  srt_stat_table* fabrics =
+      init_srt_table("NVMe-oF fabrics commands", "Fabrics", srt_array, 256, "Command", "rdmatel.io.fctype", nullptr);
+  for (int i = 0; i < 256; ++i) {
+    init_srt_table_row(io, i, nvme_op_name(uint8_t(i), 0, NvmeQueueKind::kIo));
+    init_srt_table_row(admin, i, nvme_op_name(uint8_t(i), 0, NvmeQueueKind::kAdmin));
+    const char* f = nvme_op_name(kNvmeFabricsOpcode, uint8_t(i), NvmeQueueKind::kUnknown);
+    char name[32];
+    if (std::string_view(f) == "fabrics") {
+      g_snprintf(name, sizeof name, "fctype_0x%02x", i);
+      f = name;
+    }
+    init_srt_table_row(fabrics, i, f);  // copies the name
+  }
+}
+
+tap_packet_status srt_packet(void* tapdata, packet_info* pinfo, epan_dissect_t*, const void* data, tap_flags_t) {
+  const auto* tap = static_cast<const TapFrame*>(data);
+  auto* sd = static_cast<srt_data_t*>(tapdata);
+  if (!tap || !tap->io_count || !sd->srt_array || sd->srt_array->len < kSrtTables) return TAP_PACKET_DONT_REDRAW;
+  bool changed = false;
+  for (unsigned i = 0; i < tap->io_count && i < TapFrame::kMaxRecords; ++i) {
+    const IoRecord& r = *tap->ios[i];
+    if (!r.complete) continue;  // no response: no response time
+    IoMetrics m = io_metrics(r);
+    std::optional<DurationNs> rt = m.iol1 ? m.iol1 : m.iol;
+    if (!rt) continue;
+    guint table = r.fabrics() ? kSrtFabrics : r.admin ? kSrtAdmin : kSrtIo;
+    int proc = r.fabrics() ? r.fctype : r.opcode;
+    // request time = this packet's time - response time, in integer ns (no rounding).
+    int64_t req_ns = int64_t(pinfo->abs_ts.secs) * kNsPerSec + pinfo->abs_ts.nsecs - *rt;
+    int64_t secs = req_ns / kNsPerSec, nsecs = req_ns % kNsPerSec;
+    if (nsecs < 0) {
+      nsecs += kNsPerSec;
+      --secs;
+    }
+    nstime_t req;
+    req.secs = time_t(secs);
+    req.nsecs = int(nsecs);
+    add_srt_table_data(g_array_index(sd->srt_array, srt_stat_table*, table), proc, &req, pinfo);
+    changed = true;
+  }
+  return changed ? TAP_PACKET_REDRAW : TAP_PACKET_DONT_REDRAW;
+}
+
+// ---------------------------------------------------------------------------------------------
+// conv,rdmatel / endpoints,rdmatel: an endpoint is an IP and a QPN ("10.1.0.1 QP 1234", one
+// string address, so that tshark shows the QPN too: it prints ports for TCP, UDP and SCTP only);
+// a conversation is a queue pair, both directions. Filters use the frames' rdmatel.ep fields.
+
+const char* address_filter(conv_filter_type_e type) {
+  switch (type) {
+    case CONV_FT_SRC_ADDRESS: return "rdmatel.ep.src";
+    case CONV_FT_DST_ADDRESS: return "rdmatel.ep.dst";
+    case CONV_FT_ANY_ADDRESS: return "rdmatel.ep";
+    default: return CONV_FILTER_INVALID;
+  }
+}
+
+const char* conv_filter(conv_item_t*, conv_filter_type_e type) { return address_filter(type); }
+const char* endpoint_filter(endpoint_item_t*, conv_filter_type_e type) { return address_filter(type); }
+
+ct_dissector_info_t conv_info = {&conv_filter};
+et_dissector_info_t endpoint_info = {&endpoint_filter};
+
+tap_packet_status conv_packet(void* pct, packet_info* pinfo, epan_dissect_t*, const void* data, tap_flags_t flags) {
+  const auto* tap = static_cast<const TapFrame*>(data);
+  if (!tap || !tap->roce) return TAP_PACKET_DONT_REDRAW;
+  auto* hash = static_cast<conv_hash_t*>(pct);
+  hash->flags = flags;
+  add_conversation_table_data(hash, &tap->src, &tap->dst, 0, 0, 1, int(pinfo->fd->pkt_len), &pinfo->rel_ts,
+                              &pinfo->abs_ts, &conv_info, CONVERSATION_IBQP);
+  return TAP_PACKET_REDRAW;
+}
+
+tap_packet_status endpoint_packet(void* pit, packet_info* pinfo, epan_dissect_t*, const void* data, tap_flags_t flags) {
+  const auto* tap = static_cast<const TapFrame*>(data);
+  if (!tap || !tap->roce) return TAP_PACKET_DONT_REDRAW;
+  auto* hash = static_cast<conv_hash_t*>(pit);
+  hash->flags = flags;
+  int len = int(pinfo->fd->pkt_len);
+  add_endpoint_table_data(hash, &tap->src, 0, TRUE, 1, len, &endpoint_info, ENDPOINT_IBQP);
+  add_endpoint_table_data(hash, &tap->dst, 0, FALSE, 1, len, &endpoint_info, ENDPOINT_IBQP);
+  return TAP_PACKET_REDRAW;
+}
+
+// ---------------------------------------------------------------------------------------------
+
+tap_param kFilterParam[] = {{PARAM_FILTER, "filter", "Filter", nullptr, TRUE}};
+
+template <typename Spec>
+stat_tap_table_ui make_ui(const char* title, const char* cli, tap_packet_cb packet, stat_tap_table_item* columns) {
+  stat_tap_table_ui ui{};
+  ui.group = REGISTER_PACKET_STAT_GROUP_UNSORTED;
+  ui.title = title;
+  ui.tap_name = "rdmatel";
+  ui.cli_string = cli;
+  ui.stat_tap_init_cb = &KeyedTable<Spec>::init;
+  ui.packet_func = packet;
+  ui.stat_tap_reset_table_cb = &KeyedTable<Spec>::reset;
+  ui.stat_tap_free_table_item_cb = &KeyedTable<Spec>::free_item;
+  ui.nfields = Spec::kColumnCount;
+  ui.fields = columns;
+  ui.nparams = G_N_ELEMENTS(kFilterParam);
+  ui.params = kFilterParam;
+  return ui;
+}
+
+}  // namespace
+
+int tap_id() { return tap_; }
+
+void register_statistics(int proto) {
+  tap_ = register_tap("rdmatel");
+
+  // The titles are the GUI's Statistics menu entries (sorted, in one group) and tshark's headings.
+  static stat_tap_table_ui io_host = make_ui<IoSpec<IoGroupBy::kHost>>(
+      "RDMA Telemetry · NVMe latency per host", "rdmatel,io,host", &io_packet<IoGroupBy::kHost>, kHostColumns);
+  static stat_tap_table_ui io_storage =
+      make_ui<IoSpec<IoGroupBy::kStorage>>("RDMA Telemetry · NVMe latency per storage", "rdmatel,io,storage",
+                                           &io_packet<IoGroupBy::kStorage>, kStorageColumns);
+  static stat_tap_table_ui io_pair =
+      make_ui<IoSpec<IoGroupBy::kPair>>("RDMA Telemetry · NVMe latency per host-storage pair", "rdmatel,io,pair",
+                                        &io_packet<IoGroupBy::kPair>, kPairColumns);
+  static stat_tap_table_ui msg_flow = make_ui<FlowSpec>("RDMA Telemetry · RDMA messages per flow", "rdmatel,msg,flow",
+                                                        &flow_packet, kFlowColumns);
+  register_stat_tap_table_ui(&io_host);
+  register_stat_tap_table_ui(&io_storage);
+  register_stat_tap_table_ui(&io_pair);
+  register_stat_tap_table_ui(&msg_flow);
+
+  register_srt_table(proto, "rdmatel", int(kSrtTables), &srt_packet, &srt_init, nullptr);
+  register_conversation_table(proto, TRUE, &conv_packet, &endpoint_packet);
+}
+
+}  // namespace rdmatel::plugin

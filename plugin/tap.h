@@ -1,0 +1,60 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The "rdmatel" tap. Every listener of a tap receives the same data, so this one plain struct
+// carries what all of them need: the statistics tables (the records counted on this frame) and
+// the conversation/endpoint tables (the RDMA endpoints of this frame's packet).
+#pragma once
+
+#include <epan/address.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+
+#include "engine/core/records.h"
+
+namespace rdmatel::plugin {
+
+struct TapFrame {
+  static constexpr unsigned kMaxRecords = 2;  ///< one I/O or message per frame in practice
+
+  /// True once the first pass is over (tshark -2, the GUI): the records are final. Otherwise
+  /// they are the first pass's provisional snapshots.
+  bool final = false;
+
+  /// I/Os counted on this frame: each I/O once, on its compute-side completion (its command
+  /// when it never completed; in one pass, only completed I/Os).
+  unsigned io_count = 0;
+  const IoRecord* ios[kMaxRecords] = {};
+
+  /// RDMA messages counted on this frame (the frame that completes them at their point), with
+  /// their observation point's name.
+  unsigned message_count = 0;
+  const MessageRecord* messages[kMaxRecords] = {};
+  const char* message_points[kMaxRecords] = {};
+
+  /// The RoCEv2 packet's endpoints (IP + QPN); `roce` false for other frames. The sending QP
+  /// is known once the capture showed the reverse direction of its queue pair (or from the
+  /// DETH of a UD packet); `src_qpn` is 0 until then.
+  bool roce = false;
+  bool src_qpn_known = false;
+  IpAddress src_ip, dst_ip;
+  uint32_t src_qpn = 0, dst_qpn = 0;
+  /// The endpoints as conversation and endpoint tables key them: AT_STRINGZ "IP QP N" (see
+  /// endpoint_name), in packet-scope memory. Also the values of rdmatel.ep.src / .dst.
+  address src = ADDRESS_INIT_NONE, dst = ADDRESS_INIT_NONE;
+};
+
+/// Writes "10.1.0.1 QP 1234" (decimal QPN), or "10.1.0.1 QP ?" while the QPN is unknown, into a
+/// buffer of kEndpointNameSize bytes (no C++ object outlives the call: callers go on to Wireshark
+/// calls that may longjmp).
+inline constexpr size_t kEndpointNameSize = 64;
+inline void endpoint_name(char* out, const IpAddress& ip, bool qpn_known, uint32_t qpn) {
+  std::string addr = ip.to_string();
+  if (qpn_known) std::snprintf(out, kEndpointNameSize, "%s QP %u", addr.c_str(), qpn);
+  else std::snprintf(out, kEndpointNameSize, "%s QP ?", addr.c_str());
+}
+
+/// The tap's id (registered with the protocol).
+int tap_id();
+
+}  // namespace rdmatel::plugin
