@@ -9,6 +9,8 @@ set -euo pipefail
 packages=(cmake g++ make pkg-config libglib2.0-dev wireshark-dev libwireshark-dev libwiretap-dev tshark)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(python3 libgtest-dev libgmock-dev nlohmann-json3-dev)
+  # The GUI test: the real Wireshark under a virtual X server, driven and photographed.
+  packages+=(wireshark-qt xvfb xauth imagemagick xdotool)
 fi
 
 missing=()
