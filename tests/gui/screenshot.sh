@@ -193,6 +193,19 @@ if start_wireshark; then
     echo "FAIL: after RDMA Telemetry > Slow I/Os and messages, the packet list is not the slow frames" >&2
     failures=$((failures + 1))
   fi
+
+  # 4. Statistics > Conversations (the fourth entry): the profile opens it on the RDMATEL tab,
+  # one row per queue pair (IP QP N <-> IP QP N) of the slow frames shown.
+  xdotool windowfocus --sync "$main" 2>/dev/null || true
+  xdotool mousemove --window "$main" 700 500 key Escape key alt+s key Down Down Down Return
+  if conv="$(wait_window "Conversations · $name" 20)"; then
+    xdotool windowsize "$conv" 1500 500 windowmove "$conv" 10 400
+    wait_idle
+    shoot "$conv" conversations
+  else
+    echo "FAIL: Statistics > Conversations did not open" >&2
+    failures=$((failures + 1))
+  fi
   stop_wireshark
 else
   failures=$((failures + 1))
