@@ -96,7 +96,7 @@ TEST(EngineMemory, MessagesSpanningManyPsnsStaySmall) {
 // on 8 queues (bound from --max-ios/--max-flows 10000: ~150 MiB). Here: 20 000 packets of one
 // flow, stamps spread over two years in random order -> several MiB. Expected: open periods per
 // flow and point bounded (e.g. emit or drop periods far from the watermark).
-TEST(EngineMemory, DISABLED_PeriodsDoNotGrowWithJumpingStamps) {
+TEST(EngineMemory, PeriodsDoNotGrowWithJumpingStamps) {
   NullSink sink;
   Engine e(EngineConfig{}, sink);
   PointId p = e.declare_point(0, "p");
@@ -126,7 +126,7 @@ TEST(EngineMemory, DISABLED_PeriodsDoNotGrowWithJumpingStamps) {
 // user set suggest ~150 MiB. Expected: the CLI's limits bound memory (e.g. --max-messages, or
 // max_open_messages derived from them). Here: 200 000 unacknowledged SENDs on one queue with
 // max_outstanding_ios 1000 and max_flows 100.
-TEST(EngineMemory, DISABLED_UnacknowledgedSendsBoundedByCliLimits) {
+TEST(EngineMemory, UnacknowledgedSendsBoundedByCliLimits) {
   EngineConfig cfg;
   cfg.max_outstanding_ios = 1000;
   cfg.max_flows = 100;

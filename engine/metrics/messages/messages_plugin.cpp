@@ -15,6 +15,12 @@ constexpr uint64_t kMaxMtu = 4096;       // the largest InfiniBand path MTU
 constexpr size_t kReadRanges = 256;      // READs remembered per stream
 constexpr size_t kUnpairedNaksPerFlow = 64;
 constexpr size_t kUnpairedNakFlows = 4096;
+// Bounds against hostile or broken traffic: a flow and point keeps at most this many open
+// periods (stamps jumping around) and open messages (SENDs nobody acknowledges); beyond them
+// the oldest are reported early. Real queue pairs stay far below (send queues of a few
+// thousand work requests at most).
+constexpr size_t kMaxOpenPeriods = 64;
+constexpr size_t kMaxOpenMessagesPerStream = 4096;
 
 
 int64_t period_index(TimeNs ts, DurationNs period) {
@@ -103,6 +109,14 @@ FlowPeriodRecord& MessagesPlugin::period(FlowId flow, PointId point, TimeNs ts, 
   fp.last_period = idx;
   auto it = fp.periods.find(idx);
   if (it != fp.periods.end()) return *(fp.last_record = &it->second);
+  if (fp.periods.size() >= kMaxOpenPeriods) {
+    ctx.warn_once(ctx, "open_periods",
+                  "timestamps jump between more than " + std::to_string(kMaxOpenPeriods) +
+                      " periods on one flow: the oldest periods are reported early");
+    auto oldest = fp.periods.begin();
+    ctx.sink.on_flow_period(oldest->second);
+    fp.periods.erase(oldest);
+  }
   FlowPeriodRecord& r = fp.periods[idx];
   fp.last_record = &r;
   const Flow& f = ctx.flows[flow];
@@ -151,6 +165,13 @@ Message* MessagesPlugin::open_message(EngineContext& ctx, Stream& s, const Packe
       finalize(ctx, *open_.front().m);
       open_.pop_front();
     }
+  }
+  if (s.messages.size() >= kMaxOpenMessagesPerStream) {
+    ctx.warn_once(ctx, "open_messages_per_flow",
+                  "more than " + std::to_string(kMaxOpenMessagesPerStream) +
+                      " RDMA messages open on one flow (never acknowledged): the oldest are reported early");
+    ++stats_.evicted;
+    finalize(ctx, *s.messages.front());
   }
   Message* m;
   if (!free_.empty()) {
