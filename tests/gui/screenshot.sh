@@ -5,7 +5,7 @@
 # (Statistics menu) and the I/O graphs, and saves screenshots (PNG) in tests/artifacts/gui/.
 #
 #   tests/gui/screenshot.sh [--plugin rdmatel.so] [--synth rdmatel-synth] [--capture FILE.pcapng]
-#                           [--out DIR]
+#                           [--profile DIR] [--out DIR]
 #
 # Exit 0 when both windows appeared with their titles and were saved, 1 otherwise (the CTest
 # test "gui" runs it), 77 when Xvfb, wireshark, xdotool or ImageMagick's import is missing or no
@@ -18,14 +18,16 @@ repo="$(cd "$here/../.." && pwd)"
 plugin=""
 synth=""
 capture=""
+profile="$repo/profiles/RDMA-Telemetry"
 out="$repo/tests/artifacts/gui"
 while (($#)); do
   case "$1" in
     --plugin) plugin="$2"; shift ;;
     --synth) synth="$2"; shift ;;
     --capture) capture="$2"; shift ;;
+    --profile) profile="$2"; shift ;;
     --out) out="$2"; shift ;;
-    *) echo "usage: $0 [--plugin SO] [--synth BIN] [--capture PCAPNG] [--out DIR]" >&2; exit 2 ;;
+    *) echo "usage: $0 [--plugin SO] [--synth BIN] [--capture PCAPNG] [--profile DIR] [--out DIR]" >&2; exit 2 ;;
   esac
   shift
 done
@@ -55,7 +57,7 @@ mkdir -p "$out"
 home="$work/home"
 mkdir -p "$home/.local/lib/wireshark/plugins/4.0/epan" "$home/.config/wireshark/profiles" "$home/run"
 cp "$plugin" "$home/.local/lib/wireshark/plugins/4.0/epan/"
-cp -r "$repo/profiles/RDMA-Telemetry" "$home/.config/wireshark/profiles/"
+cp -r "$profile" "$home/.config/wireshark/profiles/RDMA-Telemetry"
 # The capture: 20 s of NVMe-oF traffic at two points, so that the I/O graph has a shape.
 if [[ -z "$capture" ]]; then
   if [[ -x "$synth" ]]; then
@@ -123,6 +125,15 @@ start_wireshark() {
   main="$(wait_window "^$name\$" 120)" || { echo "FAIL: the Wireshark main window did not appear" >&2; return 1; }
   xdotool windowsize "$main" 1600 900 windowmove "$main" 0 0
   wait_idle
+  # A message box at start (titled just "Wireshark") means something in the profile or the
+  # plugin was refused, e.g. a colouring rule that does not compile.
+  local box
+  box="$(windows '^Wireshark$' | head -1)"
+  if [[ -n "$box" ]]; then
+    import -window "$box" "$out/startup-message.png" 2>/dev/null || true
+    echo "FAIL: Wireshark showed a message at start (see $out/startup-message.png)" >&2
+    return 1
+  fi
 }
 stop_wireshark() {
   kill "$ws_pid" 2>/dev/null || true
@@ -226,6 +237,16 @@ else
   failures=$((failures + 1))
 fi
 
+# Wireshark reports what it refused (a colouring rule or a UAT row of the profile, a dissector
+# bug in the plugin, ...) on stderr. Known noise: Wireshark's own RPCoRDMA dissector bug on
+# short-captured RDMA packets, the wireless probe, Qt's runtime-directory check.
+complaints="$(grep -E "WARNING|CRITICAL|ERROR|Could not|Can't|invalid" "$work/wireshark.log" |
+  grep -vE "protocol RPCoRDMA|nl80211|QStandardPaths" || true)"
+if [[ -n "$complaints" ]]; then
+  echo "FAIL: Wireshark complained:" >&2
+  head -10 <<<"$complaints" >&2
+  failures=$((failures + 1))
+fi
 if ((failures)); then
   echo "FAIL: $failures GUI checks failed; Wireshark said: $(grep -v "Dissector bug" "$work/wireshark.log" | tail -5)" >&2
   exit 1
