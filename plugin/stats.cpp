@@ -44,6 +44,7 @@ class Rows {
     return it->second;
   }
   Stats& stats(size_t row) { return stats_[row]; }
+  size_t size() const { return stats_.size(); }
   void reset_stats() {
     for (Stats& s : stats_) s = Stats{};
   }
@@ -82,7 +83,7 @@ struct KeyedTable {
   // A new file or a new filter: rows stay (zeroed), so no pointer the GUI holds is freed.
   static void reset(stat_tap_table* t) {
     rows().reset_stats();
-    for (guint r = 0; r < t->num_elements; ++r) Spec::show(t->elements[r], rows().stats(r));
+    for (guint r = 0; r < t->num_elements && r < rows().size(); ++r) Spec::show(t->elements[r], rows().stats(r));
   }
 
   static void free_item(stat_tap_table*, guint row, guint column, stat_tap_table_item_type* item) {
@@ -99,7 +100,7 @@ struct KeyedTable {
   static void add(stat_tap_table* t, const std::string& key, FillKeys&& fill_keys, const Record& record) {
     bool added = false;
     size_t row = rows().find_or_add(key, added);
-    if (added) {
+    if (added || row >= t->num_elements) {  // (the second only if the table lost its rows)
       stat_tap_table_item_type items[Spec::kColumnCount] = {};
       for (size_t c = 0; c < Spec::kColumnCount; ++c) items[c].type = Spec::kColumns[c].type;
       fill_keys(items);
