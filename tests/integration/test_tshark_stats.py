@@ -17,6 +17,7 @@ import re
 import sys
 from collections import Counter, defaultdict
 
+from rdmatel_stats import num, parse_simple_tables
 from rdmatel_testlib import Tshark, fail, load_truth, us
 
 plugin, captures = sys.argv[1], sys.argv[2:]
@@ -25,31 +26,6 @@ NVME_IO_FILTER = "rdmatel.iol > 100"
 MSG_FILTER = "rdmatel.fct > 5"
 problems = []
 checked = Counter()
-
-
-def parse_simple_tables(out):
-    """tshark's output of register_stat_tap_table_ui tables: {ui title: (header, [rows])}."""
-    tables = {}
-    lines = out.splitlines()
-    i = 0
-    while i < len(lines):
-        if lines[i].startswith("=" * 20) and i + 3 < len(lines) and lines[i + 2].startswith("Filter for statistics:"):
-            title = lines[i + 1].rstrip(":")
-            header = [c.strip() for c in lines[i + 3].split("|")[:-1]]
-            rows = []
-            j = i + 5  # skip the table title line
-            while j < len(lines) and not lines[j].startswith("=" * 20):
-                rows.append([c.strip() for c in lines[j].split("|")[:-1]])
-                j += 1
-            tables[title] = (header, rows)
-            i = j + 1
-        else:
-            i += 1
-    return tables
-
-
-def num(text):
-    return math.nan if text in ("nan", "-nan") else float(text)
 
 
 def same(got, want, abs_tol):
