@@ -103,11 +103,22 @@ int run(const Options& o) {
   InputSummary summary = input.run(engine, progress);
 
   if (o.command == Command::kAnalyze) print_analysis(stdout, o, engine, summary, report, flows, RDMATEL_VERSION);
-  if (out != stdout && std::fclose(out) != 0) {
-    std::fprintf(stderr, "rdmatel: cannot write %s: %s\n", o.output.c_str(), std::strerror(errno));
-    return kExitBadInput;
+  // A full disk or a closed pipe must not pass for success: check every output (exit 2, like an
+  // output that cannot be opened).
+  bool out_failed = out != stdout && (std::fflush(out) != 0 || std::ferror(out));
+  int out_errno = errno;
+  if (out != stdout && std::fclose(out) != 0 && !out_failed) {
+    out_failed = true;
+    out_errno = errno;
   }
-  std::fflush(stdout);
+  if (out_failed) {
+    std::fprintf(stderr, "rdmatel: cannot write %s: %s\n", o.output.c_str(), std::strerror(out_errno));
+    return kExitUsage;
+  }
+  if (std::fflush(stdout) != 0 || std::ferror(stdout)) {
+    std::fprintf(stderr, "rdmatel: cannot write standard output: %s\n", std::strerror(errno));
+    return kExitUsage;
+  }
   if (!o.quiet)
     for (const std::string& w : summary.warnings) std::fprintf(stderr, "rdmatel: warning: %s\n", w.c_str());
   for (const std::string& e : summary.errors) std::fprintf(stderr, "rdmatel: error: %s\n", e.c_str());

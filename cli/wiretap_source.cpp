@@ -71,10 +71,9 @@ class WiretapSource final : public CaptureSource {
     int size_err = 0;
     gint64 sz = wtap_file_size(wth_, &size_err);
     size_ = sz > 0 ? uint64_t(sz) : 0;
-    wtapng_iface_descriptions_t* info = wtap_file_get_idb_info(wth_);
-    for (guint i = 0; info && i < info->interface_data->len; ++i)
-      ifaces_.push_back(interface_of(g_array_index(info->interface_data, wtap_block_t, i)));
-    if (info) wtap_free_idb_info(info);
+    // Interfaces declared so far; more may come as the file is read (see next()). The blocks
+    // belong to wiretap: read, never freed here.
+    while (wtap_block_t idb = wtap_get_next_interface_description(wth_)) ifaces_.push_back(interface_of(idb));
     return true;
   }
 
