@@ -58,9 +58,10 @@ home="$work/home"
 mkdir -p "$home/.local/lib/wireshark/plugins/4.0/epan" "$home/.config/wireshark/profiles" "$home/run"
 cp "$plugin" "$home/.local/lib/wireshark/plugins/4.0/epan/"
 cp -r "$profile" "$home/.config/wireshark/profiles/RDMA-Telemetry"
-# The capture: 20 s of NVMe-oF traffic at two points, so that the I/O graph has a shape.
+# The capture: 20 s of NVMe-oF traffic at two points, so that the I/O graph has a shape (the
+# small sample under a sanitizer, which makes Wireshark several times slower).
 if [[ -z "$capture" ]]; then
-  if [[ -x "$synth" ]]; then
+  if [[ -x "$synth" && -z "${RDMATEL_TSHARK_PRELOAD:-}" ]]; then
     capture="$home/nvme_20s.pcapng"
     "$synth" --scenario nvme-2point --duration-s 20 --ios 2000 --seed 7 --snaplen 256 --out "$capture" >/dev/null
   else
@@ -118,11 +119,21 @@ wait_idle() {
     sleep 0.25
   done
 }
+# A sanitizer-built plugin needs its runtime loaded first (scripts/ci-sanitize.sh sets
+# RDMATEL_TSHARK_PRELOAD); extcap helpers are not needed to read a file and must not inherit it.
+preload=()
+if [[ -n "${RDMATEL_TSHARK_PRELOAD:-}" ]]; then
+  mkdir -p "$home/no-extcap"
+  [[ "$(id -u)" -eq 0 ]] && chown 65534:65534 "$home/no-extcap"
+  preload=(LD_PRELOAD="$RDMATEL_TSHARK_PRELOAD" ASAN_OPTIONS="${RDMATEL_TSHARK_ASAN_OPTIONS:-detect_leaks=0}"
+           WIRESHARK_EXTCAP_DIR="$home/no-extcap")
+fi
 start_wireshark() {
-  "${as_user[@]}" env HOME="$home" DISPLAY="$display" XDG_RUNTIME_DIR="$home/run" LC_ALL=C.UTF-8 \
+  "${as_user[@]}" env HOME="$home" DISPLAY="$display" XDG_RUNTIME_DIR="$home/run" LC_ALL=C.UTF-8 "${preload[@]}" \
     wireshark -C RDMA-Telemetry --disable-protocol rpcordma -r "$capture" "$@" >>"$work/wireshark.log" 2>&1 &
   ws_pid=$!
   main="$(wait_window "^$name\$" 120)" || { echo "FAIL: the Wireshark main window did not appear" >&2; return 1; }
+  echo "main window after $((SECONDS - started)) s"
   xdotool windowsize "$main" 1600 900 windowmove "$main" 0 0
   wait_idle
   # A message box at start (titled just "Wireshark") means something in the profile or the
@@ -151,6 +162,7 @@ shoot() {
 }
 
 failures=0
+started=$SECONDS
 
 # 1. Statistics > RDMA Telemetry · NVMe latency per host. Wireshark's GUI opens only two-part
 # -z names (rdmatel,srt) from its command line, so the dialog is opened from the Statistics menu
@@ -167,7 +179,10 @@ if start_wireshark; then
     sleep 0.4
     for _ in $(seq "$downs"); do xdotool key Down; done
     xdotool key Return
-    stats="$(wait_window "$title" 4)" && break
+    if stats="$(wait_window "$title" 4)"; then
+      echo "opened Statistics > ${title% · } with $downs x Down"
+      break
+    fi
     # Close what the wrong entry opened (a dialog, a submenu), and any menu.
     for w in $(comm -13 <(echo "$before") <(windows . | sort)); do
       [[ "$w" == "$main" ]] && continue
@@ -251,4 +266,4 @@ if ((failures)); then
   echo "FAIL: $failures GUI checks failed; Wireshark said: $(grep -v "Dissector bug" "$work/wireshark.log" | tail -5)" >&2
   exit 1
 fi
-echo "OK: screenshots in $out"
+echo "OK: screenshots in $out ($((SECONDS - started)) s)"
