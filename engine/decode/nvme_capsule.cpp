@@ -48,6 +48,29 @@ bool parse_nvme_sqe(const uint8_t* p, size_t n, NvmeSqe& out) {
   return true;
 }
 
+size_t nvme_sgl_keys(const NvmeSqe& sqe, const uint8_t* capsule, size_t captured, uint32_t* keys, size_t max) {
+  if (max == 0) return 0;
+  uint8_t type = sqe.sgl_id >> 4, subtype = sqe.sgl_id & 0xf;
+  if (type == 0x4) {
+    if (sqe.sgl_len == 0) return 0;
+    keys[0] = sqe.sgl_key;
+    return 1;
+  }
+  // A segment / last segment descriptor with the offset subtype: its list sits in the capsule,
+  // `sgl_addr` bytes after the SQE, `sgl_len` bytes long (16 per descriptor).
+  if ((type != 0x2 && type != 0x3) || subtype != 0x1) return 0;
+  uint64_t start = kNvmeSqeSize + sqe.sgl_addr;
+  uint64_t len = sqe.sgl_len - sqe.sgl_len % 16;
+  if (start > captured || len > captured - start) return 0;
+  size_t n = 0;
+  for (uint64_t off = start; off < start + len && n < max; off += 16) {
+    const uint8_t* d = capsule + off;
+    uint32_t length = uint32_t(d[8]) | uint32_t(d[9]) << 8 | uint32_t(d[10]) << 16;
+    if ((d[15] >> 4) == 0x4 && length > 0) keys[n++] = load_le32(d + 11);
+  }
+  return n;
+}
+
 bool parse_nvme_cqe(const uint8_t* p, size_t n, NvmeCqe& out) {
   if (n < kNvmeCqeSize) return false;
   out.result = load_le32(p);

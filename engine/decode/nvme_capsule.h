@@ -30,6 +30,8 @@ struct NvmeSqe {
 
   bool keyed() const { return (sgl_id >> 4) == 0x4; }
   bool in_capsule() const { return sgl_id == 0x01; }
+  /// The SGL is a descriptor list carried in the capsule after the SQE.
+  bool capsule_list() const { return sgl_id == 0x21 || sgl_id == 0x31; }
   bool is_fabrics() const { return opcode == kNvmeFabricsOpcode; }
   bool is_connect() const { return is_fabrics() && fctype == 0x01; }
 };
@@ -45,6 +47,12 @@ struct NvmeCqe {
 /// Parses a command capsule's SQE from `p` (`n` bytes available). Returns false unless the bytes
 /// look like an NVMe-oF command: PSDT selects SGLs and the SGL descriptor type is valid.
 bool parse_nvme_sqe(const uint8_t* p, size_t n, NvmeSqe& out);
+
+/// The keyed SGL data block descriptors of a command: the SQE's own, or, when the SQE points to
+/// a descriptor list inside the capsule (SGL segment, offset subtype), the keyed descriptors of
+/// that list (several buffers per command, as SPDK hosts send). `capsule` is the whole captured
+/// SEND payload. Returns how many keys were written to `keys` (at most `max`).
+size_t nvme_sgl_keys(const NvmeSqe& sqe, const uint8_t* capsule, size_t captured, uint32_t* keys, size_t max);
 
 /// Parses a 16-byte CQE.
 bool parse_nvme_cqe(const uint8_t* p, size_t n, NvmeCqe& out);

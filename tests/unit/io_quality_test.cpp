@@ -2,6 +2,7 @@
 // io_quality on hand-built packet sequences whose answers are worked out by hand in each test.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <map>
 #include <vector>
 
@@ -313,6 +314,36 @@ TEST(IoQuality, ConfiguredRolesOnOnePoint) {
   EXPECT_FALSE(m.rtt);
   EXPECT_EQ(r.ios[0].t[2], 1000);
   EXPECT_FALSE(r.ios[0].t.has(1));
+}
+
+TEST(IoQuality, ReadIntoTwoBuffersNamedByACapsuleDescriptorList) {
+  // The command's SGL is a list of two keyed descriptors in the capsule; the target writes the
+  // second buffer first: T3 is that first data packet, whichever key it carries.
+  Capture cap;
+  RoceSpec cmd = cap.up(0x04, 40);
+  cmd.payload = test::sqe(0x02, 6, 1, 0x31, 32, 0);
+  std::fill(cmd.payload.begin() + 24, cmd.payload.begin() + 32, 0);  // the list starts at offset 0
+  for (uint32_t key : {0x5501u, 0x5502u}) {
+    test::putle64(cmd.payload, 0x10000);
+    cmd.payload.insert(cmd.payload.end(), {0x00, 0x10, 0x00});  // 4096 bytes
+    test::putle32(cmd.payload, key);
+    cmd.payload.push_back(0x40);
+  }
+  cap.add(C, 100, cmd);
+  cap.add(S, 200, cmd);
+  cap.add(S, 900, cap.write_data(0x0A, 70, 0x5502));
+  cap.add(S, 950, cap.write_data(0x0A, 71, 0x5501));
+  cap.add(C, 1000, cap.write_data(0x0A, 70, 0x5502));
+  cap.add(C, 1050, cap.write_data(0x0A, 71, 0x5501));
+  cap.add(S, 1500, cap.completion(6, 72, kHostQp, 0x5501));
+  cap.add(C, 1600, cap.completion(6, 72, kHostQp, 0x5501));
+  Collector r = cap.run();
+  ASSERT_EQ(r.ios.size(), 1u);
+  IoMetrics m = io_metrics(r.ios[0]);
+  ASSERT_TRUE(m.dal && m.iol1 && m.iol2);
+  EXPECT_EQ(*m.dal, 700);  // 900 - 200
+  EXPECT_EQ(*m.iol1, 1500);
+  EXPECT_EQ(*m.iol2, 1300);
 }
 
 TEST(IoQuality, NonNvmeSendsAreNotIos) {

@@ -3,6 +3,9 @@
 #include <gtest/gtest.h>
 
 #include "engine/decode/nvme_capsule.h"
+#include <algorithm>
+#include <vector>
+
 #include "tests/support/frame_builder.h"
 
 namespace rdmatel {
@@ -70,6 +73,56 @@ TEST(NvmeCapsule, UnknownOpcodesGetNumericNames) {
   EXPECT_STREQ(nvme_op_name(0x99, 0, NvmeQueueKind::kIo), "opcode_0x99");
   EXPECT_TRUE(nvme_admin_only_opcode(0x18));
   EXPECT_FALSE(nvme_admin_only_opcode(0x02));
+}
+
+}  // namespace
+}  // namespace rdmatel
+
+namespace rdmatel {
+namespace {
+
+// An SQE whose SGL is a last-segment descriptor (0x31) pointing at a list of `keys.size()` keyed
+// data block descriptors right after the SQE (offset 0), as SPDK hosts send.
+test::Bytes capsule_with_list(const std::vector<uint32_t>& keys, uint32_t zero_length_index = 99) {
+  auto b = test::sqe(0x02, 5, 1, 0x31, uint32_t(16 * keys.size()), 0);
+  // DPTR of a segment descriptor: address = offset 0 into the capsule data, length = list bytes.
+  std::fill(b.begin() + 24, b.begin() + 32, 0);
+  for (size_t i = 0; i < keys.size(); ++i) {
+    test::putle64(b, 0x10000 * (i + 1));  // address
+    uint32_t len = i == zero_length_index ? 0 : 4096;
+    b.push_back(uint8_t(len));
+    b.push_back(uint8_t(len >> 8));
+    b.push_back(uint8_t(len >> 16));
+    test::putle32(b, keys[i]);
+    b.push_back(0x40);
+  }
+  return b;
+}
+
+TEST(NvmeCapsule, KeysFromACapsuleDescriptorList) {
+  auto b = capsule_with_list({0x111, 0x222, 0x333}, 1);
+  NvmeSqe s;
+  ASSERT_TRUE(parse_nvme_sqe(b.data(), b.size(), s));
+  EXPECT_TRUE(s.capsule_list());
+  uint32_t keys[4];
+  ASSERT_EQ(nvme_sgl_keys(s, b.data(), b.size(), keys, 4), 2u);  // the zero-length one is skipped
+  EXPECT_EQ(keys[0], 0x111u);
+  EXPECT_EQ(keys[1], 0x333u);
+  // The list cut by the snap length: nothing is read past the captured bytes.
+  EXPECT_EQ(nvme_sgl_keys(s, b.data(), 64 + 20, keys, 4), 0u);
+  EXPECT_EQ(nvme_sgl_keys(s, b.data(), b.size(), keys, 1), 1u);
+}
+
+TEST(NvmeCapsule, SingleKeyedDescriptor) {
+  auto b = test::sqe(0x02, 5, 1, 0x40, 8192, 0xABCD);
+  NvmeSqe s;
+  ASSERT_TRUE(parse_nvme_sqe(b.data(), b.size(), s));
+  uint32_t keys[4];
+  ASSERT_EQ(nvme_sgl_keys(s, b.data(), b.size(), keys, 4), 1u);
+  EXPECT_EQ(keys[0], 0xABCDu);
+  auto none = test::sqe(0x00, 5, 1, 0x40, 0, 0);  // flush: no data
+  ASSERT_TRUE(parse_nvme_sqe(none.data(), none.size(), s));
+  EXPECT_EQ(nvme_sgl_keys(s, none.data(), none.size(), keys, 4), 0u);
 }
 
 }  // namespace

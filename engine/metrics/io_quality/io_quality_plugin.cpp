@@ -77,9 +77,10 @@ void IoQualityPlugin::on_send(EngineContext& ctx, const PacketContext& p) {
 
   if (len >= kNvmeSqeSize) {
     NvmeSqe sqe;
-    // Data in a single-packet capsule must be described by an in-capsule (offset) descriptor.
+    // More than the SQE in a single-packet capsule must be in-capsule data or the descriptor
+    // list the SQE points to.
     if (have >= kNvmeSqeSize && parse_nvme_sqe(payload, have, sqe) &&
-        (len == kNvmeSqeSize || !only || sqe.in_capsule())) {
+        (len == kNvmeSqeSize || !only || sqe.in_capsule() || sqe.capsule_list())) {
       on_command(ctx, p, sqe);
       return;
     }
@@ -177,13 +178,12 @@ void IoQualityPlugin::on_command(EngineContext& ctx, const PacketContext& p, con
   io->cid = sqe.cid;
   io->opcode = sqe.opcode;
   io->fctype = sqe.fctype;
-  io->keyed = sqe.keyed();
   io->in_capsule = sqe.in_capsule();
-  io->sgl_key = sqe.sgl_key;
+  io->key_count = uint8_t(nvme_sgl_keys(sqe, p.payload(), p.pkt.payload_captured, io->keys.data(), Io::kMaxKeys));
   io->length = sqe.sgl_len;
   io->set_psn(kCommand, p.pkt.bth.psn);
   queues_[qi].by_cid[sqe.cid].push_back(io);
-  if (io->keyed && io->length > 0) by_key_[PairValueKey{q.host, q.storage, io->sgl_key}].push_back(io);
+  for (uint8_t i = 0; i < io->key_count; ++i) by_key_[PairValueKey{q.host, q.storage, io->keys[i]}].push_back(io);
   live_.push_back(IoRef{io, io->id});
   ++live_count_;
   observe(ctx, *io, kCommand, p);
@@ -286,7 +286,7 @@ void IoQualityPlugin::on_completion(EngineContext& ctx, const PacketContext& p, 
       if (!m.empty()) matches.swap(m);
     };
     if (p.pkt.has(kExtIeth))
-      keep([&](const Match& x) { return x.io->keyed && x.io->sgl_key == p.pkt.invalidate_rkey; });
+      keep([&](const Match& x) { return x.io->has_key(p.pkt.invalidate_rkey); });
     if (matches.size() > 1) keep([](const Match& x) { return x.seen_here; });
   }
   if (matches.size() != 1) {
@@ -392,8 +392,8 @@ void IoQualityPlugin::release(Io& io) {
     erase_value(it->second, &io);
     if (it->second.empty()) q.by_cid.erase(it);
   }
-  if (io.keyed && io.length > 0) {
-    auto k = by_key_.find(PairValueKey{q.host, q.storage, io.sgl_key});
+  for (uint8_t i = 0; i < io.key_count; ++i) {
+    auto k = by_key_.find(PairValueKey{q.host, q.storage, io.keys[i]});
     if (k != by_key_.end()) {
       erase_value(k->second, &io);
       if (k->second.empty()) by_key_.erase(k);

@@ -34,9 +34,16 @@ struct Io {
   uint16_t cid = 0;
   uint8_t opcode = 0;
   uint8_t fctype = 0;
-  bool keyed = false;
   bool in_capsule = false;
-  uint32_t sgl_key = 0;
+  /// The r_keys of the host buffers the command names (one keyed SGL descriptor, or a list).
+  static constexpr size_t kMaxKeys = 4;
+  std::array<uint32_t, kMaxKeys> keys{};
+  uint8_t key_count = 0;
+  bool has_key(uint32_t k) const {
+    for (uint8_t i = 0; i < key_count; ++i)
+      if (keys[i] == k) return true;
+    return false;
+  }
   uint32_t length = 0;
   uint16_t status = 0;
   /// The PSN of each stage's packet: the identity of "the same packet" at every point.
