@@ -192,6 +192,18 @@ else:
     # cli/main.cpp: -o FILE that fails when flushed (disk full) exits 3 ("unreadable or corrupt
     # input"), while an output that cannot be opened exits 2: the same kind of failure.
     expect("output file on a full disk", ["export", "io", sample, "-o", "/dev/full"], 2, "cannot write")
+    # engine/report/record_writer.cpp json_quote copies bytes >= 0x80 as they are: an interface
+    # name that is not UTF-8 makes the JSON export invalid text (corruption campaign finding).
+    latin = bytearray(sample_bytes)
+    at = latin.find(b"leafA-gpu")
+    if at > 0:
+        latin[at + 4] = 0xB9  # "leafA-gpu" -> "leaf\xb9-gpu", same length: blocks stay valid
+        p = run(["export", "io", write("latin1.pcapng", bytes(latin)), "--no-progress"])
+        try:
+            for line in p.stdout.decode("utf-8").splitlines():
+                json.loads(line)
+        except (UnicodeDecodeError, ValueError) as e:
+            problems.append(f"interface name not UTF-8: export is not valid JSON text ({e})")
     # The same wiretap bug with files libwiretap takes for other formats (a 1- or 3-byte file is
     # "JSON" to it, an empty gzip "ERF"): GLib reports a double unref on standard error. Once
     # fixed: exit 0 (nothing measurable) or 3, and only rdmatel's own sentences.
