@@ -91,7 +91,7 @@ class WiretapSource final : public CaptureSource {
       if (rec_.rec_type != REC_TYPE_PACKET) continue;
       const auto& ph = rec_.rec_header.packet_header;
       out.frame = frame_;
-      out.ts = TimeNs(rec_.ts.secs) * kNsPerSec + rec_.ts.nsecs;
+      out.ts = saturating_ns(int64_t(rec_.ts.secs), rec_.ts.nsecs);
       out.interface = (rec_.presence_flags & WTAP_HAS_INTERFACE_ID) ? ph.interface_id : 0;
       out.cap_len = ph.caplen;
       out.wire_len = ph.len;

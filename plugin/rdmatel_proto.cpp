@@ -95,7 +95,7 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   guint wire = tvb_reported_length(tvb);
   if (!PINFO_FD_VISITED(pinfo)) {
     const char* name = epan_get_interface_name(pinfo->epan, iface);
-    TimeNs ts = TimeNs(pinfo->abs_ts.secs) * kNsPerSec + pinfo->abs_ts.nsecs;
+    TimeNs ts = saturating_ns(int64_t(pinfo->abs_ts.secs), pinfo->abs_ts.nsecs);
     guarded([&] { state_->process(pinfo->num, ts, iface, name, encap, data, cap, wire); });
   } else if (!state_->finished()) {
     // The first revisited frame means the first pass is over: the capture has ended.

@@ -5,9 +5,44 @@
 
 namespace rdmatel {
 
+namespace {
+
+// Length of the valid UTF-8 sequence at s[i], or 0 when the bytes there are not one.
+size_t utf8_sequence(const std::string& s, size_t i) {
+  auto b = [&](size_t k) { return static_cast<unsigned char>(s[k]); };
+  unsigned char c = b(i);
+  size_t n = c < 0x80 ? 1 : (c >> 5) == 0x6 ? 2 : (c >> 4) == 0xE ? 3 : (c >> 3) == 0x1E ? 4 : 0;
+  if (n == 0 || i + n > s.size()) return 0;
+  for (size_t k = 1; k < n; ++k)
+    if ((b(i + k) >> 6) != 0x2) return 0;
+  uint32_t cp = n == 1 ? c : n == 2 ? c & 0x1F : n == 3 ? c & 0x0F : c & 0x07;
+  for (size_t k = 1; k < n; ++k) cp = cp << 6 | (b(i + k) & 0x3F);
+  // Overlong forms, UTF-16 surrogates and values past U+10FFFF are not UTF-8.
+  if ((n == 2 && cp < 0x80) || (n == 3 && cp < 0x800) || (n == 4 && cp < 0x10000) ||
+      (cp >= 0xD800 && cp <= 0xDFFF) || cp > 0x10FFFF)
+    return 0;
+  return n;
+}
+
+}  // namespace
+
 std::string json_quote(const std::string& s) {
+  // JSON text is UTF-8: bytes that are not (an interface name from a Latin-1 system, a corrupt
+  // capture) become U+FFFD.
   std::string o = "\"";
-  for (unsigned char c : s) {
+  for (size_t i = 0; i < s.size();) {
+    unsigned char c = static_cast<unsigned char>(s[i]);
+    size_t n = utf8_sequence(s, i);
+    if (n == 0) {
+      o += "\\ufffd";
+      ++i;
+      continue;
+    }
+    if (n > 1) {
+      o.append(s, i, n);
+      i += n;
+      continue;
+    }
     switch (c) {
       case '"': o += "\\\""; break;
       case '\\': o += "\\\\"; break;
@@ -23,6 +58,7 @@ std::string json_quote(const std::string& s) {
           o += char(c);
         }
     }
+    ++i;
   }
   return o + "\"";
 }
