@@ -144,7 +144,7 @@ int main(int argc, char** argv) {
   try {
     return run(o);
   } catch (const std::bad_alloc&) {
-    std::fprintf(stderr, "rdmatel: out of memory (lower --max-ios / --max-flows)\n");
+    std::fprintf(stderr, "rdmatel: out of memory (lower --max-ios / --max-flows / --max-messages)\n");
     return kExitBadInput;
   }
 }

@@ -48,6 +48,7 @@ Options:
                            packets (default 1)
   --max-ios N              most NVMe I/Os tracked at once (default 1048576)
   --max-flows N            most RDMA flows tracked (default 1048576)
+  --max-messages N         most RDMA messages open at once (default 1048576)
   --progress, --no-progress  show progress on standard error (default: when it is a terminal)
   -q, --quiet              do not print warnings
   -h, --help               this text
@@ -130,10 +131,13 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       if (!value(a, v)) return false;
       if (!parse_number(v, d)) { error = "--reorder-window takes a number of milliseconds"; return false; }
       o.engine.reorder_window_ns = DurationNs(d * 1e6);
-    } else if (a == "--max-ios" || a == "--max-flows") {
+    } else if (a == "--max-ios" || a == "--max-flows" || a == "--max-messages") {
       if (!value(a, v)) return false;
       if (!parse_number(v, d) || d < 1 || d > 1e9) { error = a + " takes a count between 1 and 1e9"; return false; }
-      (a == "--max-ios" ? o.engine.max_outstanding_ios : o.engine.max_flows) = size_t(d);
+      size_t& limit = a == "--max-ios"     ? o.engine.max_outstanding_ios
+                      : a == "--max-flows" ? o.engine.max_flows
+                                           : o.engine.max_open_messages;
+      limit = size_t(d);
     } else if (a == "--progress") {
       o.progress = true;
     } else if (a == "--no-progress") {

@@ -84,6 +84,9 @@ void register_preferences(int proto) {
   prefs_register_uint_preference(m, "max_flows", "Most RDMA flows tracked",
                                  "Limit on RDMA flows (source IP, destination IP, destination QPN)", 10,
                                  &prefs.max_flows);
+  prefs_register_uint_preference(m, "max_messages", "Most RDMA messages open at once",
+                                 "Limit on RDMA messages not yet complete; beyond it the oldest are reported early",
+                                 10, &prefs.max_messages);
 
   static uat_t* roles = uat_new("Observation point roles", sizeof(RoleRow), "rdmatel_point_roles", TRUE,
                                 &role_rows_, &role_row_count_, UAT_AFFECTS_DISSECTION, nullptr, role_row_copy,
@@ -125,6 +128,7 @@ EngineConfig engine_config_from_prefs() {
   c.period_ns = DurationNs(prefs.period_ms ? prefs.period_ms : 1) * kNsPerMs;
   c.max_outstanding_ios = prefs.max_ios ? prefs.max_ios : 1;
   c.max_flows = prefs.max_flows ? prefs.max_flows : 1;
+  c.max_open_messages = prefs.max_messages ? prefs.max_messages : 1;
   for (guint i = 0; i < role_row_count_; ++i) {
     const RoleRow& r = role_rows_[i];
     if (r.name && *r.name) c.roles.push_back(PointRoleOverride{r.name, PointRole(r.role)});

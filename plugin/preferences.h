@@ -25,6 +25,7 @@ struct Prefs {
   unsigned period_ms = 1000;
   unsigned max_ios = 1u << 20;
   unsigned max_flows = 1u << 20;
+  unsigned max_messages = 1u << 20;
   SlowThresholds slow;
 };
 

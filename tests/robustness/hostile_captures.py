@@ -4,8 +4,10 @@
 the decoders, runs `rdmatel export io` on each under `/usr/bin/time -v` with small limits, and
 checks that
   - the exit status is the documented one (0, or 3 when the file itself is cut or corrupt),
-  - peak memory stays within a bound derived from the limits (--max-ios, --max-flows):
-        anonymous RSS <= baseline + max_ios * IO_BUDGET + max_flows * FLOW_BUDGET + SLACK
+  - peak memory stays within a bound derived from the limits (--max-ios, --max-flows,
+    --max-messages):
+        anonymous RSS <= baseline + max_ios * IO_BUDGET + max_flows * FLOW_BUDGET
+                         + max_messages * MESSAGE_BUDGET + SLACK
         max RSS (time -v) <= that + the file size (the capture is memory-mapped)
     where the baseline is the same run on the capture without its hostile part,
   - the limit warnings appear on standard error ("limit max_outstanding_ios", "limit max_flows"),
@@ -15,7 +17,7 @@ checks that
   - the run finishes within a time bound (a quadratic blow-up is a hang).
 
     tests/robustness/hostile_captures.py --cli build/test/cli/rdmatel [--packets 2000000]
-        [--max-ios 10000] [--max-flows 10000] [--only NAME,...] [--keep DIR]
+        [--max-ios 10000] [--max-flows 10000] [--max-messages 10000] [--only NAME,...] [--keep DIR]
 
 Scenarios (each adds its hostile part between the prologue and the epilogue I/Os):
   ios_never_complete  --packets NVMe commands that never complete, on 16 queues
@@ -46,6 +48,7 @@ import time
 # Memory budgets per tracked item (bytes), generous against the engine's real cost so the bound
 # only fails when state is not bounded by the limits at all.
 IO_BUDGET = 2048
+MESSAGE_BUDGET = 2048
 FLOW_BUDGET = 8192
 SLACK = 48 << 20
 
@@ -499,6 +502,7 @@ def main():
     ap.add_argument("--packets", type=int, default=2_000_000, help="hostile packets per scenario")
     ap.add_argument("--max-ios", type=int, default=10000)
     ap.add_argument("--max-flows", type=int, default=10000)
+    ap.add_argument("--max-messages", type=int, default=10000)
     ap.add_argument("--epilogue", type=int, default=600,
                     help="well-formed I/Os after the hostile part (600: > 4096 packets, so housekeeping runs among them)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per run")
@@ -514,9 +518,11 @@ def main():
     work = args.keep or tempfile.mkdtemp(prefix="rdmatel_hostile_")
     os.makedirs(work, exist_ok=True)
     asan = sanitized(args.cli)
-    limits = ["--max-ios", str(args.max_ios), "--max-flows", str(args.max_flows), "--no-progress",
+    limits = ["--max-ios", str(args.max_ios), "--max-flows", str(args.max_flows),
+              "--max-messages", str(args.max_messages), "--no-progress",
               "--point", "compute=compute", "--point", "storage=storage"]
-    budget_kb = (args.max_ios * IO_BUDGET + args.max_flows * FLOW_BUDGET + SLACK) // 1024
+    budget_kb = (args.max_ios * IO_BUDGET + args.max_flows * FLOW_BUDGET + args.max_messages * MESSAGE_BUDGET
+                 + SLACK) // 1024
 
     # Baseline: the same prologue and epilogue without a hostile part.
     base_cap = os.path.join(work, "baseline.pcapng")
@@ -528,7 +534,7 @@ def main():
     problems += check_records(base_out, expected, "baseline")
     print(f"baseline: {os.path.getsize(base_cap) >> 10} KiB, max RSS {base_rss >> 10} MiB, anon {base_anon >> 10} MiB; "
           f"bound: anon <= baseline + {budget_kb >> 10} MiB (max_ios {args.max_ios} x {IO_BUDGET} B + max_flows "
-          f"{args.max_flows} x {FLOW_BUDGET} B + {SLACK >> 20} MiB){' [ASan build: memory not asserted]' if asan else ''}")
+          f"{args.max_flows} x {FLOW_BUDGET} B + max_messages {args.max_messages} x {MESSAGE_BUDGET} B + {SLACK >> 20} MiB){' [ASan build: memory not asserted]' if asan else ''}")
     print(f"{'scenario':20} {'packets':>9} {'file MiB':>9} {'max RSS MiB':>12} {'anon MiB':>9} {'seconds':>8}  result")
     results = []
     for name in names:
