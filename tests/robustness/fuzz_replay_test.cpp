@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "tests/fuzz/fuzz_entries.h"
-#include "tests/robustness/capture_builder.h"
+#include "tests/support/capture_builder.h"
 
 namespace rdmatel {
 namespace {

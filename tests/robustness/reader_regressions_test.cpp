@@ -12,7 +12,7 @@
 #include <vector>
 
 #include "engine/capture/capture_source.h"
-#include "tests/robustness/capture_builder.h"
+#include "tests/support/capture_builder.h"
 
 namespace rdmatel {
 namespace {

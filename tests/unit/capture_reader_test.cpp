@@ -10,98 +10,21 @@
 #include <vector>
 
 #include "engine/capture/capture_source.h"
-#include "tests/support/frame_builder.h"
+#include "tests/support/capture_builder.h"
 
 namespace rdmatel {
 namespace {
 
 using test::Bytes;
 
-struct TempFile {
-  std::string path;
-  explicit TempFile(const Bytes& b) {
-    char tmpl[] = "/tmp/rdmatel_reader_XXXXXX";
-    int fd = mkstemp(tmpl);
-    path = tmpl;
-    if (!b.empty() && write(fd, b.data(), b.size()) != ssize_t(b.size())) std::abort();
-    close(fd);
-  }
-  ~TempFile() { unlink(path.c_str()); }
-};
+using TempFile = test::TempCapture;
+using test::pcapng::epb;
+using test::pcapng::idb;
+using test::pcapng::shb;
 
 void le32(Bytes& b, uint32_t v) { test::putle32(b, v); }
-void le16(Bytes& b, uint16_t v) { test::putle16(b, v); }
 
-Bytes block(uint32_t type, const Bytes& body) {
-  Bytes b;
-  uint32_t len = uint32_t(12 + ((body.size() + 3) & ~size_t(3)));
-  le32(b, type);
-  le32(b, len);
-  b.insert(b.end(), body.begin(), body.end());
-  while (b.size() < len - 4) b.push_back(0);
-  le32(b, len);
-  return b;
-}
-
-Bytes shb() {
-  Bytes body;
-  le32(body, 0x1A2B3C4D);
-  le16(body, 1);
-  le16(body, 0);
-  for (int i = 0; i < 8; ++i) body.push_back(0xFF);  // section length unknown
-  return block(0x0A0D0D0A, body);
-}
-
-Bytes option(uint16_t code, const Bytes& value) {
-  Bytes o;
-  le16(o, code);
-  le16(o, uint16_t(value.size()));
-  o.insert(o.end(), value.begin(), value.end());
-  while (o.size() % 4) o.push_back(0);
-  return o;
-}
-
-Bytes idb(const std::string& name, int tsresol = -1, int64_t tsoffset = 0, uint16_t linktype = 1) {
-  Bytes body;
-  le16(body, linktype);
-  le16(body, 0);
-  le32(body, 262144);
-  if (!name.empty()) {
-    Bytes o = option(2, Bytes(name.begin(), name.end()));
-    body.insert(body.end(), o.begin(), o.end());
-  }
-  if (tsresol >= 0) {
-    Bytes o = option(9, Bytes{uint8_t(tsresol)});
-    body.insert(body.end(), o.begin(), o.end());
-  }
-  if (tsoffset) {
-    Bytes v;
-    test::putle64(v, uint64_t(tsoffset));
-    Bytes o = option(14, v);
-    body.insert(body.end(), o.begin(), o.end());
-  }
-  le16(body, 0);
-  le16(body, 0);
-  return block(1, body);
-}
-
-Bytes epb(uint32_t iface, uint64_t ts, const Bytes& data, uint32_t orig = 0) {
-  Bytes body;
-  le32(body, iface);
-  le32(body, uint32_t(ts >> 32));
-  le32(body, uint32_t(ts));
-  le32(body, uint32_t(data.size()));
-  le32(body, orig ? orig : uint32_t(data.size()));
-  body.insert(body.end(), data.begin(), data.end());
-  while (body.size() % 4) body.push_back(0);
-  return block(6, body);
-}
-
-Bytes cat(std::initializer_list<Bytes> parts) {
-  Bytes out;
-  for (const Bytes& p : parts) out.insert(out.end(), p.begin(), p.end());
-  return out;
-}
+Bytes cat(std::initializer_list<Bytes> parts) { return test::concat(parts); }
 
 std::vector<CapturedPacket> read_all(const std::string& path, std::unique_ptr<CaptureSource>& src) {
   std::string err;

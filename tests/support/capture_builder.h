@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Test-only pcap/pcapng writing, block by block (pcapng: IETF draft-ietf-opsawg-pcapng), for
-// robustness tests that need files the samples cannot contain (hostile or corrupt ones).
+// tests that need files the samples cannot contain (hand-built, hostile or corrupt ones).
 #pragma once
 
 #include <unistd.h>
