@@ -82,6 +82,8 @@ class WiretapSource final : public CaptureSource {
     gchar* err_info = nullptr;
     gint64 offset = 0;
     for (;;) {
+      // Releases the previous record's packet block (pcapng options), as tshark does per record.
+      wtap_rec_reset(&rec_);
       if (!wtap_read(wth_, &rec_, &buf_, &err, &err_info, &offset)) {
         if (err != 0) error_ = wtap_error(err, err_info) + " after " + std::to_string(frame_) + " packets";
         return false;
