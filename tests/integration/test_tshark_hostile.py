@@ -4,9 +4,7 @@ a small size, and crafted records): tshark must finish with status 0 (2 when the
 cut or corrupt), without sanitizer reports (scripts/ci-sanitize.sh) and without rdmatel's
 internal-error expert info or a dissector bug attributed to it.
 
-    test_tshark_hostile.py PLUGIN.so [--packets N] [--known-bugs]
-
---known-bugs runs only the cases of reported bugs not fixed yet (a disabled CTest test).
+    test_tshark_hostile.py PLUGIN.so [--packets N]
 """
 import os
 import struct
@@ -18,7 +16,6 @@ import hostile_captures as hc  # noqa: E402
 from rdmatel_testlib import SKIP, Tshark, fail  # noqa: E402
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
-known_bugs = "--known-bugs" in sys.argv
 packets = 2000
 if "--packets" in sys.argv:
     packets = int(sys.argv[sys.argv.index("--packets") + 1])
@@ -88,28 +85,26 @@ def capture_with_stamp(name, tsresol, stamp, ifname=b"eth0"):
     return path
 
 
-if not known_bugs:
-    for name, (fn, _warnings, status) in hc.SCENARIOS.items():
-        path = os.path.join(ts.home, f"hostile_{name}.pcapng")
-        hc.write_capture(path, name, packets, 50, 7, max_flows=1000)
-        check(name, path, (0, 2) if status == 3 else (0,))
-    # Stamps at the ends of the range and an interface name that is not UTF-8: plain values the
-    # plugin must take as they come.
-    check("stamp 0", capture_with_stamp("zero.pcapng", 9, 0))
-    check("stamp 2^63-1 ns", capture_with_stamp("max_ns.pcapng", 9, (1 << 63) - 1))
-    check("interface name not UTF-8", capture_with_stamp("latin1.pcapng", 9, 1 << 60, b"eth\xb9\xff"))
-else:
-    # plugin/rdmatel_proto.cpp dissect_rdmatel: `TimeNs(pinfo->abs_ts.secs) * kNsPerSec` overflows
-    # when a record's time in seconds exceeds 2^63 / 10^9 (if_tsresol 0 = seconds, or a corrupt
-    # stamp): UBSan "signed integer overflow: 1795960800988561690 * 1000000000" (found by the
-    # corruption campaign, a raw-corrupted nvme_3point). Saturate like the fast reader does.
-    check("stamp in seconds beyond 2^63 ns", capture_with_stamp("huge_secs.pcapng", 0, 1795960800988561690))
-    check("stamp 2^64-1 ns (18446744073 s)", capture_with_stamp("max_ns.pcapng", 9, (1 << 64) - 1))
-    check("stamp in seconds, negative after the cast", capture_with_stamp("neg_secs.pcapng", 0, (1 << 64) - 5))
+for name, (fn, _warnings, status) in hc.SCENARIOS.items():
+    path = os.path.join(ts.home, f"hostile_{name}.pcapng")
+    hc.write_capture(path, name, packets, 50, 7, max_flows=1000)
+    check(name, path, (0, 2) if status == 3 else (0,))
+# Stamps at the ends of the range and an interface name that is not UTF-8: plain values the
+# plugin must take as they come.
+check("stamp 0", capture_with_stamp("zero.pcapng", 9, 0))
+check("stamp 2^63-1 ns", capture_with_stamp("max_ns.pcapng", 9, (1 << 63) - 1))
+check("interface name not UTF-8", capture_with_stamp("latin1.pcapng", 9, 1 << 60, b"eth\xb9\xff"))
+# Regression (fixed): plugin/rdmatel_proto.cpp dissect_rdmatel: `TimeNs(pinfo->abs_ts.secs) * kNsPerSec` overflows
+# when a record's time in seconds exceeds 2^63 / 10^9 (if_tsresol 0 = seconds, or a corrupt
+# stamp): UBSan "signed integer overflow: 1795960800988561690 * 1000000000" (found by the
+# corruption campaign, a raw-corrupted nvme_3point). Saturate like the fast reader does.
+check("stamp in seconds beyond 2^63 ns", capture_with_stamp("huge_secs.pcapng", 0, 1795960800988561690))
+check("stamp 2^64-1 ns (18446744073 s)", capture_with_stamp("max_ns.pcapng", 9, (1 << 64) - 1))
+check("stamp in seconds, negative after the cast", capture_with_stamp("neg_secs.pcapng", 0, (1 << 64) - 5))
 
 ts.close()
 if problems:
     for p in problems:
         print(p)
     fail(f"{len(problems)} tshark problems on hostile captures")
-print("OK: tshark on hostile captures" + (" (known bugs)" if known_bugs else ""))
+print("OK: tshark on hostile captures")
