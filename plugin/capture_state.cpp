@@ -37,6 +37,7 @@ void CaptureState::process(uint32_t frame, TimeNs ts, uint32_t interface_id, con
   in.data = data;
   in.cap_len = cap_len;
   in.wire_len = wire_len;
+  notes_of_frame_begin_ = notes_.size();
   engine_.process(in);
 }
 
@@ -48,37 +49,49 @@ FrameView CaptureState::view(uint32_t frame, uint32_t interface_id) {
     PointRole role = engine_.points().role(p->second);
     if (role != PointRole::kUnknown) v.role = point_role_name(role);
   }
-  auto n = notes_.find(frame);
-  if (n != notes_.end()) {
-    v.notes = n->second.data();
-    v.note_count = n->second.size();
+  if (finished_) {
+    auto range = std::equal_range(notes_.begin(), notes_.end(), FrameNote{frame},
+                                  [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; });
+    if (range.first != range.second) {
+      v.notes = &*range.first;
+      v.note_count = size_t(range.second - range.first);
+    }
+    return v;
   }
+  current_notes_.clear();
+  for (size_t i = notes_of_frame_begin_; i < notes_.size(); ++i)
+    if (notes_[i].frame == frame) current_notes_.push_back(notes_[i]);
+  v.notes = current_notes_.data();
+  v.note_count = current_notes_.size();
   return v;
 }
 
-const IoRecord* CaptureState::io(uint64_t id) const {
-  auto it = ios_.find(id);
-  return it == ios_.end() ? nullptr : &it->second;
+namespace {
+// The record stored for `id` in a deque indexed by id - 1, or nullptr.
+template <typename Record>
+const Record* record_at(const std::deque<Record>& records, uint64_t id) {
+  if (id == 0 || id > records.size()) return nullptr;
+  const Record& r = records[id - 1];
+  return r.id == id ? &r : nullptr;
 }
 
-void CaptureState::on_message(const MessageRecord& m) {
-  if (m.merged_into) {
-    merged_[m.id] = m.merged_into;
-    messages_.erase(m.id);
-    return;
-  }
-  messages_[m.id] = m;
+template <typename Record>
+void store_record(std::deque<Record>& records, const Record& r) {
+  if (r.id == 0) return;
+  if (r.id > records.size()) records.resize(r.id);  // ids grow one by one: one slot at a time
+  records[r.id - 1] = r;
 }
+}  // namespace
+
+const IoRecord* CaptureState::io(uint64_t id) const { return record_at(ios_, id); }
+
+void CaptureState::on_message(const MessageRecord& m) { store_record(messages_, m); }
 
 const MessageRecord* CaptureState::message(uint64_t id) const {
   // Follow merges (bounded: each merge points to an older, still-open message).
-  for (int hops = 0; hops < 64; ++hops) {
-    auto m = merged_.find(id);
-    if (m == merged_.end()) break;
-    id = m->second;
-  }
-  auto it = messages_.find(id);
-  return it == messages_.end() ? nullptr : &it->second;
+  const MessageRecord* m = record_at(messages_, id);
+  for (int hops = 0; m && m->merged_into && hops < 64; ++hops) m = record_at(messages_, m->merged_into);
+  return m && !m->merged_into ? m : nullptr;
 }
 
 void CaptureState::finish() {
@@ -88,14 +101,18 @@ void CaptureState::finish() {
   first_pass_messages_.clear();
   io_by_frame_.clear();
   message_by_frame_.clear();
-  for (const auto& [id, r] : ios_) {
-    if (r.provisional) continue;  // an I/O on a queue never confirmed as NVMe: no final record
+  // Notes by frame; a frame's own notes keep the order the engine made them in.
+  std::stable_sort(notes_.begin(), notes_.end(),
+                   [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; });
+  current_notes_ = {};
+  for (const IoRecord& r : ios_) {
+    if (!r.id || r.provisional) continue;  // an I/O on a queue never confirmed as NVMe: no final record
     uint64_t frame = r.complete ? r.rsp_frame : r.cmd_frame;
     if (!frame) frame = r.cmd_frame ? r.cmd_frame : r.rsp_frame;
     if (frame && frame <= UINT32_MAX) io_by_frame_.emplace_back(uint32_t(frame), &r);
   }
-  for (const auto& [id, m] : messages_) {
-    if (m.provisional || !m.last_frame || m.last_frame > UINT32_MAX) continue;
+  for (const MessageRecord& m : messages_) {
+    if (!m.id || m.merged_into || m.provisional || !m.last_frame || m.last_frame > UINT32_MAX) continue;
     message_by_frame_.emplace_back(uint32_t(m.last_frame), &m);
   }
   // Ties (never expected: one completion or one message end per frame) keep record id order.
@@ -164,8 +181,8 @@ bool CaptureState::endpoints(int wtap_encap, const uint8_t* data, uint32_t cap_l
   return true;
 }
 
-void CaptureState::on_frame_note(const FrameNote& n) { notes_[uint32_t(n.frame)].push_back(n); }
+void CaptureState::on_frame_note(const FrameNote& n) { notes_.push_back(n); }
 
-void CaptureState::on_io(const IoRecord& r) { ios_[r.id] = r; }
+void CaptureState::on_io(const IoRecord& r) { store_record(ios_, r); }
 
 }  // namespace rdmatel::plugin

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <deque>
 #include <string>
 #include <unordered_map>
 #include <unordered_set>
@@ -93,10 +94,19 @@ class CaptureState final : public ResultSink {
   Engine engine_;
   bool finished_ = false;
   std::unordered_map<uint32_t, PointId> points_by_interface_;
-  std::unordered_map<uint32_t, std::vector<FrameNote>> notes_;
-  std::unordered_map<uint64_t, IoRecord> ios_;
-  std::unordered_map<uint64_t, MessageRecord> messages_;
-  std::unordered_map<uint64_t, uint64_t> merged_;  ///< message id -> the message it became part of
+  // Every frame note in the order the engine made them; sorted by frame (stably) at finish().
+  // During the first pass the notes of the frame being dissected are the ones made since its
+  // process() began (the engine never notes a frame before it has seen it), copied into
+  // current_notes_ because notes about earlier frames may come in between.
+  std::vector<FrameNote> notes_;
+  size_t notes_of_frame_begin_ = 0;
+  std::vector<FrameNote> current_notes_;
+  // The latest record of each I/O and message, at index id - 1 (the engine numbers them 1, 2,
+  // ... in each family); id 0 marks a slot with no record yet. A deque: records never move, so
+  // the pointers handed out stay valid while records are added. A message merged into another
+  // keeps its slot with merged_into set.
+  std::deque<IoRecord> ios_;
+  std::deque<MessageRecord> messages_;
   std::vector<std::string> warnings_;
 
   // Statistics: during the first pass, what was already counted; after it, the final records
