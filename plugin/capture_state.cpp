@@ -17,9 +17,7 @@ EngineConfig with_frame_notes(EngineConfig c) {
 
 CaptureState::CaptureState(EngineConfig config) : engine_(with_frame_notes(std::move(config)), *this) {}
 
-PointId CaptureState::point_for(uint32_t interface_id, const char* name) {
-  auto it = points_by_interface_.find(interface_id);
-  if (it != points_by_interface_.end()) return it->second;
+PointId CaptureState::declare_point(uint32_t interface_id, const char* name) {
   // Wireshark says "unknown" for an interface without name or description; the CLI says "if<N>".
   std::string n = (name && *name && std::strcmp(name, "unknown") != 0) ? name : "";
   PointId id = engine_.declare_point(interface_id, n);
@@ -27,12 +25,12 @@ PointId CaptureState::point_for(uint32_t interface_id, const char* name) {
   return id;
 }
 
-void CaptureState::process(uint32_t frame, TimeNs ts, uint32_t interface_id, const char* interface_name,
-                           int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len) {
+void CaptureState::process(uint32_t frame, TimeNs ts, PointId point, int wtap_encap, const uint8_t* data,
+                           uint32_t cap_len, uint32_t wire_len) {
   FrameInput in;
   in.frame = frame;
   in.ts = ts;
-  in.point = point_for(interface_id, interface_name);
+  in.point = point;
   in.link = link_type_from_wtap_encap(wtap_encap);
   in.data = data;
   in.cap_len = cap_len;

@@ -47,9 +47,15 @@ class CaptureState final : public ResultSink {
  public:
   explicit CaptureState(EngineConfig config);
 
-  /// First pass: feeds one frame to the engine. `interface_name` may be null.
-  void process(uint32_t frame, TimeNs ts, uint32_t interface_id, const char* interface_name, int wtap_encap,
-               const uint8_t* data, uint32_t cap_len, uint32_t wire_len);
+  /// First pass: feeds one frame to the engine. `interface_name(interface_id)` (may return
+  /// null) is called only for an interface not seen before: Wireshark's lookup allocates.
+  template <typename NameOf>
+  void process(uint32_t frame, TimeNs ts, uint32_t interface_id, NameOf&& interface_name, int wtap_encap,
+               const uint8_t* data, uint32_t cap_len, uint32_t wire_len) {
+    auto it = points_by_interface_.find(interface_id);
+    PointId point = it != points_by_interface_.end() ? it->second : declare_point(interface_id, interface_name(interface_id));
+    process(frame, ts, point, wtap_encap, data, cap_len, wire_len);
+  }
   /// Ends the first pass (called when the first revisited frame shows up): flushes the engine
   /// and indexes the final records by the frame that counts them.
   void finish();
@@ -88,7 +94,9 @@ class CaptureState final : public ResultSink {
   const std::vector<std::string>& warnings() const { return warnings_; }
 
  private:
-  PointId point_for(uint32_t interface_id, const char* name);
+  PointId declare_point(uint32_t interface_id, const char* name);
+  void process(uint32_t frame, TimeNs ts, PointId point, int wtap_encap, const uint8_t* data, uint32_t cap_len,
+               uint32_t wire_len);
   const Flow* find_flow(const FlowKey& key);
 
   Engine engine_;

@@ -94,9 +94,9 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   int encap = rec->rec_header.packet_header.pkt_encap;
   guint wire = tvb_reported_length(tvb);
   if (!PINFO_FD_VISITED(pinfo)) {
-    const char* name = epan_get_interface_name(pinfo->epan, iface);
     TimeNs ts = saturating_ns(int64_t(pinfo->abs_ts.secs), pinfo->abs_ts.nsecs);
-    guarded([&] { state_->process(pinfo->num, ts, iface, name, encap, data, cap, wire); });
+    auto name_of = [pinfo](uint32_t id) { return epan_get_interface_name(pinfo->epan, id); };
+    guarded([&] { state_->process(pinfo->num, ts, iface, name_of, encap, data, cap, wire); });
   } else if (!state_->finished()) {
     // The first revisited frame means the first pass is over: the capture has ended.
     guarded([&] { state_->finish(); });
