@@ -79,6 +79,14 @@ void store_record(std::deque<Record>& records, const Record& r) {
   if (r.id > records.size()) records.resize(r.id);  // ids grow one by one: one slot at a time
   records[r.id - 1] = r;
 }
+
+// True the first time `id` (1, 2, ...) is counted.
+bool count_once(std::vector<bool>& counted, uint64_t id) {
+  if (id > counted.size()) counted.resize(id);
+  if (counted[id - 1]) return false;
+  counted[id - 1] = true;
+  return true;
+}
 }  // namespace
 
 const IoRecord* CaptureState::io(uint64_t id) const { return record_at(ios_, id); }
@@ -95,8 +103,8 @@ const MessageRecord* CaptureState::message(uint64_t id) const {
 void CaptureState::finish() {
   engine_.finish();
   finished_ = true;
-  first_pass_ios_.clear();
-  first_pass_messages_.clear();
+  first_pass_ios_ = {};
+  first_pass_messages_ = {};
   io_by_frame_.clear();
   message_by_frame_.clear();
   // Notes by frame; a frame's own notes keep the order the engine made them in.
@@ -140,11 +148,11 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
     const FrameNote& n = view.notes[i];
     if (n.kind == NoteKind::kIoCompletion && n.detail == 0 && c.io_count < FrameCounts::kMax) {
       const IoRecord* r = io(n.ref);
-      if (r && r->complete && r->rsp_frame == frame && first_pass_ios_.insert(r->id).second)
+      if (r && r->complete && r->rsp_frame == frame && count_once(first_pass_ios_, r->id))
         c.ios[c.io_count++] = r;
     } else if (n.kind == NoteKind::kMessage && c.message_count < FrameCounts::kMax) {
       const MessageRecord* m = message(n.ref);
-      if (m && m->complete && m->last_frame == frame && first_pass_messages_.insert(m->id).second)
+      if (m && m->complete && m->last_frame == frame && count_once(first_pass_messages_, m->id))
         c.messages[c.message_count++] = m;
     }
   }

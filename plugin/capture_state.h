@@ -8,7 +8,6 @@
 #include <deque>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <utility>
 #include <vector>
 
@@ -119,7 +118,7 @@ class CaptureState final : public ResultSink {
 
   // Statistics: during the first pass, what was already counted; after it, the final records
   // sorted by the frame that counts them.
-  std::unordered_set<uint64_t> first_pass_ios_, first_pass_messages_;
+  std::vector<bool> first_pass_ios_, first_pass_messages_;  ///< by id - 1
   std::vector<std::pair<uint32_t, const IoRecord*>> io_by_frame_;
   std::vector<std::pair<uint32_t, const MessageRecord*>> message_by_frame_;
 

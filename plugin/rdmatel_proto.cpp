@@ -75,12 +75,6 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
     tap->src_qpn_known = endpoints->src_qpn_known;
     tap->src_qpn = endpoints->src_qpn_known ? endpoints->src_qpn : 0;
     tap->dst_qpn = endpoints->dst_qpn;
-    char* src = static_cast<char*>(wmem_alloc(pinfo->pool, kEndpointNameSize));
-    char* dst = static_cast<char*>(wmem_alloc(pinfo->pool, kEndpointNameSize));
-    endpoint_name(src, tap->src_ip, tap->src_qpn_known, tap->src_qpn);
-    endpoint_name(dst, tap->dst_ip, true, tap->dst_qpn);
-    set_address(&tap->src, AT_STRINGZ, int(strlen(src) + 1), src);
-    set_address(&tap->dst, AT_STRINGZ, int(strlen(dst) + 1), dst);
   }
   tap_queue_packet(tap_id(), pinfo, tap);
 }

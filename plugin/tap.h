@@ -4,8 +4,6 @@
 // the conversation/endpoint tables (the RDMA endpoints of this frame's packet).
 #pragma once
 
-#include <epan/address.h>
-
 #include <cstdint>
 #include <cstdio>
 #include <string>
@@ -39,9 +37,6 @@ struct TapFrame {
   bool src_qpn_known = false;
   IpAddress src_ip, dst_ip;
   uint32_t src_qpn = 0, dst_qpn = 0;
-  /// The endpoints as conversation and endpoint tables key them: AT_STRINGZ "IP QP N" (see
-  /// endpoint_name), in packet-scope memory. Also the values of rdmatel.ep.src / .dst.
-  address src = ADDRESS_INIT_NONE, dst = ADDRESS_INIT_NONE;
 };
 
 /// Writes "10.1.0.1 QP 1234" (decimal QPN), or "10.1.0.1 QP ?" while the QPN is unknown, into a
