@@ -76,7 +76,7 @@ const Record* record_at(const std::deque<Record>& records, uint64_t id) {
 template <typename Record>
 void store_record(std::deque<Record>& records, const Record& r) {
   if (r.id == 0) return;
-  if (r.id > records.size()) records.resize(r.id);  // ids grow one by one: one slot at a time
+  if (r.id > records.size()) records.resize(r.id);  // ids are handed out 1, 2, ...: few new slots
   records[r.id - 1] = r;
 }
 

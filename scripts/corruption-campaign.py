@@ -140,26 +140,27 @@ def corrupt_raw(src, dst, rng):
         f.write(data)
 
 
+def run_cli(cli, args, path, timeout, env, problems):
+    """Runs `rdmatel ARGS PATH`; adds what is wrong with the way it ended to `problems`."""
+    name = " ".join(args)
+    st, out, err, secs = run_limited([cli, *args, path, "--no-progress"], timeout, env)
+    if st == "timeout":
+        problems.append(f"{name}: no result within {timeout} s")
+    elif st not in (0, 3):
+        problems.append(f"{name}: exit status {st}")
+    if sanitizer_report(err):
+        problems.append(f"{name}: sanitizer report")
+    if st == 3 and b"rdmatel: " not in err:
+        problems.append(f"{name}: exit 3 without an error sentence")
+    return st, out, err, secs
+
+
 def check_cli(cli, path, timeout, env):
     problems = []
-    st, out, err, secs = run_limited([cli, "analyze", path, "--no-progress"], timeout, env)
-    if st == "timeout":
-        problems.append(f"analyze: no result within {timeout} s")
-    elif st not in (0, 3):
-        problems.append(f"analyze: exit status {st}")
-    if sanitizer_report(err):
-        problems.append("analyze: sanitizer report")
-    if st == 3 and b"rdmatel: " not in err:
-        problems.append("analyze: exit 3 without an error sentence")
+    st, out, err, secs = run_cli(cli, ["analyze"], path, timeout, env, problems)
     if st == 0 and b"capture:" not in out:
         problems.append("analyze: no report printed")
-    st2, out2, err2, secs2 = run_limited([cli, "export", "io", path, "--no-progress"], timeout, env)
-    if st2 == "timeout":
-        problems.append(f"export io: no result within {timeout} s")
-    elif st2 not in (0, 3):
-        problems.append(f"export io: exit status {st2}")
-    if sanitizer_report(err2):
-        problems.append("export io: sanitizer report")
+    st2, out2, err2, secs2 = run_cli(cli, ["export", "io"], path, timeout, env, problems)
     if st2 in (0, 3):
         try:
             for line in out2.decode("utf-8").splitlines():

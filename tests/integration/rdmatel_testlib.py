@@ -62,7 +62,9 @@ class Tshark:
             os.chmod(dst, 0o644)
         return dst
 
-    def run(self, *args, check=True, timeout=600):
+    def command(self, *args):
+        """The command line and environment that run tshark with the plugin as the unprivileged
+        user."""
         cmd = ["tshark", *args]
         env = {"HOME": self.home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
         # A sanitizer-built plugin needs its runtime loaded first (scripts/ci-sanitize.sh sets
@@ -77,6 +79,10 @@ class Tshark:
         if self.root:
             cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "env",
                    *[f"{k}={v}" for k, v in env.items()], *cmd]
+        return cmd, env
+
+    def run(self, *args, check=True, timeout=600):
+        cmd, env = self.command(*args)
         p = subprocess.run(cmd, capture_output=True, text=True, env=env, timeout=timeout)
         if check and p.returncode != 0:
             fail(f"tshark {' '.join(args)} exited {p.returncode}: {p.stderr[-2000:]}")

@@ -32,18 +32,9 @@ SANITIZER = ("runtime error:", "ERROR: AddressSanitizer", "ERROR: LeakSanitizer"
 
 
 def run_tshark(*targs):
-    """Like Tshark.run (same user, HOME and preload), with bytes: tshark prints interface names
-    as the file has them, UTF-8 or not."""
-    env = {"HOME": ts.home, "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "LC_ALL": "C.UTF-8"}
-    if os.environ.get("RDMATEL_TSHARK_PRELOAD"):
-        env["LD_PRELOAD"] = os.environ["RDMATEL_TSHARK_PRELOAD"]
-        env["ASAN_OPTIONS"] = os.environ.get("RDMATEL_TSHARK_ASAN_OPTIONS", "detect_leaks=0")
-        env["WIRESHARK_EXTCAP_DIR"] = os.path.join(ts.home, "no-extcap")
-        os.makedirs(env["WIRESHARK_EXTCAP_DIR"], mode=0o755, exist_ok=True)
-    cmd = ["tshark", *targs]
-    if ts.root:
-        cmd = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "--", "env",
-               *[f"{k}={v}" for k, v in env.items()], *cmd]
+    """Like Tshark.run, with bytes: tshark prints interface names as the file has them, UTF-8 or
+    not."""
+    cmd, env = ts.command(*targs)
     return subprocess.run(cmd, capture_output=True, env=env, timeout=600)
 
 
