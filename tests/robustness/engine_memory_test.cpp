@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Engine state must stay bounded by the configured limits whatever the packets say. Heap use is
 // measured with mallinfo2() (glibc; under ASan it reads 0 and the checks pass trivially).
-// DISABLED_ tests document reported bugs; enable them with the fix.
+// Each "Fixed bug" comment says what a test guards against and how it once failed.
 #include <gtest/gtest.h>
 
 #include <malloc.h>
@@ -70,14 +70,12 @@ TEST(EngineMemory, ShortMessagesStaySmall) {
   EXPECT_LT(heap_growth(frames), size_t(256) * 16 * 1024);
 }
 
-// BUG (engine/metrics/messages/message_state.h PsnBitmap, kMaxSpan = 1 << 22): a message
-// remembers which PSNs it saw in a bitmap that grows up to 2^22 bits = 512 KiB. Two packets per
-// flow (WRITE FIRST at PSN 0, WRITE MIDDLE at PSN 4194300) make every open message allocate the
-// full 512 KiB, and the only bound is max_open_messages (default 2^20, not settable from the
-// CLI): 512 GiB in theory. hostile_captures.py psn_spans: 984 flows under --max-flows 1000 ->
-// 500 MiB of heap (the bound from the limits is ~60 MiB), and 13 s for 20 000 packets. Here:
-// 256 flows -> 128 MiB. Expected: per-message memory bounded by a few KiB (e.g. a window of
-// recent PSNs, or ranges instead of a bitmap), so memory is bounded by the limits.
+// Fixed bug (engine/metrics/messages/message_state.h PsnBitmap, kMaxSpan = 1 << 22): a message
+// remembered which PSNs it saw in a bitmap that grew up to 2^22 bits = 512 KiB. Two packets per
+// flow (WRITE FIRST at PSN 0, WRITE MIDDLE at PSN 4194300) made every open message allocate the
+// full 512 KiB: hostile_captures.py psn_spans, 984 flows under --max-flows 1000 -> 500 MiB of
+// heap (the bound from the limits is ~60 MiB), and 13 s for 20 000 packets. Here: 256 flows ->
+// 128 MiB. The seen PSNs are ranges now: a few KiB per message at most.
 TEST(EngineMemory, MessagesSpanningManyPsnsStaySmall) {
   std::vector<Bytes> frames;
   for (uint32_t f = 0; f < 256; ++f) {
@@ -87,15 +85,15 @@ TEST(EngineMemory, MessagesSpanningManyPsnsStaySmall) {
   EXPECT_LT(heap_growth(frames), size_t(256) * 16 * 1024);
 }
 
-// BUG (engine/metrics/messages/messages_plugin.cpp period() / emit_periods(): one
-// FlowPeriodRecord per (flow, point, period) is kept until the point's watermark passes the
-// period's end, and period_queue_ is emitted strictly in creation order, so one period that is
-// not due holds back every later one): stamps that jump back and forth (hostile_captures.py
-// time_jumps: +-30 years) create a new period for almost every packet and none is released.
-// Memory grows with the number of packets, about 350 bytes each: 418 MiB for 2 million packets
-// on 8 queues (bound from --max-ios/--max-flows 10000: ~150 MiB). Here: 20 000 packets of one
-// flow, stamps spread over two years in random order -> several MiB. Expected: open periods per
-// flow and point bounded (e.g. emit or drop periods far from the watermark).
+// Fixed bug (engine/metrics/messages/messages_plugin.cpp period() / emit_periods(): one
+// FlowPeriodRecord per (flow, point, period) was kept until the point's watermark passed the
+// period's end, and period_queue_ was emitted strictly in creation order, so one period not due
+// held back every later one): stamps that jump back and forth (hostile_captures.py time_jumps:
+// +-30 years) created a new period for almost every packet and none was released, about 350
+// bytes per packet: 418 MiB for 2 million packets on 8 queues (bound from --max-ios/--max-flows
+// 10000: ~150 MiB). Here: 20 000 packets of one flow, stamps spread over two years in random
+// order -> several MiB. Open periods are now bounded per flow and point (64), the oldest
+// reported early.
 TEST(EngineMemory, PeriodsDoNotGrowWithJumpingStamps) {
   NullSink sink;
   Engine e(EngineConfig{}, sink);

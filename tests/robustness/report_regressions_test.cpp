@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Record export findings of the corruption campaign. DISABLED_ tests document reported bugs that
-// are not fixed yet; enable them with the fix.
+// Record export findings of the corruption campaign, each fixed ("Fixed bug" comments). A new
+// finding comes in as a DISABLED_ test until its fix.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -39,12 +39,12 @@ TEST(ReportRegressions, Utf8CheckerSanity) {
   EXPECT_TRUE(json_quote("a\"b\\c\n\x01") == "\"a\\\"b\\\\c\\n\\u0001\"");
 }
 
-// BUG (engine/report/record_writer.cpp json_quote): bytes >= 0x80 are copied as they are, so an
-// interface name that is not UTF-8 (a corrupted or foreign capture: if_name "eth\xb9") makes
-// `rdmatel export io` print invalid JSON text (Python: UnicodeDecodeError; jq: "Invalid string:
-// control characters"...). Found by the corruption campaign (raw-corrupted nvme_3point and
-// nvme_a_noloss: compute_point/storage_point names). Expected: valid UTF-8 out (valid sequences
-// kept, invalid bytes as \u00XX escapes of their Latin-1 reading or U+FFFD).
+// Fixed bug (engine/report/record_writer.cpp json_quote): bytes >= 0x80 were copied as they
+// are, so an interface name that is not UTF-8 (a corrupted or foreign capture: if_name
+// "eth\xb9") made `rdmatel export io` print invalid JSON text (Python: UnicodeDecodeError; jq:
+// "Invalid string"). Found by the corruption campaign (raw-corrupted nvme_3point and
+// nvme_a_noloss: compute_point/storage_point names). Now valid UTF-8 comes out: valid sequences
+// kept, invalid bytes as U+FFFD.
 TEST(ReportRegressions, JsonOfNonUtf8NameIsValidUtf8) {
   for (const char* name : {"eth\xB9", "\xFF\xFE", "a\xC3", "\xED\xA0\x80", "ok \xC3\xA9"}) {
     std::string q = json_quote(name);
