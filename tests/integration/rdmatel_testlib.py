@@ -20,6 +20,14 @@ def fail(msg):
     sys.exit(1)
 
 
+def fail_if(problems, what, shown=None):
+    """Prints the problems (the first `shown` of them) and fails with "N what" when there are any."""
+    if problems:
+        for p in problems[:shown]:
+            print(p)
+        fail(f"{len(problems)} {what}")
+
+
 def load_truth(capture):
     path = capture.replace(".pcapng", ".truth.json")
     with open(path) as f:

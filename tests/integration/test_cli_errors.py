@@ -6,7 +6,7 @@ import subprocess
 import sys
 import tempfile
 
-from rdmatel_testlib import fail
+from rdmatel_testlib import fail_if
 
 cli, sample = sys.argv[1], sys.argv[2]
 tmp = tempfile.mkdtemp(prefix="rdmatel_err_")
@@ -83,8 +83,5 @@ p = expect(["analyze", unsup, "--no-progress"], 0, "link type", stdout_needle="1
 # Writing the export somewhere impossible is a usage error.
 expect(["export", "io", sample, "-o", os.path.join(tmp, "no", "such", "dir.jsonl")], 2, "cannot write")
 
-if problems:
-    for p in problems:
-        print(p)
-    fail(f"{len(problems)} error-handling problems")
+fail_if(problems, "error-handling problems")
 print("OK: error handling")

@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 
-from rdmatel_testlib import fail
+from rdmatel_testlib import fail, fail_if
 
 args = sys.argv[1:]
 cli, sample = args[0], args[1]
@@ -211,8 +211,5 @@ for label, name, data in (("one-byte file", "one.pcapng", b"\x0a"), ("three-byte
         problems.append(f"{label}: exit {p.returncode}, stderr {err.strip()[-300:]!r}")
 
 shutil.rmtree(tmp, ignore_errors=True)
-if problems:
-    for p in problems:
-        print(p)
-    fail(f"{len(problems)} input-error problems")
+fail_if(problems, "input-error problems")
 print("OK: input errors")

@@ -2,7 +2,7 @@
 """rdmatel export io must reproduce the generator's ground truth to the nanosecond."""
 import sys
 
-from rdmatel_testlib import cli_io_records, compare_ios, fail, load_truth
+from rdmatel_testlib import cli_io_records, compare_ios, fail, fail_if, load_truth
 
 cli, captures = sys.argv[1], sys.argv[2:]
 problems = []
@@ -13,10 +13,7 @@ for cap in captures:
     problems += compare_ios(truth["ios"], got, cap)
     checked += len(truth["ios"])
     # CSV must carry the same numbers as JSONL.
-if problems:
-    for p in problems[:50]:
-        print(p)
-    fail(f"{len(problems)} differences from ground truth")
+fail_if(problems, "differences from ground truth", shown=50)
 if checked == 0:
     fail("no I/Os in the truth files: the test would prove nothing")
 print(f"OK: {checked} I/Os match ground truth in {len(captures)} captures")

@@ -6,7 +6,7 @@ tshark shows no I/O or message the CLI does not have."""
 import json
 import sys
 
-from rdmatel_testlib import Tshark, cli_io_records, fail, run_cli, us
+from rdmatel_testlib import Tshark, cli_io_records, fail, fail_if, run_cli, us
 
 cli, plugin, captures = sys.argv[1], sys.argv[2], sys.argv[3:]
 FIELDS = ["frame.number", "rdmatel.io.op", "rdmatel.io.cid", "rdmatel.dal", "rdmatel.dpl", "rdmatel.iol1",
@@ -61,10 +61,7 @@ try:
                 problems.append(f"{cap}: message ending at frame {frame}: plugin {row} vs CLI {m}")
 finally:
     ts.close()
-if problems:
-    for p in problems[:50]:
-        print(p)
-    fail(f"{len(problems)} differences between CLI and plugin")
+fail_if(problems, "differences between CLI and plugin", shown=50)
 if compared == 0:
     fail("nothing compared")
 print(f"OK: {compared} frames identical between the CLI and tshark in {len(captures)} captures")

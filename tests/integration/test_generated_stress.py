@@ -7,7 +7,7 @@ import subprocess
 import sys
 import tempfile
 
-from rdmatel_testlib import fail
+from rdmatel_testlib import fail, fail_if
 
 synth, cli, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
 seed_base = int(os.environ.get("RDMATEL_STRESS_SEED", "101"))
@@ -41,8 +41,5 @@ for script, args in (("test_cli_truth.py", [cli, *nvme]), ("test_messages_truth.
     print(f"{script}: {p.stdout.strip().splitlines()[-1] if p.stdout.strip() else ''}")
     if p.returncode != 0:
         problems.append(f"{script} (seeds from {seed_base}):\n{p.stdout[-3000:]}{p.stderr[-2000:]}")
-if problems:
-    for p in problems:
-        print(p)
-    fail(f"{len(problems)} checks failed on generated captures (kept in {tmp})")
+fail_if(problems, f"checks failed on generated captures (kept in {tmp})")
 print(f"OK: {len(caps)} fresh lossy captures match their ground truth")

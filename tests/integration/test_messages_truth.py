@@ -5,7 +5,7 @@ every flow period."""
 import json
 import sys
 
-from rdmatel_testlib import fail, load_truth, run_cli
+from rdmatel_testlib import fail, fail_if, load_truth, run_cli
 
 cli, captures = sys.argv[1], sys.argv[2:]
 EXACT = ["kind", "last_psn", "complete", "packets", "retrans_packets", "bytes", "retrans_bytes", "first_ns",
@@ -63,10 +63,7 @@ for cap in captures:
                 problems.append(f"{cap}: flow period {k}: {f} truth={t.get(f)} got={g.get(f)}")
     for k in gotf:
         problems.append(f"{cap}: extra flow period {k}")
-if problems:
-    for p in problems[:60]:
-        print(p)
-    fail(f"{len(problems)} differences from ground truth")
+fail_if(problems, "differences from ground truth", shown=60)
 if checked == 0:
     fail("no messages in the truth files: the test would prove nothing")
 print(f"OK: {checked} messages and flow periods match ground truth in {len(captures)} captures")

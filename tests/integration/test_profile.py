@@ -16,7 +16,7 @@ import re
 import shutil
 import sys
 
-from rdmatel_testlib import Tshark, fail
+from rdmatel_testlib import Tshark, fail_if
 
 plugin, profile_dir, capture = sys.argv[1], sys.argv[2], sys.argv[3]
 NAME = "RDMA-Telemetry"
@@ -163,8 +163,5 @@ try:
 finally:
     ts.close()
 
-if problems:
-    for p in problems:
-        print(p)
-    fail(f"{len(problems)} problems with the {NAME} profile")
+fail_if(problems, f"problems with the {NAME} profile")
 print(f"OK: the {NAME} profile loads silently; every rule, button, filter, macro and graph works")

@@ -11,7 +11,7 @@ import statistics
 import sys
 import tempfile
 
-from rdmatel_testlib import SKIP, cli_io_records, fail, run_cli
+from rdmatel_testlib import SKIP, cli_io_records, fail_if, run_cli
 
 cli, capdir = sys.argv[1], sys.argv[2]
 if not os.path.isdir(capdir):
@@ -104,8 +104,5 @@ for name in ("perftest_d_write_loss.pcapng.gz", "rping_e.pcapng.gz"):
             problems.append(f"{name}: {len(recs)} NVMe I/Os reported in a capture without NVMe")
 
 shutil.rmtree(tmp, ignore_errors=True)
-if problems:
-    for p in problems:
-        print(p)
-    fail(f"{len(problems)} differences from the real captures' facts")
+fail_if(problems, "differences from the real captures' facts")
 print("OK: real captures agree with Wireshark's facts")

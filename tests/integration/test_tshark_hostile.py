@@ -13,7 +13,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "robustness"))
 import hostile_captures as hc  # noqa: E402
-from rdmatel_testlib import SKIP, Tshark, fail  # noqa: E402
+from rdmatel_testlib import SKIP, Tshark, fail_if  # noqa: E402
 
 args = [a for a in sys.argv[1:] if not a.startswith("--")]
 packets = 2000
@@ -94,8 +94,5 @@ check("stamp 2^64-1 ns (18446744073 s)", capture_with_stamp("max_ns.pcapng", 9, 
 check("stamp in seconds, negative after the cast", capture_with_stamp("neg_secs.pcapng", 0, (1 << 64) - 5))
 
 ts.close()
-if problems:
-    for p in problems:
-        print(p)
-    fail(f"{len(problems)} tshark problems on hostile captures")
+fail_if(problems, "tshark problems on hostile captures")
 print("OK: tshark on hostile captures")

@@ -4,7 +4,7 @@ message, flags exactly the retransmitted packets and the NAKs, and `rdmatel.fnr 
 exactly the messages that had NAKs."""
 import sys
 
-from rdmatel_testlib import Tshark, fail, load_truth, us
+from rdmatel_testlib import Tshark, fail, fail_if, load_truth, us
 
 plugin, captures = sys.argv[1], sys.argv[2:]
 FIELDS = ["frame.number", "rdmatel.msg.kind", "rdmatel.fct", "rdmatel.fet", "rdmatel.fnr", "rdmatel.msg.bytes",
@@ -62,10 +62,7 @@ try:
             problems.append(f"{cap}: -Y 'rdmatel.fnr > 0' lists {len(lossy)} frames, truth {want_lossy} messages with NAKs")
 finally:
     ts.close()
-if problems:
-    for p in problems[:50]:
-        print(p)
-    fail(f"{len(problems)} differences between tshark and the message ground truth")
+fail_if(problems, "differences between tshark and the message ground truth", shown=50)
 if checked == 0:
     fail("nothing checked")
 print(f"OK: {checked} messages match ground truth in tshark")

@@ -10,7 +10,7 @@
 import sys
 from collections import defaultdict
 
-from rdmatel_testlib import Tshark, fail, load_truth, us
+from rdmatel_testlib import Tshark, fail, fail_if, load_truth, us
 
 plugin, captures = sys.argv[1], sys.argv[2:]
 problems = []
@@ -84,10 +84,7 @@ try:
 finally:
     ts.close()
 
-if problems:
-    for p in problems[:50]:
-        print(p)
-    fail(f"{len(problems)} problems with preferences")
+fail_if(problems, "problems with preferences", shown=50)
 for what in ("slow I/Os", "slow messages", "role swaps"):
     if not checked[what]:
         fail(f"nothing checked for {what}")

@@ -18,7 +18,7 @@ import sys
 from collections import Counter, defaultdict
 
 from rdmatel_stats import num, parse_simple_tables
-from rdmatel_testlib import Tshark, fail, load_truth, us
+from rdmatel_testlib import Tshark, fail, fail_if, load_truth, us
 
 plugin, captures = sys.argv[1], sys.argv[2:]
 IO_METRICS = ["dal_us", "dpl_us", "rtt_us", "iol1_us", "iol2_us", "iol_us"]  # IoMetric order
@@ -264,10 +264,7 @@ try:
 finally:
     ts.close()
 
-if problems:
-    for p in problems[:80]:
-        print(p)
-    fail(f"{len(problems)} differences between tshark's statistics and ground truth")
+fail_if(problems, "differences between tshark's statistics and ground truth", shown=80)
 for what in ("io,host", "io,pair", "msg,flow", "srt", "endpoints", "queue pairs", "io,host filtered",
              "msg,flow filtered"):
     if not checked[what]:

@@ -4,7 +4,7 @@ compute-side command and completion frames of every I/O (two-pass), and the sing
 display filter `rdmatel.rtt > X` works."""
 import sys
 
-from rdmatel_testlib import Tshark, fail, load_truth, us
+from rdmatel_testlib import Tshark, fail, fail_if, load_truth, us
 
 plugin, captures = sys.argv[1], sys.argv[2:]
 FIELDS = ["frame.number", "rdmatel.io.stage", "rdmatel.io.op", "rdmatel.io.cid", "rdmatel.io.complete",
@@ -54,10 +54,7 @@ try:
                             f"truth has {want} I/Os (x2 frames: command and completion)")
 finally:
     ts.close()
-if problems:
-    for p in problems[:50]:
-        print(p)
-    fail(f"{len(problems)} differences between tshark and ground truth")
+fail_if(problems, "differences between tshark and ground truth", shown=50)
 if checked == 0:
     fail("nothing checked")
 print(f"OK: {checked} frames match ground truth in tshark with the plugin")

@@ -7,7 +7,7 @@ import math
 import re
 import sys
 
-from rdmatel_testlib import Tshark, fail, run_cli
+from rdmatel_testlib import Tshark, fail, fail_if, run_cli
 from rdmatel_stats import num, parse_simple_tables
 
 cli, plugin, captures = sys.argv[1], sys.argv[2], sys.argv[3:]
@@ -131,10 +131,7 @@ try:
 finally:
     ts.close()
 
-if problems:
-    for p in problems[:60]:
-        print(p)
-    fail(f"{len(problems)} differences between tshark's tables and rdmatel analyze")
+fail_if(problems, "differences between tshark's tables and rdmatel analyze", shown=60)
 if not checked:
     fail("nothing compared")
 print(f"OK: {checked} groups and flows equal in tshark's tables and rdmatel analyze ({len(captures)} captures)")
