@@ -1,20 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// rdmatel: the command-line front end. Reads captures directly (no dissection), feeds the engine,
-// prints reports and writes records.
+// rdmatel: the command-line front end. A session over the captures (fast reader, libwiretap for
+// other formats), records to a report or to writers.
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <memory>
 #include <string>
 
-#include "cli/capture_input.h"
+#include "adapters/wiretap/wiretap_source.h"
 #include "cli/options.h"
 #include "cli/report_printer.h"
-#include "engine/core/engine.h"
-#include "engine/report/flow_report.h"
-#include "engine/report/io_report.h"
-#include "engine/report/record_writer.h"
+#include "rdmatel/report.h"
+#include "rdmatel/session.h"
+#include "rdmatel/writers.h"
 
 #ifndef RDMATEL_VERSION
 #define RDMATEL_VERSION "0.0.0"
@@ -27,53 +27,56 @@ constexpr int kExitOk = 0;
 constexpr int kExitUsage = 2;
 constexpr int kExitBadInput = 3;
 
-// Collects what the engine produces for the selected command.
-class CliSink final : public ResultSink {
+// Aggregates the final records for `analyze`, prints warnings.
+class ReportSink final : public RecordSink {
  public:
-  CliSink(bool quiet) : quiet_(quiet) {}
-  void on_io(const IoRecord& r) override {
-    if (report) report->add(r);
-    if (io_writer) io_writer->write(r);
+  ReportSink(bool quiet, bool aggregate) : quiet_(quiet), aggregate_(aggregate) {}
+  void on_record(const Record& r) override {
+    if (!aggregate_ || r.provisional) return;
+    if (r.is(kIoSchema)) report.add(r.as<IoRecord>());
+    else if (r.is(kMessageSchema)) flows.add(r.as<MessageRecord>());
   }
-  void on_message(const MessageRecord& m) override {
-    if (flows) flows->add(m);
-    if (message_writer) message_writer->write(m);
+  void on_warning(const Warning& w) override {
+    if (!quiet_) std::fprintf(stderr, "rdmatel: warning: %s\n", w.text.c_str());
   }
-  void on_flow_period(const FlowPeriodRecord& f) override {
-    if (flow_writer) flow_writer->write(f);
-  }
-  void on_warning(const EngineWarning& w) override {
-    if (!quiet_) std::fprintf(stderr, "rdmatel: warning: %s\n", w.what.c_str());
-  }
-  IoReport* report = nullptr;
-  FlowReport* flows = nullptr;
-  IoRecordWriter* io_writer = nullptr;
-  MessageRecordWriter* message_writer = nullptr;
-  FlowRecordWriter* flow_writer = nullptr;
+  IoReport report;
+  FlowReport flows;
 
  private:
-  bool quiet_;
+  bool quiet_, aggregate_;
 };
 
+void show_progress(const Progress& p) {
+  if (p.total_bytes)
+    std::fprintf(stderr, "\rrdmatel: %llu packets, %.0f%%, %.1f M packets/s ", (unsigned long long)p.frames,
+                 100.0 * double(p.bytes) / double(p.total_bytes), double(p.frames) / p.seconds / 1e6);
+  else
+    std::fprintf(stderr, "\rrdmatel: %llu packets, %.1f M packets/s ", (unsigned long long)p.frames,
+                 double(p.frames) / p.seconds / 1e6);
+  std::fflush(stderr);
+}
+
 int run(const Options& o) {
-  CaptureInput input;
   std::string error;
-  if (!input.open(o.captures, error)) {
+  std::unique_ptr<Session> session = Session::open(o.captures, o.settings, wiretap::open_wiretap_capture, error);
+  if (!session) {
     std::fprintf(stderr, "rdmatel: %s\n", error.c_str());
     return kExitBadInput;
   }
-  bool progress = o.progress.value_or(isatty(STDERR_FILENO) == 1);
-  CliSink sink(o.quiet);
-  Engine engine(o.engine, sink);
-  IoReport report;
-  FlowReport flows;
-  std::FILE* out = stdout;
-  std::unique_ptr<IoRecordWriter> io_writer;
-  std::unique_ptr<MessageRecordWriter> message_writer;
-  std::unique_ptr<FlowRecordWriter> flow_writer;
+  for (const std::string& e : session->usage_errors()) {
+    std::fprintf(stderr, "rdmatel: %s\n", e.c_str());
+    return kExitUsage;
+  }
+  const Engine& engine = session->engine();
+  const bool analyze = o.command == Command::kAnalyze;
+  ReportSink report(o.quiet, analyze);
+  session->subscribe(report);
 
+  std::FILE* out = stdout;
+  std::unique_ptr<RecordWriter> writer;
   if (o.command == Command::kExport) {
-    if (o.export_kind != "io" && o.export_kind != "messages" && o.export_kind != "flows") {
+    const RecordSchema* schema = find_schema(o.export_kind);
+    if (!schema) {
       std::fprintf(stderr, "rdmatel: export %s is not available in this version (available: io, messages, flows)\n",
                    o.export_kind.c_str());
       return kExitUsage;
@@ -85,24 +88,21 @@ int run(const Options& o) {
         return kExitUsage;
       }
     }
-    if (o.export_kind == "io") {
-      io_writer = std::make_unique<IoRecordWriter>(out, o.format, engine.points());
-      sink.io_writer = io_writer.get();
-    } else if (o.export_kind == "messages") {
-      message_writer = std::make_unique<MessageRecordWriter>(out, o.format, engine.points());
-      sink.message_writer = message_writer.get();
-    } else {
-      flow_writer = std::make_unique<FlowRecordWriter>(out, o.format, engine.points());
-      sink.flow_writer = flow_writer.get();
-    }
-  } else {
-    sink.report = &report;
-    sink.flows = &flows;
+    writer = std::make_unique<RecordWriter>(out, o.format, *schema,
+                                            [&engine](PointId id) -> const std::string& { return engine.point_name(id); });
+    session->subscribe(*writer);
   }
 
-  InputSummary summary = input.run(engine, progress);
+  const bool progress = o.progress.value_or(isatty(STDERR_FILENO) == 1);
+  bool progress_shown = false;
+  SessionSummary summary = session->run(progress ? ProgressFn([&](const Progress& p) {
+    progress_shown = true;
+    show_progress(p);
+  })
+                                                 : ProgressFn());
+  if (progress_shown) std::fprintf(stderr, "\r%60s\r", "");
 
-  if (o.command == Command::kAnalyze) print_analysis(stdout, o, engine, summary, report, flows, RDMATEL_VERSION);
+  if (analyze) print_analysis(stdout, o, engine, summary, report.report, report.flows, RDMATEL_VERSION);
   // A full disk or a closed pipe must not pass for success: check every output (exit 2, like an
   // output that cannot be opened).
   bool out_failed = out != stdout && (std::fflush(out) != 0 || std::ferror(out));
@@ -137,7 +137,7 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   switch (o.command) {
-    case Command::kHelp: std::fputs(usage_text(), stdout); return kExitOk;
+    case Command::kHelp: std::fputs(o.help_text.c_str(), stdout); return kExitOk;
     case Command::kVersion: std::printf("rdmatel %s\n", RDMATEL_VERSION); return kExitOk;
     default: break;
   }

@@ -5,56 +5,118 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "rdmatel/schema.h"
+
 namespace rdmatel::cli {
 namespace {
 
-const char* const kExportKinds[] = {"io", "messages", "flows", "paths", "congestion", "alerts"};
+// Export kinds the contract names (SPEC §9) that no component of this version produces yet.
+const char* const kPlannedKinds[] = {"paths", "congestion", "offsets", "alerts", "diagnosis"};
 
-bool parse_number(const std::string& text, double& out) {
-  errno = 0;
-  char* end = nullptr;
-  out = std::strtod(text.c_str(), &end);
-  return errno == 0 && end && *end == 0 && !text.empty() && std::isfinite(out) && out >= 0;
+std::string option_of(const SettingSpec& s) {
+  std::string o = "--";
+  for (const char* c = s.name; *c; ++c) o += *c == '_' ? '-' : *c;
+  return o;
+}
+
+const SettingSpec* setting_for_option(const std::string& opt) {
+  for (const SettingSpec* s : setting_specs())
+    if (s->cli && option_of(*s) == opt) return s;
+  return nullptr;
+}
+
+std::string kinds_list() {
+  std::string k;
+  for (const RecordSchema* s : all_schemas()) k += std::string(k.empty() ? "" : ", ") + s->channel;
+  return k;
+}
+
+bool known_kind(const std::string& kind) {
+  if (find_schema(kind)) return true;
+  for (const char* k : kPlannedKinds)
+    if (kind == k) return true;
+  return false;
+}
+
+std::string wrap(const std::string& text, size_t indent, size_t width = 96) {
+  std::string out, line;
+  size_t pos = 0;
+  while (pos < text.size()) {
+    size_t sp = text.find(' ', pos);
+    std::string word = text.substr(pos, sp == std::string::npos ? std::string::npos : sp - pos);
+    pos = sp == std::string::npos ? text.size() : sp + 1;
+    if (!line.empty() && indent + line.size() + 1 + word.size() > width) {
+      out += line + "\n" + std::string(indent, ' ');
+      line.clear();
+    }
+    line += (line.empty() ? "" : " ") + word;
+  }
+  return out + line;
+}
+
+std::string option_line(const std::string& left, const std::string& help) {
+  constexpr size_t kCol = 28;
+  std::string l = "  " + left;
+  if (l.size() + 1 > kCol) l += "\n" + std::string(kCol, ' ');
+  else l += std::string(kCol - l.size(), ' ');
+  return l + wrap(help, kCol) + "\n";
+}
+
+std::string export_help(const std::string& kind) {
+  const RecordSchema* s = find_schema(kind);
+  if (!s) return "rdmatel export " + kind + ": not available in this version\n";
+  std::string out = "rdmatel export " + kind + " CAPTURE... [--format jsonl|csv] [-o FILE] [options]\n\n";
+  out += "One record per " + std::string(s->help) + ". Fields (JSONL keys, CSV columns, in this order;\n";
+  out += "a value that was not measured is left out of JSON and empty in CSV, never 0):\n\n";
+  for (const Column& c : s->columns) out += option_line(c.name, c.help);
+  return out;
+}
+
+std::string export_kinds_help() {
+  std::string out = "rdmatel export KIND CAPTURE... [--format jsonl|csv] [-o FILE] [options]\n\nKINDS:\n";
+  for (const RecordSchema* s : all_schemas()) out += option_line(s->channel, std::string("one record per ") + s->help);
+  std::string planned;
+  for (const char* k : kPlannedKinds) planned += std::string(planned.empty() ? "" : ", ") + k;
+  out += "\nNot available in this version: " + planned + ".\n";
+  out += "rdmatel export KIND --help lists the fields of a kind.\n";
+  return out;
 }
 
 }  // namespace
 
-const char* usage_text() {
-  return R"(rdmatel - RDMA telemetry for RoCEv2 fabrics
+std::string usage_text() {
+  std::string out = R"(rdmatel - RDMA telemetry for RoCEv2 fabrics
 
 Usage:
   rdmatel analyze CAPTURE... [options]          print the I/O quality report
-  rdmatel export io CAPTURE... [options]        one record per NVMe I/O
-  rdmatel export messages CAPTURE... [options]  one record per RDMA message and observation point
-  rdmatel export flows CAPTURE... [options]     per flow, point and period: bytes, FET, NAKs, ...
+  rdmatel export KIND CAPTURE... [options]      write records: )" +
+                    kinds_list() + R"(
+  rdmatel export --help                         the kinds; rdmatel export KIND --help: its fields
   rdmatel version
 
-Captures: pcap or pcapng (read directly), or any format Wireshark reads (gzip, ...).
-Several captures are merged by timestamp, like mergecap; each interface is an observation point.
+Captures: pcap or pcapng (read directly), or any format Wireshark reads (gzip, ...); - is
+standard input. Several captures are merged by timestamp, like mergecap; each capture interface
+is an observation point (interfaces with the same name and link type in several files, such as
+dumpcap ring buffers, are one point). The same packets given twice are counted once.
 
-Options:
-  --format jsonl|csv       export format (default jsonl)
-  -o, --output FILE        write the export to FILE instead of standard output
-  --point NAME=ROLE        role of an observation point: compute, storage or fabric;
-                           NAME is the interface name or its numeric id (repeatable).
-                           Default: per I/O, the point that sees the command first is the
-                           compute side and the one that sees it last the storage side.
-  --io-timeout SECONDS     report an I/O as incomplete when its completion has not come
-                           this long after the command (default 10)
-  --reorder-window MS      how far stamps may go backwards within one point (default 250)
-  --period SECONDS         length of the periods of `export flows` (default 1)
-  --top N                  rows in each flows table of `analyze` (default 10)
-  --message-timeout SECONDS  an RDMA message no ACK covers is final after this long without
-                           packets (default 1)
-  --max-ios N              most NVMe I/Os tracked at once (default 1048576)
-  --max-flows N            most RDMA flows tracked (default 1048576)
-  --max-messages N         most RDMA messages open at once (default 1048576)
-  --progress, --no-progress  show progress on standard error (default: when it is a terminal)
-  -q, --quiet              do not print warnings
-  -h, --help               this text
-
-Exit status: 0 success, 2 bad usage, 3 unreadable or corrupt input (after reporting what was read).
+Output:
 )";
+  out += option_line("--format jsonl|csv", "export format (default jsonl)");
+  out += option_line("-o, --output FILE", "write the export to FILE instead of standard output");
+  out += option_line("--top N", "rows in each flows table of analyze (default 10)");
+  out += option_line("--progress, --no-progress", "show progress on standard error (default: when it is a terminal)");
+  out += option_line("-q, --quiet", "do not print warnings");
+  out += option_line("-h, --help", "this text");
+  out += "\nMeasurement:\n";
+  for (const SettingSpec* s : setting_specs()) {
+    if (!s->cli) continue;
+    std::string help = s->help;
+    if (*s->fallback) help += std::string(" (default ") + s->fallback + ")";
+    if (s->type == SettingType::kList) help += " (repeatable)";
+    out += option_line(option_of(*s) + " " + s->metavar, help);
+  }
+  out += "\nExit status: 0 success, 2 bad usage, 3 unreadable or corrupt input (after reporting what was read).\n";
+  return out;
 }
 
 bool parse_options(int argc, char** argv, Options& o, std::string& error) {
@@ -68,21 +130,27 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
   if (cmd == "analyze") o.command = Command::kAnalyze;
   else if (cmd == "export") o.command = Command::kExport;
   else if (cmd == "version" || cmd == "--version") { o.command = Command::kVersion; return true; }
-  else if (cmd == "help" || cmd == "--help" || cmd == "-h") { o.command = Command::kHelp; return true; }
-  else {
+  else if (cmd == "help" || cmd == "--help" || cmd == "-h") {
+    o.command = Command::kHelp;
+    o.help_text = usage_text();
+    return true;
+  } else {
     error = "unknown command '" + cmd + "' (commands: analyze, export, version)";
     return false;
   }
   if (o.command == Command::kExport) {
     if (i >= args.size()) {
-      error = "export needs a KIND: io, messages, flows, paths, congestion or alerts";
+      error = "export needs a KIND: " + kinds_list() + " (rdmatel export --help)";
       return false;
     }
     o.export_kind = args[i++];
-    bool known = false;
-    for (const char* k : kExportKinds) known |= o.export_kind == k;
-    if (!known) {
-      error = "unknown export kind '" + o.export_kind + "' (kinds: io, messages, flows, paths, congestion, alerts)";
+    if (o.export_kind == "--help" || o.export_kind == "-h") {
+      o.command = Command::kHelp;
+      o.help_text = export_kinds_help();
+      return true;
+    }
+    if (!known_kind(o.export_kind)) {
+      error = "unknown export kind '" + o.export_kind + "' (kinds: " + kinds_list() + ")";
       return false;
     }
   }
@@ -97,53 +165,41 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
   while (i < args.size()) {
     std::string a = args[i++];
     std::string v;
-    double d = 0;
-    if (a == "-h" || a == "--help") { o.command = Command::kHelp; return true; }
-    else if (a == "--format") {
+    if (a == "-h" || a == "--help") {
+      o.command = Command::kHelp;
+      o.help_text = o.export_kind.empty() ? usage_text() : export_help(o.export_kind);
+      return true;
+    } else if (a == "--format") {
       if (!value(a, v)) return false;
       if (v == "jsonl") o.format = RecordFormat::kJsonl;
       else if (v == "csv") o.format = RecordFormat::kCsv;
       else { error = "unknown format '" + v + "' (formats: jsonl, csv)"; return false; }
     } else if (a == "-o" || a == "--output") {
       if (!value(a, o.output)) return false;
-    } else if (a == "--point") {
-      if (!value(a, v)) return false;
-      auto eq = v.rfind('=');
-      auto role = eq == std::string::npos ? std::nullopt : parse_point_role(v.substr(eq + 1));
-      if (eq == std::string::npos || eq == 0 || !role) {
-        error = "--point takes NAME=ROLE with ROLE compute, storage or fabric (got '" + v + "')";
-        return false;
-      }
-      o.engine.roles.push_back({v.substr(0, eq), *role});
-    } else if (a == "--io-timeout") {
-      if (!value(a, v)) return false;
-      if (!parse_number(v, d) || d <= 0) { error = "--io-timeout takes a positive number of seconds"; return false; }
-      o.engine.io_timeout_ns = DurationNs(d * 1e9);
-    } else if (a == "--period" || a == "--message-timeout") {
-      if (!value(a, v)) return false;
-      if (!parse_number(v, d) || d < 1e-6 || d > 86400) { error = a + " takes a number of seconds (0.000001 to 86400)"; return false; }
-      (a == "--period" ? o.engine.period_ns : o.engine.message_timeout_ns) = DurationNs(d * 1e9);
     } else if (a == "--top") {
       if (!value(a, v)) return false;
-      if (!parse_number(v, d) || d < 1 || d > 1e6) { error = "--top takes a count"; return false; }
+      char* end = nullptr;
+      errno = 0;
+      double d = std::strtod(v.c_str(), &end);
+      if (errno || !end || *end || !(d >= 1 && d <= 1e6)) { error = "--top takes a count from 1 to 1000000"; return false; }
       o.top = size_t(d);
-    } else if (a == "--reorder-window") {
-      if (!value(a, v)) return false;
-      if (!parse_number(v, d)) { error = "--reorder-window takes a number of milliseconds"; return false; }
-      o.engine.reorder_window_ns = DurationNs(d * 1e6);
-    } else if (a == "--max-ios" || a == "--max-flows" || a == "--max-messages") {
-      if (!value(a, v)) return false;
-      if (!parse_number(v, d) || d < 1 || d > 1e9) { error = a + " takes a count between 1 and 1e9"; return false; }
-      size_t& limit = a == "--max-ios"     ? o.engine.max_outstanding_ios
-                      : a == "--max-flows" ? o.engine.max_flows
-                                           : o.engine.max_open_messages;
-      limit = size_t(d);
     } else if (a == "--progress") {
       o.progress = true;
     } else if (a == "--no-progress") {
       o.progress = false;
     } else if (a == "-q" || a == "--quiet") {
       o.quiet = true;
+    } else if (const SettingSpec* s = setting_for_option(a)) {
+      if (!value(a, v)) return false;
+      if (std::string_view(s->name) == "point") {
+        auto eq = v.rfind('=');
+        auto role = eq == std::string::npos ? std::nullopt : parse_point_role(v.substr(eq + 1));
+        if (eq == std::string::npos || eq == 0 || !role) {
+          error = "--point takes NAME=ROLE with ROLE compute, storage or fabric (got '" + v + "')";
+          return false;
+        }
+      }
+      if (!o.settings.set(s->name, v, error)) return false;
     } else if (a.size() > 1 && a[0] == '-') {
       error = "unknown option '" + a + "' (see rdmatel --help)";
       return false;

@@ -1,13 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Command-line options of the rdmatel tool.
+// Command-line options of the rdmatel tool: the commands and output options of the CLI itself,
+// and every engine and component setting, rendered from the settings table (rdmatel/settings.h).
 #pragma once
 
 #include <optional>
 #include <string>
 #include <vector>
 
-#include "engine/core/config.h"
-#include "engine/report/record_writer.h"
+#include "rdmatel/settings.h"
+#include "rdmatel/writers.h"
 
 namespace rdmatel::cli {
 
@@ -15,20 +16,21 @@ enum class Command { kAnalyze, kExport, kVersion, kHelp };
 
 struct Options {
   Command command = Command::kHelp;
-  std::string export_kind;  ///< io, messages, flows, paths, congestion, alerts
+  std::string export_kind;  ///< a channel: io, messages, flows, ...
+  std::string help_text;    ///< kHelp: what to print
   std::vector<std::string> captures;
   RecordFormat format = RecordFormat::kJsonl;
   std::string output;  ///< empty = stdout
   std::optional<bool> progress;
   bool quiet = false;
   size_t top = 10;  ///< rows in the flows tables
-  EngineConfig engine;
+  Settings settings;
 };
 
 /// Parses argv; on bad usage returns false with `error` set to one sentence.
 bool parse_options(int argc, char** argv, Options& out, std::string& error);
 
-/// The --help text.
-const char* usage_text();
+/// The --help text (generated from the settings table).
+std::string usage_text();
 
 }  // namespace rdmatel::cli

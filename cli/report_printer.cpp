@@ -3,9 +3,29 @@
 
 #include <string>
 
-namespace rdmatel::cli {
+#include "cli/tables.h"
 
-void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const InputSummary& input,
+namespace rdmatel::cli {
+namespace {
+
+// "compute side of 2 hosts", "storage side of 3 storage servers", both, or how it was set.
+std::string role_text(const PointInfo& p) {
+  if (p.configured != PointRole::kUnknown) return std::string(point_role_name(p.configured)) + ", configured";
+  auto plural = [](uint64_t n, const char* one, const char* many) {
+    return std::to_string(n) + " " + (n == 1 ? one : many);
+  };
+  std::string t;
+  if (p.compute_endpoints) t = "compute side of " + plural(p.compute_endpoints, "host", "hosts");
+  if (p.storage_endpoints)
+    t += (t.empty() ? "" : ", ") + std::string("storage side of ") +
+         plural(p.storage_endpoints, "storage server", "storage servers");
+  if (t.empty()) return p.role == PointRole::kUnknown ? "role unknown" : point_role_name(p.role);
+  return std::string(point_role_name(p.role)) + ": " + t;
+}
+
+}  // namespace
+
+void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const SessionSummary& input,
                     const IoReport& report, const FlowReport& flows, const char* version) {
   const EngineStats& st = engine.stats();
   std::string files;
@@ -16,14 +36,15 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
   double span = input.frames ? double(input.last_ts - input.first_ts) / 1e9 : 0.0;
   std::fprintf(out, "  capture: %s, %llu frames, %llu RoCEv2, %llu malformed, %.6f s\n", formats.c_str(),
                (unsigned long long)st.frames, (unsigned long long)st.roce, (unsigned long long)st.malformed, span);
-  const PointRegistry& pts = engine.points();
-  std::fprintf(out, "  observation points (%zu):", pts.size());
-  for (PointId i = 0; i < pts.size(); ++i) {
-    const Point& p = pts[i];
-    std::fprintf(out, "%s %s [%s%s, %llu packets]", i ? "," : "", p.name.c_str(), point_role_name(pts.role(i)),
-                 p.configured != PointRole::kUnknown ? ", configured" : "", (unsigned long long)p.packets);
+  std::fprintf(out, "  observation points (%zu):", engine.point_count());
+  for (PointId i = 0; i < engine.point_count(); ++i) {
+    PointInfo p = engine.point(i);
+    std::fprintf(out, "%s %s [%s, %llu packets]", i ? "," : "", p.name.c_str(), role_text(p).c_str(),
+                 (unsigned long long)p.packets);
   }
   std::fprintf(out, "\n");
+  if (st.duplicates)
+    std::fprintf(out, "  duplicates: %llu packets given twice were counted once\n", (unsigned long long)st.duplicates);
   const IoGroupStats& t = report.total();
   std::fprintf(out, "  NVMe commands: %llu (read %llu, write %llu, other %llu), incomplete %llu, error status %llu\n",
                (unsigned long long)t.ios, (unsigned long long)t.reads, (unsigned long long)t.writes,
@@ -42,7 +63,7 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
     std::fprintf(out, "No NVMe-oF I/O found (no SEND carrying an NVMe command with a matching completion).\n\n");
   else
     std::fputs(render_io_tables(report).c_str(), out);
-  if (!flows.flows().empty()) std::fputs(render_flow_tables(flows, pts, o.top).c_str(), out);
+  if (!flows.flows().empty()) std::fputs(render_flow_tables(flows, engine, o.top).c_str(), out);
 }
 
 }  // namespace rdmatel::cli

@@ -4,15 +4,13 @@
 
 #include <cstdio>
 
-#include "cli/capture_input.h"
 #include "cli/options.h"
-#include "engine/core/engine.h"
-#include "engine/report/flow_report.h"
-#include "engine/report/io_report.h"
+#include "rdmatel/report.h"
+#include "rdmatel/session.h"
 
 namespace rdmatel::cli {
 
-void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const InputSummary& input,
+void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const SessionSummary& input,
                     const IoReport& report, const FlowReport& flows, const char* version);
 
 }  // namespace rdmatel::cli

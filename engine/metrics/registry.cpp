@@ -1,18 +1,27 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// Every metric plugin, in one list: add a plugin here and the engine runs it.
-#include "engine/core/engine.h"
-#include "engine/metrics/congestion/congestion_plugin.h"
-#include "engine/metrics/io_quality/io_quality_plugin.h"
-#include "engine/metrics/messages/messages_plugin.h"
+// Every metric component, in one list: add a component's folder and one line here, and the
+// engine runs it, its settings become CLI options and Wireshark preferences, its records an
+// export kind.
+#include "engine/metrics/congestion/congestion.h"
+#include "engine/metrics/io_quality/io_quality.h"
+#include "engine/metrics/messages/messages.h"
 
 namespace rdmatel {
+namespace {
 
-std::vector<std::unique_ptr<MetricPlugin>> make_metric_plugins(const EngineConfig& config) {
-  std::vector<std::unique_ptr<MetricPlugin>> plugins;
-  plugins.push_back(std::make_unique<io_quality::IoQualityPlugin>(config));
-  plugins.push_back(std::make_unique<messages::MessagesPlugin>(config));
-  plugins.push_back(std::make_unique<congestion::CongestionPlugin>(config));
-  return plugins;
+template <typename T>
+std::unique_ptr<Component> make(Ctx& ctx) {
+  return std::make_unique<T>(ctx);
 }
+
+const ComponentFactory kRegistry[] = {
+    {&io_quality::kSpec, make<io_quality::IoQuality>},
+    {&messages::kSpec, make<messages::Messages>},
+    {&congestion::kSpec, make<congestion::Congestion>},
+};
+
+}  // namespace
+
+std::span<const ComponentFactory> component_registry() { return kRegistry; }
 
 }  // namespace rdmatel

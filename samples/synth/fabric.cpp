@@ -13,6 +13,69 @@ Fabric::Fabric(const FabricConfig& cfg, uint64_t seed)
       rng_jitter_(seed ^ 0x717Eu),
       rng_var_(seed ^ 0x5A12u) {
   obs.resize(static_cast<size_t>(cfg_.points));
+  cfg_.clock_offset_ns.resize(static_cast<size_t>(cfg_.points), 0);
+  // Which switch positions are observed, in point-id order (= side-0 -> side-1 order).
+  static const std::vector<int> kObserved[6] = {
+      {},
+      {kLeafAHost},
+      {kLeafAHost, kLeafBHost},
+      {kLeafAHost, kSpine, kLeafBHost},
+      {kLeafAHost, kLeafAUp, kSpine, kLeafBHost},
+      {kLeafAHost, kLeafAUp, kSpine, kLeafBUp, kLeafBHost}};
+  point_pos_ = kObserved[cfg_.points];
+  for (int& p : pos_point_) p = -1;
+  for (size_t i = 0; i < point_pos_.size(); ++i) pos_point_[point_pos_[i]] = static_cast<int>(i);
+
+  // Paths. With 1-3 points a leaf is one position (its hop delays cover the switch), exactly
+  // as before the uplink ports existed, so those captures keep their bytes. With 4-5 points
+  // each leaf has its host port and its uplink port, a switch latency apart (both modelled
+  // even when only leaf A's uplink is observed, so 4 and 5 points share the timing model).
+  const bool ports = cfg_.points >= 4;
+  std::vector<Stage>& fwd = path_[0];
+  fwd.push_back({kLeafAHost, kAccess, 0, 100, true});
+  if (ports) fwd.push_back({kLeafAUp, kSwitch, cfg_.switch_min, cfg_.switch_max, false});
+  fwd.push_back({kSpine, kHop1, 0, 300, true});
+  if (ports) {
+    fwd.push_back({kLeafBUp, kHop2, 0, 300, true});
+    fwd.push_back({kLeafBHost, kSwitch, cfg_.switch_min, cfg_.switch_max, false});
+  } else {
+    fwd.push_back({kLeafBHost, kHop2, 0, 300, true});
+  }
+  std::vector<Stage>& rev = path_[1];
+  rev.push_back({kLeafBHost, kAccess, 0, 100, true});
+  if (ports) rev.push_back({kLeafBUp, kSwitch, cfg_.switch_min, cfg_.switch_max, false});
+  rev.push_back({kSpine, kHop2, 0, 300, true});
+  if (ports) {
+    rev.push_back({kLeafAUp, kHop1, 0, 300, true});
+    rev.push_back({kLeafAHost, kSwitch, cfg_.switch_min, cfg_.switch_max, false});
+  } else {
+    rev.push_back({kLeafAHost, kHop1, 0, 300, true});
+  }
+  // Lossy segments: segment k lies after the k-th point of the path; the one between two
+  // ports of one leaf is inside the switch and never loses anything.
+  for (int d = 0; d < 2; ++d) {
+    std::vector<int> seq;  // positions of the points in passage order
+    for (const Stage& st : path_[d])
+      if (pos_point_[st.pos] >= 0) seq.push_back(st.pos);
+    auto leaf = [](int pos) { return pos <= kLeafAUp ? 0 : (pos >= kLeafBUp ? 1 : -1); };
+    for (size_t k = 0; k <= seq.size(); ++k) {
+      const bool inside = k > 0 && k < seq.size() && leaf(seq[k - 1]) >= 0 && leaf(seq[k - 1]) == leaf(seq[k]);
+      if (!inside) lossy_[d].push_back(static_cast<int>(k));
+    }
+  }
+}
+
+uint8_t Fabric::ttl_at(size_t point, const Emission& e) const {
+  if (!cfg_.routed) return 64;
+  // Switches the packet has left when the point records it. A port mirror records a packet
+  // entering the switch there before the switch decrements the TTL and one leaving it
+  // there after; the spine point records what the spine receives. Side 0 -> side 1:
+  //   leaf A host port 64, leaf A uplink 63, spine 63, leaf B uplink 62, leaf B host port 61
+  // and the mirror image the other way.
+  static const uint8_t kLeft[kNumPos] = {0, 1, 1, 2, 3};
+  const int pos = point_pos_[point];
+  const bool fwd = endpoints[e.src_ep].side == 0;
+  return static_cast<uint8_t>(64 - kLeft[fwd ? pos : kNumPos - 1 - pos]);
 }
 
 int Fabric::add_endpoint(int side, const uint8_t ip[16], bool v6) {
@@ -53,47 +116,45 @@ int64_t Fabric::transmit(Emission e, int64_t now, int forced_seg, bool no_loss, 
   const auto idx = static_cast<uint32_t>(emissions.size());
   emissions.push_back(e);
 
-  // Which segment (if any) loses this copy: 0 = before the first point, k = after the k-th.
+  const int dir = src.side == 0 ? 0 : 1;
+  // Which segment (if any) loses this copy, as "points passed before it" on this path.
+  const std::vector<int>& lossy = lossy_[dir];
   int lost = -1;
-  for (int s = 0; s < segments(); ++s) {
-    if (s == forced_seg || (!no_loss && rng_loss_.chance(cfg_.loss))) {
-      lost = s;
+  for (size_t k = 0; k < lossy.size(); ++k) {
+    if (static_cast<int>(k) == forced_seg || (!no_loss && rng_loss_.chance(cfg_.loss))) {
+      lost = lossy[k];
       break;
     }
   }
 
-  const bool fwd = src.side == 0;
-  const int host_ep = fwd ? e.src_ep : e.dst_ep;
-  const int stor_ep = fwd ? e.dst_ep : e.src_ep;
+  const int host_ep = dir == 0 ? e.src_ep : e.dst_ep;  // the side-0 end of the pair
+  const int stor_ep = dir == 0 ? e.dst_ep : e.src_ep;
   const PairDelay pd = pair_delay(host_ep, stor_ep);
-  // Physical positions 0 = compute leaf, 1 = spine, 2 = storage leaf.
-  const int order[3] = {fwd ? 0 : 2, 1, fwd ? 2 : 0};
-  const int64_t delay[3] = {src.access_ns, fwd ? pd.hop1 : pd.hop2, fwd ? pd.hop2 : pd.hop1};
-  const int64_t var[3] = {100, 300, 300};
   auto& last = last_at_.try_emplace(std::make_pair(static_cast<int>(e.src_ep), static_cast<int>(e.dst_ep)),
-                                    std::array<int64_t, 4>{0, 0, 0, 0}).first->second;
+                                    std::array<int64_t, kNumPos + 1>{}).first->second;
   int seen = 0;
-  for (int i = 0; i < 3; ++i) {
-    const int pos = order[i];
-    int point = -1;
-    if (cfg_.points == 1) point = pos == 0 ? 0 : -1;
-    else if (cfg_.points == 2) point = pos == 0 ? 0 : (pos == 2 ? 1 : -1);
-    else point = pos;
+  for (const Stage& st : path_[dir]) {
+    const int point = pos_point_[st.pos];
     if (point >= 0 && lost == seen) return -1;  // lost on the segment before this point
-    t += delay[i] + rng_var_.range(0, var[i]) + ser;
-    // Links are FIFO: a copy never overtakes an earlier one of the same endpoint pair.
-    t = std::max(t, last[pos] + 1);
-    last[pos] = t;
+    const int64_t d = st.delay == kAccess ? src.access_ns
+                      : st.delay == kHop1 ? pd.hop1
+                      : st.delay == kHop2 ? pd.hop2 : 0;
+    t += d + rng_var_.range(st.var_lo, st.var_hi) + (st.ser ? ser : 0);
+    // Links (and a switch between its two ports) are FIFO: a copy never overtakes an
+    // earlier one of the same endpoint pair.
+    t = std::max(t, last[st.pos] + 1);
+    last[st.pos] = t;
     if (point >= 0) {
-      const int64_t stamp = t + (cfg_.jitter_ns ? rng_jitter_.range(-cfg_.jitter_ns, cfg_.jitter_ns) : 0);
+      const int64_t stamp = t + (cfg_.jitter_ns ? rng_jitter_.range(-cfg_.jitter_ns, cfg_.jitter_ns) : 0) +
+                            cfg_.clock_offset_ns[static_cast<size_t>(point)];
       obs[point].push_back(Obs{t, stamp, idx});
       ++seen;
     }
   }
   if (lost == seen) return -1;  // lost after the last point
   t += dst.access_ns + rng_var_.range(0, 100) + ser;
-  t = std::max(t, last[3] + 1);
-  last[3] = t;
+  t = std::max(t, last[kNumPos] + 1);
+  last[kNumPos] = t;
   return t;
 }
 
@@ -127,7 +188,8 @@ std::vector<std::pair<uint8_t, uint32_t>> Fabric::file_order(bool blocks, uint64
       p = (p + 1) % np;
     }
   } else {
-    // Merge by stamp while keeping each point's own order (stamps may go backwards).
+    // Merge by stamp (clock offsets included, as mergecap would) while keeping each
+    // point's own passage order (stamps may go backwards).
     using Item = std::pair<int64_t, size_t>;  // (stamp of head, point)
     std::priority_queue<Item, std::vector<Item>, std::greater<Item>> pq;
     for (size_t p = 0; p < np; ++p)

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The network between the endpoints: a chain  compute-side endpoints — compute leaf —
-// spine — storage leaf — storage-side endpoints, with 1-3 of those switch positions being
-// observation points. Decides losses per link segment, stamps every packet copy at the
-// points it passes, and finally merges the per-point streams into file order.
+// The network between the endpoints: a chain  side-0 endpoints — leaf A — spine — leaf B —
+// side-1 endpoints. Leaf A and leaf B each have a host-facing port and an uplink port; 1-5
+// of the five switch positions are observation points. Decides losses per link segment,
+// stamps every packet copy at the points it passes (with each point's own clock offset),
+// gives the IP TTL each point sees, and finally merges the per-point streams into file order.
 #pragma once
 
 #include <array>
@@ -19,8 +20,11 @@ namespace synth {
 
 struct PointInfo {
   std::string name;
-  std::string role;  // compute | fabric | storage
+  std::string role;  // compute | fabric | storage | mixed (--cross: compute side of some I/Os, storage of others)
 };
+
+// Switch positions along the chain, in side-0 -> side-1 order.
+enum Pos : int { kLeafAHost = 0, kLeafAUp = 1, kSpine = 2, kLeafBUp = 3, kLeafBHost = 4, kNumPos = 5 };
 
 struct Endpoint {
   EndpointWire wire{};
@@ -35,19 +39,22 @@ struct Endpoint {
 
 // One sighting of a packet copy at a point.
 struct Obs {
-  int64_t t;      // true passage time (defines the point's packet order)
-  int64_t stamp;  // what the capture records (t + jitter)
+  int64_t t;      // true passage time (the point's passage order = its file order)
+  int64_t stamp;  // what the capture records: t + jitter + the point's clock offset
   uint32_t em;    // emission index
 };
 
 struct FabricConfig {
-  int points = 2;                 // 1: compute leaf; 2: + storage leaf; 3: + spine
-  double loss = 0.0;              // per packet, per link segment
+  int points = 2;                 // 1: leaf A; 2: + leaf B; 3: + spine; 4: + leaf A uplink; 5: + leaf B uplink
+  double loss = 0.0;              // per packet, per lossy link segment
   int64_t jitter_ns = 0;          // stamp noise, uniform in [-j, +j]
   int64_t link_gbps = 100;
   int64_t host_access_min = 1000, host_access_max = 3000;
   int64_t stor_access_min = 1000, stor_access_max = 3000;
-  int64_t hop_min = 1000, hop_max = 10000;  // leaf<->spine, each of the two hops
+  int64_t hop_min = 1000, hop_max = 10000;   // leaf<->spine, each of the two hops
+  int64_t switch_min = 300, switch_max = 900;  // host port <-> uplink port of one leaf (points >= 4)
+  std::vector<int64_t> clock_offset_ns;      // per point id: added to every stamp there
+  bool routed = false;                       // TTL / hop limit decremented by every switch
 };
 
 class Fabric {
@@ -58,8 +65,17 @@ class Fabric {
   const std::vector<PointInfo>& points() const { return points_; }
   void set_points(std::vector<PointInfo> p) { points_ = std::move(p); }
   int num_points() const { return cfg_.points; }
-  // Number of loss segments on a path: before the first point, between points, after.
-  int segments() const { return cfg_.points + 1; }
+  // Number of lossy segments on a path: before the first point, between consecutive points
+  // (except two ports of one switch: nothing is lost inside a switch), after the last one.
+  // Segment k (what forced_seg names) is the k-th lossy one in the packet's direction.
+  int segments() const { return static_cast<int>(lossy_[0].size()); }
+  // The point on the host-facing port of the leaf behind which endpoints of `side` sit
+  // (side 0: leaf A, always point 0; side 1: leaf B, -1 with a single point).
+  int host_port_point(int side) const { return pos_point_[side == 0 ? kLeafAHost : kLeafBHost]; }
+  int64_t clock_offset(size_t point) const { return cfg_.clock_offset_ns[point]; }
+  bool routed() const { return cfg_.routed; }
+  // IPv4 TTL / IPv6 hop limit of emission `e` as point `point` records it (64 unrouted).
+  uint8_t ttl_at(size_t point, const Emission& e) const;
 
   // Puts a packet on the wire at `now` (or when the sender's NIC is free). Returns the
   // arrival time at the destination endpoint, or -1 when the packet was lost.
@@ -84,12 +100,26 @@ class Fabric {
   };
   PairDelay& pair_delay(int a, int b);
 
+  // One step of a path: reach switch position `pos` after `delay` + a per-packet variation
+  // in [var_lo, var_hi] (+ serialisation when the packet crosses a link).
+  enum Delay : uint8_t { kAccess, kHop1, kHop2, kSwitch };
+  struct Stage {
+    int pos;
+    Delay delay;
+    int64_t var_lo, var_hi;
+    bool ser;
+  };
+
   FabricConfig cfg_;
   std::vector<PointInfo> points_;
+  int pos_point_[kNumPos];        // switch position -> point id, -1 when not observed
+  std::vector<int> point_pos_;    // point id -> switch position
+  std::vector<Stage> path_[2];    // [0]: side 0 -> side 1, [1]: side 1 -> side 0
+  std::vector<int> lossy_[2];     // lossy segments per direction, as "points passed before"
   Rng rng_delay_, rng_loss_, rng_jitter_, rng_var_;
   std::map<std::pair<int, int>, PairDelay> pair_delays_;
-  // FIFO per directed endpoint pair: last true time at each position (3 leaves + dest).
-  std::map<std::pair<int, int>, std::array<int64_t, 4>> last_at_;
+  // FIFO per directed endpoint pair: last true time at each position (+ the destination).
+  std::map<std::pair<int, int>, std::array<int64_t, kNumPos + 1>> last_at_;
 };
 
 }  // namespace synth

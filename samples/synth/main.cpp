@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // rdmatel-synth: synthetic, protocol-faithful RoCEv2 captures (NVMe-oF and RDMA WRITE
-// flows at 1-3 observation points) with an exact ground-truth file.
+// flows at 1-5 observation points) with an exact ground-truth file.
 #include <algorithm>
 #include <cerrno>
 #include <cstdio>
@@ -31,7 +31,13 @@ void help() {
       "  --hosts N           NVMe hosts (GPU servers)\n"
       "  --storages N        NVMe storage servers (targets)\n"
       "  --queues N          I/O queues per host-storage pair (plus the admin queue)\n"
-      "  --points 1|2|3      observation points: compute [, spine] [, storage leaf]\n"
+      "  --points 1..5       observation points: 1 leafA-gpu; 2 + leafB-stor; 3 + spine1;\n"
+      "                      4 + leafA-up (leaf A uplink port); 5 + leafB-up\n"
+      "  --clock-offset NAME=NS  add NS (signed, |NS| <= 3600e9) to every stamp of point\n"
+      "                      NAME (unsynchronised capture clock); repeatable\n"
+      "  --routed            routed fabric: TTL / hop limit 64 at the sender, -1 per switch\n"
+      "  --cross             NVMe hosts and storage servers behind both leaves (I/Os\n"
+      "                      always cross between them)\n"
       "  --loss RATE         loss probability per packet per link segment (0 = no loss,\n"
       "                      also disables the preset's designed losses)\n"
       "  --incomplete RATE   fraction of I/Os whose completion never comes\n"
@@ -40,7 +46,7 @@ void help() {
       "  --order time|blocks file order: merged by stamp, or dumpcap-like blocks of\n"
       "                      20-600 packets per point\n"
       "  --jitter-ns N       timestamp noise, uniform in [-N, N] ns (N <= 400)\n"
-      "  --snaplen N         snap length (128..262144; transport headers always kept)\n"
+      "  --snaplen N         snap length (96..262144; transport headers always kept)\n"
       "  --flows N           RDMA WRITE flows (GPU<->GPU)\n"
       "  --messages N        messages per flow\n"
       "  --psn-wrap          every QP starts a few PSNs before 0xFFFFFF\n"
@@ -80,7 +86,8 @@ double to_double(const std::string& opt, const std::string& v, double lo, double
 
 int main(int argc, char** argv) {
   std::vector<std::pair<std::string, std::string>> opts;
-  static const std::vector<std::string> flags = {"--ipv6", "--psn-wrap", "--no-connect", "--help", "-h"};
+  static const std::vector<std::string> flags = {"--ipv6", "--psn-wrap", "--no-connect", "--routed", "--cross",
+                                                 "--help", "-h"};
   std::string command = "rdmatel-synth";
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
@@ -126,7 +133,17 @@ int main(int argc, char** argv) {
     else if (k == "--queues") {
       c.queues_min = c.queues_max = static_cast<int>(to_int(k, v, 1, 64));
       queues_set = true;
-    } else if (k == "--points") c.points = static_cast<int>(to_int(k, v, 1, 3));
+    } else if (k == "--points") c.points = static_cast<int>(to_int(k, v, 1, 5));
+    else if (k == "--clock-offset") {
+      const auto eq = v.find('=');
+      if (eq == std::string::npos || eq == 0) die("--clock-offset needs NAME=NS, got '" + v + "'");
+      const std::string name = v.substr(0, eq);
+      const long long ns = to_int(k, v.substr(eq + 1), -3600000000000LL, 3600000000000LL);
+      for (const auto& o : c.clock_offsets)
+        if (o.first == name) die("--clock-offset given twice for " + name);
+      c.clock_offsets.emplace_back(name, ns);
+    } else if (k == "--routed") c.routed = true;
+    else if (k == "--cross") c.cross = true;
     else if (k == "--loss") c.loss = to_double(k, v, 0.0, 0.5);
     else if (k == "--incomplete") c.incomplete = to_double(k, v, 0.0, 1.0);
     else if (k == "--vlan") c.vlan = static_cast<int>(to_int(k, v, 0, 2));
@@ -136,7 +153,7 @@ int main(int argc, char** argv) {
       else if (v == "blocks") c.order_blocks = true;
       else die("--order must be 'time' or 'blocks'");
     } else if (k == "--jitter-ns") c.jitter_ns = to_int(k, v, 0, 400);
-    else if (k == "--snaplen") c.snaplen = static_cast<uint32_t>(to_int(k, v, 128, 262144));
+    else if (k == "--snaplen") c.snaplen = static_cast<uint32_t>(to_int(k, v, 96, 262144));
     else if (k == "--flows") c.flows = static_cast<int>(to_int(k, v, 0, 1000));
     else if (k == "--messages") c.messages = static_cast<int>(to_int(k, v, 0, 1000000));
     else if (k == "--psn-wrap") c.psn_wrap = true;
@@ -153,6 +170,20 @@ int main(int argc, char** argv) {
   if (c.messages > 0 && c.flows == 0) die("--messages needs --flows");
   if (!c.nvme && c.ios > 0) c.nvme = true;
   if (c.ios == 0 && c.flows == 0) die("nothing to generate: --ios 0 and no --flows");
+  // Point names depend on the final configuration (points, NVMe or GPU-only far leaf).
+  const auto points = synth::point_list(c);
+  for (const auto& o : c.clock_offsets) {
+    bool known = false;
+    std::string names;
+    for (const auto& p : points) {
+      known = known || p.name == o.first;
+      names += (names.empty() ? "" : ", ") + p.name;
+    }
+    if (!known) die("--clock-offset: no point named '" + o.first + "' (points: " + names + ")");
+  }
+  // Both leaves need a host and a storage server, or some endpoint would have no peer.
+  if (c.cross && c.nvme && c.ios > 0 && (c.hosts < 2 || c.storages < 2))
+    die("--cross needs at least 2 hosts and 2 storage servers");
   c.notes = "synthetic capture; field semantics and interpretations: samples/synth/README.md";
 
   synth::RunStats st;

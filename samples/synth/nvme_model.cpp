@@ -92,6 +92,11 @@ void NvmeModel::setup(Sim& sim, std::vector<int>& host_eps, std::vector<int>& st
   for (int h = 0; h < cfg_.hosts; ++h) {
     int mr_next = static_cast<int>(rng_.range(0x10, 0x40));
     for (int s = 0; s < cfg_.storages; ++s) {
+      // I/Os only cross the fabric: a host talks to the storage servers behind the other
+      // leaf (all of them unless --cross put endpoints on both sides).
+      if (sim.fabric.endpoints[static_cast<size_t>(host_eps[static_cast<size_t>(h)])].side ==
+          sim.fabric.endpoints[static_cast<size_t>(stor_eps[static_cast<size_t>(s)])].side)
+        continue;
       Ctrl c;
       c.host = h;
       c.stor = s;

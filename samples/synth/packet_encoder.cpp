@@ -94,7 +94,11 @@ uint32_t wire_len(const WireConfig& cfg, const Emission& e) {
          e.pay_len + pad_of(e.pay_len) + 4;
 }
 
-uint32_t PacketEncoder::encode(const Emission& e, uint32_t snaplen, std::vector<uint8_t>& out) const {
+uint32_t max_header_len(const WireConfig& cfg) {
+  return 14 + 4 * cfg.vlan_tags + (cfg.ipv6 ? 40 : 20) + 8 + 12 + ext_header_len(op::WRITE_ONLY_IMM);
+}
+
+uint32_t PacketEncoder::encode(const Emission& e, uint32_t snaplen, uint8_t ttl, std::vector<uint8_t>& out) const {
   const uint32_t wl = wire_len(cfg_, e);
   const bool full = cfg_.ipv6 || snaplen > wl - 4;
   const uint32_t build = full ? wl : std::min(wl, snaplen);
@@ -125,7 +129,7 @@ uint32_t PacketEncoder::encode(const Emission& e, uint32_t snaplen, std::vector<
     put32(p + o, (6u << 28) | (static_cast<uint32_t>(tos) << 20) | fl);
     put16(p + o + 4, udp_len);
     p[o + 6] = 17;
-    p[o + 7] = 64;
+    p[o + 7] = ttl;  // hop limit
     std::memcpy(p + o + 8, s.ip, 16);
     std::memcpy(p + o + 24, d.ip, 16);
     o += 40;
@@ -135,7 +139,7 @@ uint32_t PacketEncoder::encode(const Emission& e, uint32_t snaplen, std::vector<
     put16(p + o + 2, 20 + udp_len);
     put16(p + o + 4, e.ip_id);
     put16(p + o + 6, 0x4000);  // DF
-    p[o + 8] = 64;
+    p[o + 8] = ttl;
     p[o + 9] = 17;
     std::memcpy(p + o + 12, s.ip + 12, 4);
     std::memcpy(p + o + 16, d.ip + 12, 4);

@@ -26,6 +26,9 @@ struct WireConfig {
 uint32_t ext_header_len(uint8_t opcode);
 // Length of the frame on the wire (no FCS).
 uint32_t wire_len(const WireConfig& cfg, const Emission& e);
+// Longest Ethernet..extension-header prefix of any packet of this configuration (RETH +
+// ImmDt of a WRITE ONLY WITH IMMEDIATE): the smallest snap length that never cuts a header.
+uint32_t max_header_len(const WireConfig& cfg);
 inline uint32_t pad_of(uint32_t len) { return (4 - (len & 3)) & 3; }
 
 // Fills message bytes [off, off+n) of the synthetic pattern identified by seed. Cheap and
@@ -40,8 +43,9 @@ class PacketEncoder {
 
   // Encodes the first min(wire_len, snaplen) bytes into out (resized); returns wire_len.
   // The payload beyond the snap length is only produced when the ICRC is captured or the
-  // IPv6 UDP checksum needs it.
-  uint32_t encode(const Emission& e, uint32_t snaplen, std::vector<uint8_t>& out) const;
+  // IPv6 UDP checksum needs it. `ttl` is the IPv4 TTL / IPv6 hop limit the point sees (the
+  // ICRC masks it and the IPv6 UDP checksum does not cover it; the IPv4 checksum follows it).
+  uint32_t encode(const Emission& e, uint32_t snaplen, uint8_t ttl, std::vector<uint8_t>& out) const;
 
  private:
   void payload(const Emission& e, uint32_t from, uint32_t n, uint8_t* dst) const;

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "scenarios.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <memory>
@@ -126,6 +127,23 @@ bool apply_preset(const std::string& name, Config& c) {
   return true;
 }
 
+std::vector<PointInfo> point_list(const Config& c) {
+  const bool nvme = c.nvme && c.ios > 0;
+  // Write-flows-only captures: the far leaf faces GPUs too (both compute). With --cross
+  // each leaf's host port is the compute side of its hosts and the storage side of its
+  // storage servers.
+  const bool far_gpu = !nvme && c.flows_far_gpu;
+  const std::string near_role = (nvme && c.cross) ? "mixed" : "compute";
+  const std::string far_role = (nvme && c.cross) ? "mixed" : (far_gpu ? "compute" : "storage");
+  std::vector<PointInfo> pts;
+  pts.push_back({"leafA-gpu", near_role});
+  if (c.points >= 4) pts.push_back({"leafA-up", "fabric"});
+  if (c.points >= 3) pts.push_back({"spine1", "fabric"});
+  if (c.points >= 5) pts.push_back({"leafB-up", "fabric"});
+  if (c.points >= 2) pts.push_back({far_gpu ? "leafB-gpu" : "leafB-stor", far_role});
+  return pts;
+}
+
 int generate(const Config& c, RunStats* stats) {
   const auto t_begin = std::chrono::steady_clock::now();
   const bool nvme = c.nvme && c.ios > 0;
@@ -135,17 +153,23 @@ int generate(const Config& c, RunStats* stats) {
   // Centre the traffic on a second boundary so the 1-second flow periods are exercised.
   const int64_t t_start = kEpochSec * 1000000000LL + 1000000000LL - (setup + duration) / 2 - 200000;
 
+  const std::vector<PointInfo> pts = point_list(c);
   FabricConfig fc;
   fc.points = c.points;
   fc.loss = c.loss;
   fc.jitter_ns = c.jitter_ns;
+  fc.routed = c.routed;
+  fc.clock_offset_ns.assign(pts.size(), 0);
+  for (const auto& [name, ns] : c.clock_offsets) {
+    size_t p = 0;
+    while (p < pts.size() && pts[p].name != name) ++p;
+    if (p == pts.size()) {
+      std::fprintf(stderr, "rdmatel-synth: --clock-offset: no point named %s\n", name.c_str());
+      return 2;
+    }
+    fc.clock_offset_ns[p] = ns;
+  }
   Fabric fabric(fc, c.seed);
-  std::vector<PointInfo> pts;
-  const std::string far = (!nvme && c.flows_far_gpu) ? "leafB-gpu" : "leafB-stor";
-  const std::string far_role = (!nvme && c.flows_far_gpu) ? "compute" : "storage";
-  pts.push_back({"leafA-gpu", "compute"});
-  if (c.points == 3) pts.push_back({"spine1", "fabric"});
-  if (c.points >= 2) pts.push_back({far, far_role});
   fabric.set_points(pts);
 
   auto make_ip = [&](int net, int host) {
@@ -167,8 +191,12 @@ int generate(const Config& c, RunStats* stats) {
   };
   std::vector<int> host_eps, stor_eps, gpu0, gpu1;
   if (nvme) {
-    for (int h = 0; h < c.hosts; ++h) host_eps.push_back(fabric.add_endpoint(0, make_ip(1, h + 1).data(), c.ipv6));
-    for (int s = 0; s < c.storages; ++s) stor_eps.push_back(fabric.add_endpoint(1, make_ip(2, s + 1).data(), c.ipv6));
+    // --cross: odd-numbered hosts sit behind leaf B, odd-numbered storage servers behind
+    // leaf A; the NVMe model only pairs endpoints on opposite sides.
+    for (int h = 0; h < c.hosts; ++h)
+      host_eps.push_back(fabric.add_endpoint(c.cross ? h % 2 : 0, make_ip(1, h + 1).data(), c.ipv6));
+    for (int s = 0; s < c.storages; ++s)
+      stor_eps.push_back(fabric.add_endpoint(c.cross ? 1 - s % 2 : 1, make_ip(2, s + 1).data(), c.ipv6));
   }
   if (flows) {
     const int n = std::max(2, (c.flows + 1) / 2);
@@ -243,17 +271,22 @@ int generate(const Config& c, RunStats* stats) {
   std::vector<EndpointWire> wires;
   for (const auto& e : fabric.endpoints) wires.push_back(e.wire);
   PacketEncoder enc(wc, wires, sim.arena);
+  // Transport headers are always captured whole: a snap length that would cut into the
+  // longest header of this configuration (IPv6 with VLAN tags) is raised to cover it.
+  const uint32_t snap = std::max(c.snaplen, max_header_len(wc));
+  if (snap != c.snaplen)
+    std::fprintf(stderr, "rdmatel-synth: snap length %u raised to %u (longest transport header)\n", c.snaplen, snap);
   PcapngWriter w;
   if (!w.open(c.out)) {
     std::fprintf(stderr, "rdmatel-synth: cannot write %s\n", c.out.c_str());
     return 1;
   }
-  for (const auto& p : pts) w.add_interface(p.name, "rdmatel-synth " + p.role + " point", c.snaplen);
+  for (const auto& p : pts) w.add_interface(p.name, "rdmatel-synth " + p.role + " point", snap);
   std::vector<uint8_t> buf;
   for (const auto& fr : frames) {
     const Obs& o = fabric.obs[fr.first][fr.second];
     const Emission& e = fabric.emissions[o.em];
-    const uint32_t wl = enc.encode(e, c.snaplen, buf);
+    const uint32_t wl = enc.encode(e, snap, fabric.ttl_at(fr.first, e), buf);
     w.add_packet(fr.first, static_cast<uint64_t>(o.stamp), buf.data(), static_cast<uint32_t>(buf.size()), wl);
   }
   if (!w.close()) {

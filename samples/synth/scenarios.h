@@ -4,7 +4,10 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
+
+#include "fabric.h"
 
 namespace synth {
 
@@ -26,7 +29,10 @@ struct Config {
   int max_msg_pkts = 256;  // longest RDMA message, packets
   bool wrap_some = false;
   // fabric and capture
-  int points = 2;
+  int points = 2;  // 1-5, see point_list()
+  std::vector<std::pair<std::string, int64_t>> clock_offsets;  // --clock-offset NAME=NS
+  bool routed = false;  // --routed: TTL / hop limit decremented per switch
+  bool cross = false;   // --cross: NVMe hosts and storages on both leaves
   double loss = 0.0;
   int vlan = 0;
   bool ipv6 = false;
@@ -39,6 +45,10 @@ struct Config {
   bool flows_far_gpu = false;  // write-flows: far leaf faces GPUs (role compute)
   std::string notes;
 };
+
+// The observation points of a configuration, in interface-id order (= path order from
+// leaf A to leaf B), with their roles.
+std::vector<PointInfo> point_list(const Config& c);
 
 // Fills `c` with preset `name`; false if unknown.
 bool apply_preset(const std::string& name, Config& c);

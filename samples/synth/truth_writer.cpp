@@ -155,9 +155,18 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
   std::map<std::pair<int, size_t>, std::vector<uint32_t>> naks;  // (flow, point) -> NAK PSNs
   uint64_t nak_total = 0, packets = 0;
 
+  std::vector<uint32_t> by_stamp;
   for (size_t p = 0; p < np; ++p) {
     const auto& ob = fabric.obs[p];
-    for (size_t i = 0; i < ob.size(); ++i) {
+    // SPEC §3: results are those of the point's packets sorted by their stamps, whatever
+    // the file order. Stable, so equal stamps keep passage (= file) order; every "first
+    // copy", message first/last packet and retransmission / out-of-sequence decision below
+    // follows this order. Frame numbers stay file positions.
+    by_stamp.resize(ob.size());
+    for (size_t i = 0; i < ob.size(); ++i) by_stamp[i] = static_cast<uint32_t>(i);
+    std::stable_sort(by_stamp.begin(), by_stamp.end(),
+                     [&ob](uint32_t a, uint32_t b) { return ob[a].stamp < ob[b].stamp; });
+    for (const uint32_t i : by_stamp) {
       const Obs& o = ob[i];
       const Emission& e = fabric.emissions[o.em];
       const uint32_t fr = frame_of[p][i];
@@ -247,6 +256,8 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
   out.raw(",");
   out.num("pmtu", meta.pmtu);
   out.raw(",");
+  out.boolean("routed", fabric.routed());
+  out.raw(",");
   out.num("period_ns", static_cast<uint64_t>(meta.period_ns));
   if (meta.cut_ns >= 0) {
     out.raw(",");
@@ -263,17 +274,13 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
     out.str("name", pts[p].name);
     out.raw(",");
     out.str("role", pts[p].role);
+    out.raw(",");
+    out.inum("clock_offset_ns", fabric.clock_offset(p));
     out.raw("}");
   }
   out.raw("],\n\"ios\":[");
 
   // --- I/Os ---
-  int compute = 0, storage = -1;
-  for (size_t p = 0; p < np; ++p) {
-    if (pts[p].role == "compute" && p == 0) compute = 0;
-    if (pts[p].role == "storage") storage = static_cast<int>(p);
-  }
-  if (np < 2) storage = -1;
   std::vector<char> resent(nio, 0);
   for (const Emission& e : fabric.emissions)
     if (e.io >= 0 && e.resend) resent[static_cast<size_t>(e.io)] = 1;
@@ -289,6 +296,14 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
       if (meta.cut_ns >= 0 && !seen_cmd) continue;  // issued before the capture started
       const auto& q = nvme->queues()[static_cast<size_t>(io.queue)];
       const auto& c = nvme->ctrls()[static_cast<size_t>(q.ctrl)];
+      // Roles per I/O: the host-facing port of the host's leaf is its compute side, that of
+      // the storage server's leaf its storage side (--cross swaps them for some I/Os). With
+      // one point there are no roles: everything refers to that point.
+      int compute = 0, storage = -1;
+      if (np >= 2) {
+        compute = fabric.host_port_point(fabric.endpoints[static_cast<size_t>(c.host_ep)].side);
+        storage = fabric.host_port_point(fabric.endpoints[static_cast<size_t>(c.stor_ep)].side);
+      }
       out.raw(first_io ? "\n{" : ",\n{");
       first_io = false;
       out.str("op", io.op);
@@ -327,6 +342,12 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
       const Sight& cmdC = S(u, static_cast<size_t>(compute), kClsCmdFirst);
       const Sight& cplC = S(u, static_cast<size_t>(compute), kClsCompletion);
       const bool complete = cplC.frame != 0;
+      if (storage >= 0) {
+        out.raw(",");
+        out.str("compute_point", pts[static_cast<size_t>(compute)].name);
+        out.raw(",");
+        out.str("storage_point", pts[static_cast<size_t>(storage)].name);
+      }
       out.raw(",");
       out.boolean("complete", complete);
       out.raw(",");

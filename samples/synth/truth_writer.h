@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Ground truth from the generator's own event log: every packet copy it emitted (with
 // what it is: which I/O, which message, original or resend) and every point sighting, in
-// each point's order. Nothing here looks at packet bytes.
+// each point's stamp order (SPEC §3: never the file order). Nothing here looks at packet bytes.
 #pragma once
 
 #include <cstdint>

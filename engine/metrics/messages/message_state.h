@@ -7,9 +7,8 @@
 #include <map>
 #include <vector>
 
-#include "engine/core/flow_table.h"
-#include "engine/core/points.h"
-#include "engine/core/records.h"
+#include "engine/src/core/flows.h"
+#include "rdmatel/records.h"
 
 namespace rdmatel::messages {
 
@@ -25,6 +24,8 @@ class PsnBitmap {
  public:
   /// Marks `psn`; returns true when it was already marked.
   bool mark(uint32_t psn);
+  /// Unmarks `psn` (a packet moved to another message).
+  void unmark(uint32_t psn);
   uint32_t distinct() const { return distinct_; }
   /// Calls f(psn) for every marked PSN.
   template <typename F>
@@ -44,10 +45,27 @@ class PsnBitmap {
 
 struct Stream;
 
+/// A packet an open message took after a gap in its PSNs: until the message's LAST (or the
+/// next message's FIRST) says where it ends, such a packet may belong to the next message —
+/// stamps at a point can put a message's MIDDLE before its FIRST.
+struct BeyondGap {
+  uint32_t psn;
+  uint32_t len;
+  TimeNs ts;
+  uint64_t frame;
+  bool retrans;
+  bool last;  ///< a LAST packet
+};
+
 struct Message {
   MessageRecord rec;  ///< accumulating record (counts, PSNs, stamps, frames)
   bool has_first = false;  ///< FIRST/ONLY seen (else first_psn is the oldest PSN seen)
   bool has_last = false;
+  bool gapped = false;       ///< some PSN after contig_end is missing, later ones were seen
+  uint32_t contig_end = 0;   ///< the message's PSNs from first_psn to here were all seen
+  TimeNs contig_last_ns = 0;         ///< latest stamp of the packets before the gap
+  uint64_t contig_last_frame = 0;
+  std::vector<BeyondGap> beyond;     ///< packets past the gap (bounded)
   bool acked = false;
   bool done = false;
   TimeNs acked_at = 0;      ///< the point's newest stamp when the ACK came
@@ -72,9 +90,14 @@ struct Stream {
   std::vector<uint32_t> pending_naks;
   /// PSN ranges of recently finished messages: late copies count for the flow only.
   std::deque<std::pair<uint32_t, uint32_t>> finished;
-  /// Request space: the READs issued here (first PSN, length), so that the answer to a
-  /// re-issued READ REQUEST joins the original READ RESPONSE message.
-  std::deque<std::pair<uint32_t, uint32_t>> reads;
+  /// Request space: the READs issued here, so that the answer to a re-issued READ REQUEST joins
+  /// the original READ RESPONSE message, and a NAK naming a READ is tied to it.
+  struct Read {
+    uint32_t first;   ///< PSN of the READ REQUEST
+    uint32_t length;  ///< RETH DMA length
+    uint64_t frame;   ///< the READ REQUEST's frame at this point
+  };
+  std::deque<Read> reads;
 };
 
 /// Per flow and point: its two streams and its open periods.

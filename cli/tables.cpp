@@ -1,0 +1,137 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The tables of `rdmatel analyze`: I/O latency per host, storage and pair; the flows sections.
+#include "cli/tables.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <vector>
+
+#include "rdmatel/format.h"
+
+namespace rdmatel::cli {
+
+namespace {
+
+void table(std::string& out, const char* title, const char* key_header,
+           const std::vector<std::pair<std::string, const IoGroupStats*>>& rows) {
+  char line[512];
+  out += title;
+  out += "\n";
+  std::snprintf(line, sizeof line, "  %-33s %7s %6s %6s %6s %6s  %-5s %12s %12s %12s %12s %7s\n", key_header,
+                "I/Os", "read", "write", "other", "incmpl", "", "avg", "p50", "p99", "max", "n");
+  out += line;
+  for (const auto& [key, g] : rows) {
+    bool first = true;
+    for (size_t i = 0; i < size_t(IoMetric::kCount); ++i) {
+      const Distribution& d = g->metric[i];
+      // IOL equals IOL1 wherever roles are known; show it only for single-point I/Os.
+      if (IoMetric(i) == IoMetric::kIol && d.count() == (*g)[IoMetric::kIol1].count()) continue;
+      std::string avg = d.count() ? format_us(d.mean()) : "-";
+      std::string p50 = d.count() ? format_us(d.percentile(50)) : "-";
+      std::string p99 = d.count() ? format_us(d.percentile(99)) : "-";
+      std::string mx = d.count() ? format_us(d.max()) : "-";
+      if (first) {
+        std::snprintf(line, sizeof line, "  %-33s %7llu %6llu %6llu %6llu %6llu  %-5s %12s %12s %12s %12s %7llu\n",
+                      key.c_str(), (unsigned long long)g->ios, (unsigned long long)g->reads,
+                      (unsigned long long)g->writes, (unsigned long long)g->others,
+                      (unsigned long long)g->incomplete, io_metric_name(IoMetric(i)), avg.c_str(), p50.c_str(),
+                      p99.c_str(), mx.c_str(), (unsigned long long)d.count());
+      } else {
+        std::snprintf(line, sizeof line, "  %-33s %7s %6s %6s %6s %6s  %-5s %12s %12s %12s %12s %7llu\n", "", "",
+                      "", "", "", "", io_metric_name(IoMetric(i)), avg.c_str(), p50.c_str(), p99.c_str(),
+                      mx.c_str(), (unsigned long long)d.count());
+      }
+      out += line;
+      first = false;
+    }
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+std::string render_io_tables(const IoReport& report) {
+  std::string out;
+  std::vector<std::pair<std::string, const IoGroupStats*>> rows;
+  for (const auto& [ip, g] : report.by_host()) rows.emplace_back(ip.to_string(), &g);
+  table(out, "NVMe I/O latency per host IP (µs; read and write I/Os)", "host", rows);
+  rows.clear();
+  for (const auto& [ip, g] : report.by_storage()) rows.emplace_back(ip.to_string(), &g);
+  table(out, "NVMe I/O latency per storage IP (µs; read and write I/Os)", "storage", rows);
+  rows.clear();
+  for (const auto& [k, g] : report.by_pair()) rows.emplace_back(k.first.to_string() + " > " + k.second.to_string(), &g);
+  table(out, "NVMe I/O latency per host > storage pair (µs; read and write I/Os)", "host > storage", rows);
+  return out;
+}
+
+
+namespace {
+
+std::string human_rate(std::optional<double> bps) {
+  if (!bps) return "-";
+  char b[32];
+  if (*bps >= 1e9) std::snprintf(b, sizeof b, "%.2f Gb/s", *bps / 1e9);
+  else if (*bps >= 1e6) std::snprintf(b, sizeof b, "%.2f Mb/s", *bps / 1e6);
+  else std::snprintf(b, sizeof b, "%.2f kb/s", *bps / 1e3);
+  return b;
+}
+
+using Row = std::pair<const FlowKeyAtPoint*, const FlowStats*>;
+
+void table(std::string& out, const char* title, const std::vector<Row>& rows, const Engine& engine) {
+  char line[512];
+  out += title;
+  out += "\n";
+  std::snprintf(line, sizeof line, "  %-44s %-12s %8s %12s %7s %7s %6s %10s %12s %12s\n", "flow (src > dst qpn)",
+                "point", "msgs", "bytes", "retx%", "naks", "fnr", "FET", "FCT avg µs", "FCT max µs");
+  out += line;
+  for (const auto& [k, s] : rows) {
+    std::string flow = k->src.to_string() + " > " + k->dst.to_string() + " " + std::to_string(k->dst_qpn);
+    double retx = s->packets ? 100.0 * double(s->retrans_packets) / double(s->packets) : 0.0;
+    char fnr[16] = "-";
+    if (auto f = s->fnr()) std::snprintf(fnr, sizeof fnr, "%.4f", *f);
+    std::snprintf(line, sizeof line, "  %-44s %-12s %8llu %12llu %6.2f%% %7llu %6s %10s %12s %12s\n", flow.c_str(),
+                  engine.point_name(k->point).c_str(), (unsigned long long)s->messages,
+                  (unsigned long long)s->bytes, retx, (unsigned long long)s->naks, fnr, human_rate(s->fet_bps()).c_str(),
+                  format_us(s->fct.mean()).c_str(), format_us(s->fct.max()).c_str());
+    out += line;
+  }
+  out += "\n";
+}
+
+}  // namespace
+
+std::string render_flow_tables(const FlowReport& report, const Engine& engine, size_t n) {
+  std::vector<Row> all;
+  for (const auto& [k, s] : report.flows()) all.emplace_back(&k, &s);
+  std::string out;
+  auto top = [&](auto better) {
+    std::vector<Row> v = all;
+    std::stable_sort(v.begin(), v.end(), better);
+    if (v.size() > n) v.resize(n);
+    return v;
+  };
+  table(out, "RDMA flows: top by bytes", top([](const Row& a, const Row& b) { return a.second->bytes > b.second->bytes; }),
+        engine);
+  std::vector<Row> timed;
+  for (const Row& r : all)
+    if (r.second->fet_bps()) timed.push_back(r);
+  std::stable_sort(timed.begin(), timed.end(),
+                   [](const Row& a, const Row& b) { return *a.second->fet_bps() < *b.second->fet_bps(); });
+  if (timed.size() > n) timed.resize(n);
+  table(out, "RDMA flows: lowest effective throughput (FET)", timed, engine);
+  std::vector<Row> lossy;
+  for (const Row& r : all)
+    if (r.second->naks || r.second->retrans_packets) lossy.push_back(r);
+  std::stable_sort(lossy.begin(), lossy.end(), [](const Row& a, const Row& b) {
+    double fa = a.second->fnr().value_or(0), fb = b.second->fnr().value_or(0);
+    if (fa != fb) return fa > fb;
+    return a.second->retrans_packets > b.second->retrans_packets;
+  });
+  if (lossy.size() > n) lossy.resize(n);
+  if (lossy.empty()) out += "RDMA flows with NAKs or retransmissions: none\n\n";
+  else table(out, "RDMA flows: highest NAK rate (FNR), then retransmissions", lossy, engine);
+  return out;
+}
+
+}  // namespace rdmatel::cli

@@ -1,0 +1,17 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The tables of `rdmatel analyze`, laid out from the engine's aggregation (rdmatel/report.h).
+#pragma once
+
+#include <string>
+
+#include "rdmatel/engine.h"
+#include "rdmatel/report.h"
+
+namespace rdmatel::cli {
+
+/// The three per-group tables (host, storage, pair), µs with 3 decimals.
+std::string render_io_tables(const IoReport& report);
+/// "Flows" section: top `n` by bytes, worst `n` by FET and by FNR.
+std::string render_flow_tables(const FlowReport& report, const Engine& engine, size_t n);
+
+}  // namespace rdmatel::cli

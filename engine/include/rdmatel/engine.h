@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The measurement engine, fed one frame at a time. Front ends that drive their own loop (the
+// Wireshark plugin) push frames here; everyone else uses a Session (rdmatel/session.h), which
+// owns an Engine and feeds it from capture files, pipes or live sources.
+//
+// Frames may come in any order within the reorder window: per observation point the engine
+// handles packets in stamp order. Clocks of different points are never compared: every metric
+// is a difference of stamps of one point, and roles come from clock-independent evidence.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "rdmatel/settings.h"
+#include "rdmatel/sink.h"
+#include "rdmatel/types.h"
+
+namespace rdmatel {
+
+/// One frame as the front end read it. The bytes need only stay valid during push().
+struct FrameIn {
+  uint64_t frame = 0;  ///< 1-based frame number, as Wireshark numbers frames
+  TimeNs ts = 0;
+  bool has_ts = true;  ///< false: the record has no timestamp (it is counted, not measured)
+  PointId point = kNoPoint;  ///< from declare_point()
+  LinkType link = LinkType::kEthernet;
+  const uint8_t* data = nullptr;
+  uint32_t cap_len = 0;
+  uint32_t wire_len = 0;
+};
+
+/// What the engine counted.
+struct EngineStats {
+  uint64_t frames = 0;
+  uint64_t roce = 0;
+  uint64_t malformed = 0;
+  uint64_t pfc = 0;
+  uint64_t unsupported_link = 0;
+  uint64_t without_point = 0;
+  uint64_t without_timestamp = 0;
+  uint64_t duplicates = 0;  ///< the same packet given twice at one point (counted once)
+  uint64_t late = 0;        ///< later than the reorder window at their point (handled late)
+};
+
+/// An observation point as the engine sees it.
+struct PointInfo {
+  std::string name;
+  PointRole configured = PointRole::kUnknown;  ///< from --point / the role table
+  /// Summary for display: configured, else the role it has for most endpoints it was ranked
+  /// for (a leaf mirror can be the compute side of its hosts and the storage side of its
+  /// storage servers: then kCompute if compute-side ranks outnumber storage-side ones).
+  PointRole role = PointRole::kUnknown;
+  uint64_t compute_endpoints = 0;  ///< hosts this point is the compute side of
+  uint64_t storage_endpoints = 0;  ///< storage servers it is the storage side of
+  uint64_t packets = 0;
+  uint64_t speed_bps = 0;
+};
+
+class Engine {
+ public:
+  explicit Engine(const Settings& settings);
+  ~Engine();
+  Engine(const Engine&) = delete;
+  Engine& operator=(const Engine&) = delete;
+
+  /// Adds a receiver of records, notes and warnings (before the first frame).
+  void subscribe(RecordSink& sink);
+
+  /// Declares an observation point; the same name gives the same point. Declare every point a
+  /// capture announces before its frames: results wait for points that have not carried a
+  /// packet yet. `interface_id` lets a role override name the point by number. Returns
+  /// kNoPoint (with a warning) beyond the limit on points.
+  PointId declare_point(const std::string& name, uint32_t interface_id = 0, uint64_t speed_bps = 0);
+
+  /// Handles one frame. Never throws on packet contents.
+  void push(const FrameIn& frame);
+
+  /// Ends the input: every outstanding record is finalized. Idempotent.
+  void finish();
+  bool finished() const;
+
+  size_t point_count() const;
+  PointInfo point(PointId id) const;
+  const std::string& point_name(PointId id) const;
+  /// The role of `point` for a packet between `a` and `b` (an I/O's host and storage in either
+  /// order): compute when it is the compute side of the host among them, storage when it is the
+  /// storage side of the storage server, fabric when ranked otherwise, kUnknown without evidence.
+  PointRole role_for(PointId point, const IpAddress& a, const IpAddress& b) const;
+
+  /// The sending QPN of a packet from `src` to `dst` queue pair `dst_qpn`, once the capture
+  /// showed the reverse direction of the queue pair.
+  std::optional<uint32_t> sending_qpn(const IpAddress& src, const IpAddress& dst, uint32_t dst_qpn) const;
+
+  const EngineStats& stats() const;
+  /// The last malformed-packet reason, or nullptr.
+  const char* last_error() const;
+
+  /// Role overrides (--point NAME=ROLE) whose NAME matches no declared point.
+  std::vector<std::string> unmatched_role_overrides() const;
+
+  class Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace rdmatel

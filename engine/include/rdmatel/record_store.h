@@ -1,0 +1,55 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Keeps what an engine produced for front ends that show it frame by frame (the Wireshark
+// plugin) or record by record (the analyzer): the latest version of every I/O and message
+// record, and every frame note, indexed by frame once the input has ended.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <span>
+#include <utility>
+#include <vector>
+
+#include "rdmatel/records.h"
+#include "rdmatel/sink.h"
+
+namespace rdmatel {
+
+class RecordStore final : public RecordSink {
+ public:
+  void on_record(const Record& r) override;
+  void on_note(const FrameNote& n) override;
+
+  /// The latest record of an I/O (final once the I/O has ended), or nullptr.
+  const IoRecord* io(uint64_t id) const;
+  /// The latest record of an RDMA message (following merges into another message), or nullptr.
+  const MessageRecord* message(uint64_t id) const;
+  /// Every final I/O record, in id order (for the analyzer's tables).
+  const std::deque<IoRecord>& ios() const { return ios_; }
+  const std::deque<MessageRecord>& messages() const { return messages_; }
+
+  /// Indexes the notes and the final records by frame (call once the engine has finished).
+  void index();
+  bool indexed() const { return indexed_; }
+
+  /// Notes about `frame` (after index()); a frame's notes keep the order they were made in.
+  std::span<const FrameNote> notes(uint64_t frame) const;
+  /// Notes made since `from` (during the input: the notes of the frames just handled).
+  size_t note_count() const { return notes_.size(); }
+  std::span<const FrameNote> notes_since(size_t from) const;
+
+  /// The records counted on `frame` (after index()): an I/O on its compute-side completion (its
+  /// command when it never completed), a message on the frame that completes it.
+  std::vector<const IoRecord*> ios_counted_on(uint64_t frame) const;
+  std::vector<const MessageRecord*> messages_counted_on(uint64_t frame) const;
+
+ private:
+  std::deque<IoRecord> ios_;  ///< at index id - 1; id 0 marks a slot without a record yet
+  std::deque<MessageRecord> messages_;
+  std::vector<FrameNote> notes_;
+  std::vector<std::pair<uint64_t, const IoRecord*>> io_by_frame_;
+  std::vector<std::pair<uint64_t, const MessageRecord*>> message_by_frame_;
+  bool indexed_ = false;
+};
+
+}  // namespace rdmatel

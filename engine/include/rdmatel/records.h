@@ -1,0 +1,129 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The records the built-in metric components produce (SPEC §4, §5, §9): the single source of
+// every number the front ends show. Each kind has a schema (rdmatel/schema.h) that writers,
+// tables and Wireshark fields are driven by.
+#pragma once
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+#include "rdmatel/types.h"
+
+namespace rdmatel {
+
+// ---- NVMe-oF I/Os (channel "io") ----
+
+/// How an I/O record ended.
+enum class IoEnd : uint8_t {
+  kCompleted,   ///< completion seen at the compute side (or the single point)
+  kCaptureEnd,  ///< the capture ended first
+  kTimeout,     ///< no completion within the I/O timeout
+  kEvicted,     ///< the outstanding-I/O limit forced it out early
+};
+const char* io_end_name(IoEnd e);
+
+/// Timestamps T1..T7 of SPEC §4; each may be absent.
+struct IoTimes {
+  std::array<TimeNs, 8> t{};  ///< index 1..7
+  uint8_t present = 0;        ///< bit i set when Ti is present
+
+  bool has(int i) const { return present & (1u << i); }
+  TimeNs operator[](int i) const { return t[i]; }
+  void set(int i, TimeNs v) {
+    t[i] = v;
+    present |= uint8_t(1u << i);
+  }
+};
+
+struct IoRecord {
+  uint64_t id = 0;
+  const char* op = "";  ///< "read", "write", "flush", "identify", ... (static string)
+  uint8_t opcode = 0;
+  uint8_t fctype = 0;
+  bool admin = false;
+  IpAddress host, storage;
+  uint32_t qpn = 0;                  ///< storage-side QPN (destination QPN of host→storage packets)
+  std::optional<uint32_t> host_qpn;  ///< when the reverse direction is known
+  uint16_t cid = 0;
+  uint32_t cmd_psn = 0;  ///< PSN of the command capsule: with (host, storage, qpn, cid) the I/O's key
+  uint16_t status = 0;   ///< NVMe status field (0 = success), valid when a completion was seen
+  bool status_known = false;  ///< the completion's status bytes were captured
+  bool complete = false;
+  IoEnd end = IoEnd::kCaptureEnd;
+  bool in_capsule = false;
+  bool provisional = false;  ///< a first-pass snapshot; a final record with the same id follows
+  uint32_t length = 0;       ///< data length from the SGL
+  IoTimes t;
+  PointId compute_point = kNoPoint;
+  PointId storage_point = kNoPoint;
+  PointId iol_point = kNoPoint;  ///< where `iol` was measured
+  uint16_t points = 0;           ///< observation points that saw the command
+  std::optional<DurationNs> iol_ns;
+  uint64_t cmd_frame = 0;  ///< 0 = not seen
+  uint64_t rsp_frame = 0;
+
+  bool fabrics() const { return opcode == 0x7F; }
+  bool is_read() const { return !admin && opcode == 0x02 && !fabrics(); }
+  bool is_write() const { return !admin && opcode == 0x01 && !fabrics(); }
+};
+
+/// SPEC §4 metrics of one I/O, in ns; absent when the capture lacks a timestamp.
+struct IoMetrics {
+  std::optional<DurationNs> dal, dpl, iol1, iol2, rtt, iol;
+};
+IoMetrics io_metrics(const IoRecord& r);
+
+// ---- RDMA messages (channel "messages") ----
+
+/// What kind of RDMA message (SPEC §5).
+enum class MessageKind : uint8_t { kWrite, kSend, kReadResponse };
+const char* message_kind_name(MessageKind k);
+
+/// One RDMA message as seen at one observation point (SPEC §5, §9).
+struct MessageRecord {
+  uint64_t id = 0;
+  IpAddress src, dst;
+  uint32_t dst_qpn = 0;
+  PointId point = kNoPoint;
+  MessageKind kind = MessageKind::kWrite;
+  bool with_immediate = false;
+  bool complete = false;  ///< FIRST and LAST seen and every PSN between them
+  bool provisional = false;
+  /// Set (front ends with frame notes only) when this message turned out to be part of message
+  /// `merged_into` (its FIRST came later or was resent): its frames belong to that one now.
+  uint64_t merged_into = 0;
+  uint32_t first_psn = 0, last_psn = 0;
+  TimeNs first_ns = 0, last_ns = 0;  ///< min and max stamp of its packets at the point
+  uint64_t first_frame = 0, last_frame = 0;
+  uint64_t packets = 0, retrans_packets = 0;
+  uint64_t bytes = 0, retrans_bytes = 0;
+  uint64_t naks = 0;
+
+  DurationNs fct_ns() const { return last_ns - first_ns; }
+  /// (bytes - retrans_bytes) * 8 / FCT in bit/s; absent when FCT is 0.
+  std::optional<double> fet_bps() const;
+  /// NAKs / original packets; absent when every packet was a retransmission.
+  std::optional<double> fnr() const;
+};
+
+// ---- Flow periods (channel "flows") ----
+
+/// Per flow, point and period counters (SPEC §5 "per period").
+struct FlowPeriodRecord {
+  IpAddress src, dst;
+  uint32_t dst_qpn = 0;
+  PointId point = kNoPoint;
+  TimeNs period_start_ns = 0;
+  DurationNs period_ns = 0;
+  uint64_t packets = 0, bytes = 0;
+  uint64_t retrans_packets = 0, retrans_bytes = 0;
+  uint64_t naks = 0;
+  uint64_t oos_packets = 0;
+
+  uint64_t effective_bytes() const { return bytes - retrans_bytes; }
+  /// Effective bytes * 8 / period, bit/s.
+  double fet_bps() const { return period_ns ? double(effective_bytes()) * 8e9 / double(period_ns) : 0.0; }
+};
+
+}  // namespace rdmatel

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Aggregation of records for reports and tables (the CLI's analyze, the Wireshark statistics,
+// the analyzer's views): per host IP, storage IP and host-storage pair for I/Os; per flow and
+// point for messages. The maths lives here, once; front ends only lay it out.
+#pragma once
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "rdmatel/records.h"
+
+namespace rdmatel {
+
+/// A distribution of durations (ns): count, min, max, mean, percentiles. Exact (every sample
+/// kept) up to a limit, then a log-linear histogram with ~0.8% relative error, so memory stays
+/// bounded on captures of any size.
+class Distribution {
+ public:
+  static constexpr size_t kExactLimit = 1 << 16;
+
+  void add(DurationNs v);
+  uint64_t count() const { return count_; }
+  DurationNs min() const { return min_; }
+  DurationNs max() const { return max_; }
+  /// Mean in ns (double: exact enough for any realistic sum).
+  double mean() const { return count_ ? double(sum_) / double(count_) : 0.0; }
+  /// Nearest-rank percentile: the smallest sample with at least p% of samples at or below it.
+  /// Exact while exact() holds.
+  DurationNs percentile(double p) const;
+  bool exact() const { return histogram_.empty(); }
+
+ private:
+  static int32_t bucket_of(DurationNs v);
+  static DurationNs bucket_value(int32_t b);
+
+  uint64_t count_ = 0;
+  __int128 sum_ = 0;
+  DurationNs min_ = 0, max_ = 0;
+  mutable std::vector<DurationNs> samples_;
+  mutable bool sorted_ = true;
+  std::unordered_map<int32_t, uint64_t> histogram_;
+};
+
+/// The latency metrics in report order.
+enum class IoMetric : uint8_t { kDal, kDpl, kRtt, kIol1, kIol2, kIol, kCount };
+const char* io_metric_name(IoMetric m);  ///< "DAL", "DPL", ...
+
+/// I/Os of one group (a host, a storage server, a pair). Latency statistics cover read and
+/// write I/Os; other commands (admin, fabrics, flush, ...) are counted apart.
+struct IoGroupStats {
+  uint64_t ios = 0;  ///< every tracked command
+  uint64_t reads = 0;
+  uint64_t writes = 0;
+  uint64_t others = 0;
+  uint64_t incomplete = 0;
+  uint64_t errors = 0;  ///< completions with a non-zero NVMe status
+  Distribution metric[size_t(IoMetric::kCount)];
+
+  void add(const IoRecord& r);
+  const Distribution& operator[](IoMetric m) const { return metric[size_t(m)]; }
+};
+
+class IoReport {
+ public:
+  void add(const IoRecord& r);
+
+  const IoGroupStats& total() const { return total_; }
+  const std::map<IpAddress, IoGroupStats>& by_host() const { return by_host_; }
+  const std::map<IpAddress, IoGroupStats>& by_storage() const { return by_storage_; }
+  const std::map<std::pair<IpAddress, IpAddress>, IoGroupStats>& by_pair() const { return by_pair_; }
+
+ private:
+  IoGroupStats total_;
+  std::map<IpAddress, IoGroupStats> by_host_;
+  std::map<IpAddress, IoGroupStats> by_storage_;
+  std::map<std::pair<IpAddress, IpAddress>, IoGroupStats> by_pair_;
+};
+
+struct FlowKeyAtPoint {
+  IpAddress src, dst;
+  uint32_t dst_qpn = 0;
+  PointId point = kNoPoint;
+  friend bool operator<(const FlowKeyAtPoint& a, const FlowKeyAtPoint& b) {
+    return std::tie(a.src, a.dst, a.dst_qpn, a.point) < std::tie(b.src, b.dst, b.dst_qpn, b.point);
+  }
+};
+
+struct FlowStats {
+  uint64_t messages = 0, partial = 0;
+  uint64_t packets = 0, retrans_packets = 0;
+  uint64_t bytes = 0, retrans_bytes = 0;
+  uint64_t naks = 0;
+  Distribution fct;              ///< ns, every message
+  uint64_t timed_effective = 0;  ///< effective bytes of messages with FCT > 0
+  DurationNs timed_fct = 0;      ///< sum of their FCTs
+
+  void add(const MessageRecord& m);
+  /// Effective throughput while messages were in flight: effective bytes of multi-packet
+  /// messages * 8 / the sum of their FCTs, bit/s.
+  std::optional<double> fet_bps() const;
+  /// NAKs / original packets.
+  std::optional<double> fnr() const;
+};
+
+class FlowReport {
+ public:
+  void add(const MessageRecord& m) { flows_[{m.src, m.dst, m.dst_qpn, m.point}].add(m); }
+  const std::map<FlowKeyAtPoint, FlowStats>& flows() const { return flows_; }
+
+ private:
+  std::map<FlowKeyAtPoint, FlowStats> flows_;
+};
+
+}  // namespace rdmatel

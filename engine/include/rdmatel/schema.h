@@ -1,0 +1,80 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Record schemas: what a record kind carries, column by column, so that generic writers (JSONL,
+// CSV, ClickHouse), tables and Wireshark fields can be driven by them without knowing the kind.
+// Every metric component declares the schemas of the records it emits.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "rdmatel/types.h"
+
+namespace rdmatel {
+
+/// How a column's value is typed and rendered.
+enum class ValueType : uint8_t {
+  kBool,      ///< true / false
+  kUnsigned,  ///< uint64
+  kSigned,    ///< int64 (stamps in ns)
+  kMicros,    ///< a duration held in ns, rendered as µs with exactly three decimals
+  kRate,      ///< a double rendered with three decimals (bit/s)
+  kRatio,     ///< a double rendered with 12 significant digits
+  kString,
+  kAddress,   ///< an IP address, rendered as text
+  kPoint,     ///< an observation point id, rendered as the point's name
+};
+
+/// One column's value. Which member is set follows the column's ValueType.
+struct Value {
+  bool b = false;
+  uint64_t u = 0;
+  int64_t i = 0;
+  double d = 0;
+  std::string_view s;
+  const IpAddress* ip = nullptr;
+  PointId point = kNoPoint;
+};
+
+struct Column {
+  const char* name;  ///< JSONL key and CSV header, e.g. "dal_us"
+  ValueType type;
+  /// Reads the column from a record of the schema's kind; false when the value is absent
+  /// (left out of JSON, empty in CSV, NULL in a database — never 0).
+  bool (*get)(const void* record, Value& out);
+  const char* help = "";  ///< one sentence, with the unit
+};
+
+struct RecordSchema {
+  const char* channel;  ///< "io", "messages", "flows", ...
+  const char* help;     ///< what one record is
+  std::span<const Column> columns;
+};
+
+/// A record as delivered to sinks: its schema and a pointer to the kind's struct (valid during
+/// the callback only).
+struct Record {
+  const RecordSchema* schema = nullptr;
+  const void* data = nullptr;
+  /// A first-pass snapshot (front ends with frame notes only); the final record follows.
+  bool provisional = false;
+
+  template <typename T>
+  const T& as() const {
+    return *static_cast<const T*>(data);
+  }
+  bool is(const RecordSchema& s) const { return schema == &s; }
+};
+
+/// The schemas of the built-in record kinds.
+extern const RecordSchema kIoSchema;        ///< channel "io": one per NVMe I/O
+extern const RecordSchema kMessageSchema;   ///< channel "messages": one per RDMA message and point
+extern const RecordSchema kFlowSchema;      ///< channel "flows": per flow, point and period
+
+/// Every schema the engine's components can emit (for `export KIND`, database tables).
+std::span<const RecordSchema* const> all_schemas();
+/// The schema of a channel, or nullptr.
+const RecordSchema* find_schema(std::string_view channel);
+
+}  // namespace rdmatel

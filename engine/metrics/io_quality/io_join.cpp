@@ -1,0 +1,282 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// io_quality: joining each point's observations of an I/O into one record, and deciding when
+// nothing more can come (see io_quality.h).
+#include <algorithm>
+
+#include "engine/metrics/io_quality/io_quality.h"
+
+namespace rdmatel::io_quality {
+namespace {
+
+// Commands of reported I/Os remembered so that their late copies start no new I/O.
+constexpr size_t kMaxEnded = 1 << 16;
+// Final I/Os waiting for role evidence: at most this many, each at most the I/O timeout of
+// capture progress; then they are reported with what is known.
+constexpr size_t kMaxDeferred = 1 << 16;
+
+// How long a point that carries packets but shares none with an I/O's points is still waited
+// for: its clock may run seconds behind and its copies come later in the input.
+DurationNs discovery(DurationNs window) { return std::max<DurationNs>(kNsPerSec, 4 * window); }
+
+}  // namespace
+
+bool IoQuality::settled(const Entry& e, bool timeout, Ctx& ctx) const {
+  const PointTable& pts = ctx.points;
+  const DurationNs window = ctx.reorder_window;
+  // What the other points must have passed, in the home point's clock.
+  TimeNs need_home;
+  if (timeout) {
+    need_home = e.home_command + io_timeout_;
+  } else {
+    need_home = kTimeMin;
+    for (const Observation& o : e.obs)
+      if (ctx.clock.related(o.point, e.home)) need_home = std::max(need_home, ctx.clock.map(o.last, o.point, e.home));
+    need_home += window;
+  }
+  for (PointId q = 0; q < pts.size(); ++q) {
+    const PointState& ps = pts[q];
+    if (const Observation* o = e.at(q)) {
+      TimeNs start = o->has(kCommand) ? o->ts[kCommand] : o->last;
+      TimeNs need = timeout ? start + io_timeout_ : o->last + window;
+      if (ps.horizon < need) return false;
+      continue;
+    }
+    if (pts.idle(q, ctx.idle_point)) continue;
+    if (!ps.seen) return false;  // declared, no packet yet: its copies may all be still to come
+    if (ctx.clock.related(e.home, q)) {
+      if (ps.horizon < ctx.clock.map(need_home, e.home, q)) return false;
+      continue;
+    }
+    // Carries packets but none shared with this I/O's point yet: wait while it is new.
+    if (pts.progress() < std::max(pts[e.home].first_progress, ps.first_progress) + discovery(window)) return false;
+  }
+  return true;
+}
+
+void IoQuality::on_advance(PointId, Ctx& ctx) { drain(ctx); }
+
+void IoQuality::drain(Ctx& ctx) {
+  for (HomeQueues& hq : homes_) {
+    while (!hq.completed.empty()) {
+      Entry* e = get(hq.completed.front());
+      if (e && !settled(*e, false, ctx)) break;
+      EntryRef r = hq.completed.front();
+      hq.completed.pop_front();
+      if (e) finalize(r, IoEnd::kTimeout, ctx);  // kCompleted when its iol point saw the completion
+    }
+    while (!hq.created.empty()) {
+      Entry* e = get(hq.created.front());
+      if (e && !e->completed && !settled(*e, true, ctx)) break;
+      EntryRef r = hq.created.front();
+      hq.created.pop_front();
+      if (e && !e->completed) finalize(r, IoEnd::kTimeout, ctx);
+    }
+  }
+  while (!all_created_.empty() && !get(all_created_.front())) all_created_.pop_front();
+  if (!deferred_.empty()) flush_deferred(ctx, false);
+}
+
+void IoQuality::finish(Ctx& ctx) {
+  // Everything left, in creation order so that records come out in command order.
+  for (EntryRef r : all_created_)
+    if (get(r)) finalize(r, IoEnd::kCaptureEnd, ctx);
+  all_created_.clear();
+  homes_.clear();
+  flush_deferred(ctx, true);
+  if (stats_.late_copies)
+    ctx.warn("late_io_copies", [&] {
+      return std::to_string(stats_.late_copies) +
+             " copies of NVMe commands came after their I/O was reported (at its timeout or the I/O limit): "
+             "they were not counted again";
+    });
+}
+
+void IoQuality::release(Entry& e) {
+  const Queue& q = queues_[e.queue];
+  const CommandKey key{e.queue, e.cid, e.cmd_psn};
+  const EntryRef self = by_command_.at(key);
+  by_command_.erase(key);
+  auto erase_ref = [&](std::vector<EntryRef>& v) {
+    auto it = std::find_if(v.begin(), v.end(), [&](EntryRef r) { return r.id == self.id; });
+    if (it != v.end()) v.erase(it);
+  };
+  for (const Observation& o : e.obs) {
+    if (!o.has(kCommand)) continue;
+    auto it = open_.find(PointCid{o.point, e.queue, e.cid});
+    if (it == open_.end()) continue;
+    erase_ref(it->second);
+    if (it->second.empty()) open_.erase(it);
+  }
+  for (uint8_t i = 0; i < e.key_count; ++i) {
+    auto it = by_key_.find(KeyKey{q.host, q.storage, e.keys[i]});
+    if (it == by_key_.end()) continue;
+    erase_ref(it->second);
+    if (it->second.empty()) by_key_.erase(it);
+  }
+  for (int s = 0; s < kStages; ++s)
+    if (e.stage_psn_mask & (1u << s)) {
+      auto it = by_packet_.find(packet_key(e.stage_flow[s], e.stage_psn[s], Stage(s)));
+      if (it != by_packet_.end() && it->second.id == self.id) by_packet_.erase(it);
+    }
+  if (ended_.emplace(key, e.id).second) ended_order_.push_back(key);
+  while (ended_order_.size() > kMaxEnded) {
+    ended_.erase(ended_order_.front());
+    ended_order_.pop_front();
+  }
+  e.id = 0;
+  free_.push_back(self.slot);
+  --live_;
+}
+
+void IoQuality::finalize(EntryRef r, IoEnd end, Ctx& ctx) {
+  Entry* e = get(r);
+  if (!e) return;
+  const uint64_t id = e->id;
+  release(*e);  // the slot is free from here on, but nothing reuses it before the move below
+  Entry done = std::move(*e);
+  done.id = id;
+  if (!queues_[done.queue].confirmed) {
+    ++stats_.unconfirmed_dropped;  // never confirmed as NVMe: a SEND that only looked like an SQE
+    return;
+  }
+  emit_or_defer(std::move(done), end, ctx);
+}
+
+void IoQuality::add_role_evidence(const Entry& e, Ctx& ctx) const {
+  if (e.obs.size() < 2) return;
+  Roles::Sighting s[16];
+  size_t n = 0;
+  for (const Observation& o : e.obs) {
+    if (n == 16) break;
+    Roles::Sighting& x = s[n++];
+    x.point = o.point;
+    x.has_span = o.has(kCommand) && o.has(kCompletion);
+    if (x.has_span) x.span = o.ts[kCompletion] - o.ts[kCommand];
+    if (o.has(kCommand)) x.ttl_command = o.ttl_command;
+    if (o.has(kCompletion)) x.ttl_completion = o.ttl_completion;
+  }
+  const Queue& q = queues_[e.queue];
+  ctx.roles.add_evidence(q.host, q.storage, std::span(s, n));
+}
+
+void IoQuality::emit_or_defer(Entry&& e, IoEnd end, Ctx& ctx) {
+  add_role_evidence(e, ctx);
+  bool fallback = false;
+  IoRecord r = build(e, end, false, fallback, ctx);
+  // Roles can only be learned with several points; an I/O whose endpoints have no evidence
+  // yet waits for some (its host's other I/Os), so that the same capture always gives the same
+  // roles whatever the order its I/Os end in.
+  const Queue& q = queues_[e.queue];
+  Roles::Sides sides;
+  {
+    std::vector<PointId> seen;
+    for (const Observation& o : e.obs)
+      if (o.has(kCommand)) seen.push_back(o.point);
+    sides = ctx.roles.sides(q.host, q.storage, seen, ctx.points, false);
+  }
+  if (ctx.points.size() >= 2 && (!sides.compute_known || !sides.storage_known)) {
+    deferred_.push_back(Deferred{std::move(e), end, ctx.points.progress()});
+    if (deferred_.size() > kMaxDeferred) {
+      Deferred d = std::move(deferred_.front());
+      deferred_.pop_front();
+      IoRecord late = build(d.entry, d.end, false, true, ctx);
+      ctx.emit(kIoSchema, &late);
+    }
+    return;
+  }
+  ctx.emit(kIoSchema, &r);
+}
+
+void IoQuality::flush_deferred(Ctx& ctx, bool all) {
+  const uint64_t version = ctx.roles.version();
+  const DurationNs now = ctx.points.progress();
+  if (!all && version == deferred_version_ && now - deferred_.front().progress <= io_timeout_) return;
+  deferred_version_ = version;
+  std::deque<Deferred> keep;
+  for (Deferred& d : deferred_) {
+    const Queue& q = queues_[d.entry.queue];
+    std::vector<PointId> seen;
+    for (const Observation& o : d.entry.obs)
+      if (o.has(kCommand)) seen.push_back(o.point);
+    Roles::Sides sides = ctx.roles.sides(q.host, q.storage, seen, ctx.points, false);
+    bool ready = all || now - d.progress > io_timeout_ || (sides.compute_known && sides.storage_known);
+    if (!ready) {
+      keep.push_back(std::move(d));
+      continue;
+    }
+    IoRecord r = build(d.entry, d.end, false, true, ctx);
+    ctx.emit(kIoSchema, &r);
+  }
+  deferred_.swap(keep);
+}
+
+IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fallback, Ctx& ctx) const {
+  const Queue& q = queues_[e.queue];
+  IoRecord r;
+  r.id = e.id;
+  r.opcode = e.opcode;
+  r.fctype = e.fctype;
+  r.admin = q.kind == NvmeQueueKind::kAdmin;
+  r.op = nvme_op_name(e.opcode, e.fctype, q.kind);
+  r.host = q.host;
+  r.storage = q.storage;
+  r.qpn = q.qpn;
+  const Flow& cmd_flow = ctx.flows[q.cmd_flow];
+  if (cmd_flow.peer != kNoFlow) r.host_qpn = ctx.flows[cmd_flow.peer].key.dst_qpn;
+  r.cid = e.cid;
+  r.cmd_psn = e.cmd_psn;
+  r.status = e.status;
+  r.status_known = e.status_known;
+  r.in_capsule = e.in_capsule;
+  r.length = e.length;
+  r.provisional = provisional;
+
+  PointId seen[64];
+  size_t n = 0;
+  for (const Observation& o : e.obs)
+    if (o.has(kCommand) && n < 64) seen[n++] = o.point;
+  r.points = uint16_t(n);
+  Roles::Sides sides = ctx.roles.sides(q.host, q.storage, std::span(seen, n), ctx.points, fallback);
+  r.compute_point = sides.compute;
+  r.storage_point = sides.storage;
+  const Observation* c = sides.compute != kNoPoint ? e.at(sides.compute) : nullptr;
+  const Observation* s = sides.storage != kNoPoint ? e.at(sides.storage) : nullptr;
+  auto put = [&](int ti, const Observation* o, Stage st) {
+    if (o && o->has(st)) r.t.set(ti, o->ts[st]);
+  };
+  put(1, c, kCommand);
+  put(2, s, kCommand);
+  if (r.is_write()) {
+    put(3, s, kReadRequest);
+    put(4, c, kReadRequest);
+    put(5, c, kReadResponse);
+    put(6, s, kCompletion);
+    put(7, c, kCompletion);
+  } else {
+    if (r.is_read()) put(3, s, kData);
+    put(4, s, kCompletion);
+    put(5, c, kCompletion);
+  }
+  // Where `iol` is measured: the compute side; without roles the only point that saw the
+  // command, else the one with the longest command-to-completion span (nearest the host).
+  const Observation* iol = c;
+  if (!iol && n == 1) iol = e.at(seen[0]);
+  if (!iol) {
+    for (const Observation& o : e.obs)
+      if (o.has(kCommand) && o.has(kCompletion) &&
+          (!iol || o.ts[kCompletion] - o.ts[kCommand] > iol->ts[kCompletion] - iol->ts[kCommand]))
+        iol = &o;
+  }
+  if (!iol && n) iol = e.at(seen[0]);
+  if (iol) {
+    r.iol_point = iol->point;
+    if (iol->has(kCommand)) r.cmd_frame = iol->frame[kCommand];
+    if (iol->has(kCompletion)) r.rsp_frame = iol->frame[kCompletion];
+    if (iol->has(kCommand) && iol->has(kCompletion)) r.iol_ns = iol->ts[kCompletion] - iol->ts[kCommand];
+    r.complete = iol->has(kCompletion);
+  }
+  r.end = r.complete ? IoEnd::kCompleted : end;
+  return r;
+}
+
+}  // namespace rdmatel::io_quality

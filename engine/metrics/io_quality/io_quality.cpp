@@ -1,0 +1,382 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// io_quality: matching each point's packets to I/Os (see io_quality.h).
+#include "engine/metrics/io_quality/io_quality.h"
+
+#include <algorithm>
+
+namespace rdmatel::io_quality {
+namespace {
+
+// Packets a point saw before another point matched them to an I/O are kept this many at most.
+constexpr size_t kMaxPending = 4096;
+
+bool reliable(const Packet& p) {
+  return p.roce.op->transport == IbTransport::kRC || p.roce.op->transport == IbTransport::kXRC;
+}
+
+const SettingSpec kSettings[] = {
+    {"io_timeout", SettingType::kDuration, "s", "10", 0.000001, 86400, "SECONDS",
+     "An NVMe I/O whose completion has not come this long after its command is reported incomplete"},
+    {"max_ios", SettingType::kCount, "", "1048576", 1, 1e9, "N",
+     "Most NVMe I/Os tracked at once; beyond it the oldest are reported early"},
+};
+const RecordSchema* const kOutputs[] = {&kIoSchema};
+const char* const kNotes[] = {"io.command",    "io.data",        "io.read_request", "io.read_response",
+                              "io.completion", "io.unparseable", "io.orphan"};
+
+}  // namespace
+
+const ComponentSpec kSpec = {"io_quality", kPacketSend | kPacketWrite | kPacketReadRequest | kPacketReadResponse,
+                             kOutputs, kSettings, kNotes};
+
+IoQuality::IoQuality(Ctx& ctx)
+    : io_timeout_(ctx.settings.duration("io_timeout")), max_ios_(std::max<uint64_t>(1, ctx.settings.count("max_ios"))) {
+  for (int s = 0; s < kStages; ++s) note_stage_[s] = note_kind(kNotes[s]);
+  note_unparseable_ = note_kind("io.unparseable");
+  note_orphan_ = note_kind("io.orphan");
+}
+
+void IoQuality::on_packet(const Packet& p, Ctx& ctx) {
+  if (!reliable(p)) return;
+  const MsgPosition pos = p.roce.op->position;
+  const bool starts = pos == MsgPosition::kFirst || pos == MsgPosition::kOnly;
+  switch (p.roce.op->op_class) {
+    case IbOpClass::kSend:
+      if (p.capsule.kind == CapsuleKind::kCommand) on_command(p, ctx);
+      else if (p.capsule.kind == CapsuleKind::kCompletion) on_completion(p, ctx);
+      else if (p.capsule.kind == CapsuleKind::kOther) on_other_send(p, ctx);
+      break;
+    case IbOpClass::kWrite:
+      if (starts && !by_key_.empty()) on_keyed(p, kData, ctx);
+      break;
+    case IbOpClass::kReadRequest:
+      if (!by_key_.empty()) on_keyed(p, kReadRequest, ctx);
+      break;
+    case IbOpClass::kReadResponse:
+      if (starts && !by_packet_.empty()) on_read_response(p, ctx);
+      break;
+    default:
+      break;
+  }
+}
+
+Queue* IoQuality::queue_of_flow(FlowId f) {
+  if (f >= queue_of_flow_.size() || !queue_of_flow_[f]) return nullptr;
+  return &queues_[queue_of_flow_[f] - 1];
+}
+
+Queue& IoQuality::ensure_queue(const Flow& flow) {
+  if (Queue* q = queue_of_flow(flow.id)) return *q;
+  Queue& q = queues_.emplace_back();
+  q.cmd_flow = flow.id;
+  q.host = flow.key.src;
+  q.storage = flow.key.dst;
+  q.qpn = flow.key.dst_qpn;
+  if (flow.id >= queue_of_flow_.size()) queue_of_flow_.resize(size_t(flow.id) + 1, 0);
+  queue_of_flow_[flow.id] = uint32_t(queues_.size());
+  return q;
+}
+
+Entry* IoQuality::get(EntryRef r) {
+  if (r.slot >= slots_.size()) return nullptr;
+  Entry& e = slots_[r.slot];
+  return e.id == r.id ? &e : nullptr;
+}
+
+void IoQuality::on_other_send(const Packet& p, Ctx& ctx) {
+  // A SEND on an NVMe queue pair that is neither an SQE nor a CQE.
+  const Flow& flow = ctx.flows[p.flow];
+  bool cmd_side = queue_of_flow(p.flow) != nullptr;
+  bool cpl_side = flow.peer != kNoFlow && queue_of_flow(flow.peer) != nullptr;
+  if (!cmd_side && !cpl_side) return;
+  ++stats_.unparseable_capsules;
+  ctx.note(p.frame, note_unparseable_, 0, cmd_side ? 0 : 1);
+}
+
+EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
+  if (live_ >= max_ios_) {
+    // Bounded state: the oldest I/O is reported now, as far as it got.
+    while (!all_created_.empty() && !get(all_created_.front())) all_created_.pop_front();
+    if (!all_created_.empty()) {
+      ctx.warn("max_outstanding_ios", [&] {
+        return "more than " + std::to_string(max_ios_) +
+               " NVMe I/Os in flight: the oldest are reported early (limit max_ios)";
+      });
+      ++stats_.evicted;
+      EntryRef oldest = all_created_.front();
+      all_created_.pop_front();
+      finalize(oldest, IoEnd::kEvicted, ctx);
+    }
+  }
+  uint32_t slot;
+  if (!free_.empty()) {
+    slot = free_.back();
+    free_.pop_back();
+  } else {
+    slot = uint32_t(slots_.size());
+    slots_.emplace_back();
+  }
+  Entry& e = slots_[slot];
+  std::vector<Observation> keep = std::move(e.obs);
+  keep.clear();
+  e = Entry{};
+  e.obs = std::move(keep);
+  e.id = next_id_++;
+  const NvmeSqe& sqe = p.capsule.sqe;
+  e.queue = queue;
+  e.cid = sqe.cid;
+  e.cmd_psn = p.roce.bth.psn;
+  e.opcode = sqe.opcode;
+  e.fctype = sqe.fctype;
+  e.in_capsule = sqe.in_capsule();
+  e.length = sqe.sgl_len;
+  e.key_count = p.capsule.key_count;
+  std::copy(p.capsule.keys, p.capsule.keys + e.key_count, e.keys.begin());
+  e.home = p.point;
+  e.home_command = p.ts;
+  ++live_;
+  ++stats_.commands;
+  EntryRef ref{slot, e.id};
+  by_command_.emplace(CommandKey{queue, e.cid, e.cmd_psn}, ref);
+  const Queue& q = queues_[queue];
+  for (uint8_t i = 0; i < e.key_count; ++i) by_key_[KeyKey{q.host, q.storage, e.keys[i]}].push_back(ref);
+  if (p.point >= homes_.size()) homes_.resize(size_t(p.point) + 1);
+  homes_[p.point].created.push_back(ref);
+  all_created_.push_back(ref);
+  return ref;
+}
+
+void IoQuality::note_stage(const Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx) {
+  if (!ctx.frame_notes) return;
+  ctx.note(p.frame, note_stage_[stage], e.id, copy ? 1 : 0);
+  // The Wireshark plugin's first pass shows each frame with what is known at that frame.
+  if (!copy) {
+    IoRecord r = build(e, IoEnd::kCaptureEnd, true, false, ctx);
+    ctx.emit(kIoSchema, &r, true);
+  }
+}
+
+bool IoQuality::stamp(Entry& e, Stage stage, const Packet& p, Ctx& ctx) {
+  Observation* o = e.at(p.point);
+  if (!o) {
+    o = &e.obs.emplace_back();
+    o->point = p.point;
+    o->last = p.ts;
+  }
+  o->last = std::max(o->last, p.ts);
+  if (o->has(stage)) {
+    note_stage(e, stage, p, true, ctx);
+    return false;
+  }
+  o->mask |= uint8_t(1u << stage);
+  o->ts[stage] = p.ts;
+  o->frame[stage] = p.frame;
+  o->psn[stage] = p.roce.bth.psn;
+  if (stage == kCommand) o->ttl_command = p.roce.ttl;
+  if (stage == kCompletion) o->ttl_completion = p.roce.ttl;
+  // The same packet's first stamps at two points relate their clocks (never used for a metric:
+  // only to know how long to wait for a point whose clock runs ahead or behind).
+  const int direction = (stage == kCommand || stage == kReadResponse) ? 0 : 1;
+  const PointId here = p.point;
+  const TimeNs ts_here = p.ts;
+  const uint32_t psn = p.roce.bth.psn;
+  for (const Observation& other : e.obs)
+    if (other.point != here && other.has(stage) && other.psn[stage] == psn)
+      ctx.clock.add_sample(other.point, other.ts[stage], here, ts_here, direction);
+  note_stage(e, stage, p, false, ctx);
+  return true;
+}
+
+void IoQuality::remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn, Ctx& ctx) {
+  if (e.stage_psn_mask & (1u << stage)) return;
+  e.stage_psn[stage] = psn;
+  e.stage_flow[stage] = flow;
+  e.stage_psn_mask |= uint8_t(1u << stage);
+  uint64_t key = packet_key(flow, psn, stage);
+  by_packet_[key] = by_command_.at(CommandKey{e.queue, e.cid, e.cmd_psn});
+  // Copies seen earlier at points that missed the command.
+  auto it = pending_.find(key);
+  if (it == pending_.end()) return;
+  std::vector<Pending> waiting = std::move(it->second);
+  pending_.erase(it);
+  for (const Pending& w : waiting) {
+    Packet p;
+    p.point = w.point;
+    p.ts = w.ts;
+    p.frame = w.frame;
+    p.roce.bth.psn = w.psn;
+    p.roce.ttl = uint8_t(w.ttl);
+    ++stats_.attached;
+    stamp(e, w.stage, p, ctx);
+  }
+}
+
+bool IoQuality::attach_by_identity(const Packet& p, Stage stage, Ctx& ctx) {
+  uint64_t key = packet_key(p.flow, p.roce.bth.psn, stage);
+  if (auto it = by_packet_.find(key); it != by_packet_.end()) {
+    if (Entry* e = get(it->second)) {
+      ++stats_.attached;
+      stamp(*e, stage, p, ctx);
+      return true;
+    }
+  }
+  // Not matched anywhere yet: wait (bounded) for another point to match it.
+  auto& list = pending_[key];
+  if (list.empty()) pending_order_.push_back(key);
+  if (list.size() < 8) list.push_back(Pending{p.point, stage, p.ts, p.frame, p.roce.bth.psn, p.roce.ttl});
+  while (pending_order_.size() > kMaxPending) {
+    pending_.erase(pending_order_.front());
+    pending_order_.pop_front();
+  }
+  return false;
+}
+
+void IoQuality::on_command(const Packet& p, Ctx& ctx) {
+  const Flow& flow = ctx.flows[p.flow];
+  Queue& q = ensure_queue(flow);
+  const uint32_t qi = queue_of_flow_[p.flow] - 1;
+  const NvmeSqe& sqe = p.capsule.sqe;
+  if (sqe.is_connect() && sqe.connect_qid_captured) q.kind = sqe.connect_qid == 0 ? NvmeQueueKind::kAdmin : NvmeQueueKind::kIo;
+  else if (q.kind == NvmeQueueKind::kUnknown && nvme_admin_only_opcode(sqe.opcode)) q.kind = NvmeQueueKind::kAdmin;
+
+  const CommandKey key{qi, sqe.cid, p.roce.bth.psn};
+  EntryRef ref;
+  if (auto it = by_command_.find(key); it != by_command_.end() && get(it->second)) {
+    ref = it->second;  // the same command at another point, or a resend here
+  } else {
+    if (ended_.count(key)) {
+      ++stats_.late_copies;  // a copy of an I/O already reported (its timeout, the limit)
+      return;
+    }
+    ref = create(p, qi, ctx);
+  }
+  Entry& e = *get(ref);
+  if (stamp(e, kCommand, p, ctx)) open_[PointCid{p.point, qi, e.cid}].push_back(ref);
+}
+
+void IoQuality::on_keyed(const Packet& p, Stage stage, Ctx& ctx) {
+  if (!p.roce.has(kExtReth)) return;
+  // Data for a read and READ REQUESTs for a write travel storage → host.
+  auto it = by_key_.find(KeyKey{p.roce.dst, p.roce.src, p.roce.reth.rkey});
+  if (it == by_key_.end()) return;
+  const uint32_t psn = p.roce.bth.psn;
+  Entry* pick = nullptr;
+  for (EntryRef r : it->second) {
+    Entry* e = get(r);
+    if (!e) continue;
+    const Observation* o = e->at(p.point);
+    if (o && o->has(stage) && o->psn[stage] == psn) {
+      stamp(*e, stage, p, ctx);  // a copy at this point
+      return;
+    }
+    // A new packet: the oldest I/O this point has seen the command of and not this stage.
+    if (!pick && o && o->has(kCommand) && !o->has(stage)) pick = e;
+  }
+  if (!pick) {
+    // This point missed the command (or it is a READ re-issued after lost responses, which
+    // defines no stage): attach by the packet's identity if another point matched it.
+    attach_by_identity(p, stage, ctx);
+    return;
+  }
+  stamp(*pick, stage, p, ctx);
+  remember_stage(*pick, stage, p.flow, psn, ctx);
+  if (stage == kReadRequest) {
+    // The READ RESPONSEs answer on the queue's command flow with the READ REQUEST's PSN.
+    remember_stage(*pick, kReadResponse, queues_[pick->queue].cmd_flow, psn, ctx);
+  }
+}
+
+void IoQuality::on_read_response(const Packet& p, Ctx& ctx) {
+  auto it = by_packet_.find(packet_key(p.flow, p.roce.bth.psn, kReadResponse));
+  if (it == by_packet_.end()) return;
+  Entry* e = get(it->second);
+  if (!e) return;
+  stamp(*e, kReadResponse, p, ctx);
+}
+
+void IoQuality::on_completion(const Packet& p, Ctx& ctx) {
+  // Candidate queues: the paired one, or every queue between these hosts not yet paired.
+  const Flow& cpl_flow = ctx.flows[p.flow];
+  Queue* candidates[64];
+  size_t n = 0;
+  if (cpl_flow.peer != kNoFlow) {
+    if (Queue* q = queue_of_flow(cpl_flow.peer)) candidates[n++] = q;
+  } else {
+    for (FlowId f : ctx.flows.between(p.roce.dst, p.roce.src)) {
+      if (ctx.flows[f].peer != kNoFlow) continue;
+      if (Queue* q = queue_of_flow(f); q && n < 64) candidates[n++] = q;
+    }
+  }
+  if (n == 0) return;  // not an NVMe queue (yet): a 16-byte SEND of another protocol
+
+  const uint16_t cid = p.capsule.cqe.cid;
+  const uint32_t psn = p.roce.bth.psn;
+  struct Match {
+    Queue* q;
+    Entry* e;
+  };
+  Match matches[64];
+  size_t m = 0;
+  for (size_t i = 0; i < n; ++i) {
+    uint32_t qi = uint32_t(candidates[i] - &queues_[0]);
+    auto it = open_.find(PointCid{p.point, qi, cid});
+    if (it == open_.end()) continue;
+    Entry* pick = nullptr;
+    for (EntryRef r : it->second) {
+      Entry* e = get(r);
+      if (!e) continue;
+      const Observation* o = e->at(p.point);
+      if (!o) continue;
+      if (o->has(kCompletion) && o->psn[kCompletion] == psn) {
+        stamp(*e, kCompletion, p, ctx);  // the same completion again here: a copy
+        return;
+      }
+      if (!pick && !o->has(kCompletion)) pick = e;
+    }
+    if (pick) matches[m++] = {candidates[i], pick};
+  }
+  if (m > 1 && p.roce.has(kExtIeth)) {
+    // Several unpaired queues have this CID outstanding: the IETH key names the I/O's buffer.
+    size_t k = 0;
+    for (size_t i = 0; i < m; ++i)
+      if (matches[i].e->has_key(p.roce.invalidate_rkey)) matches[k++] = matches[i];
+    if (k) m = k;
+  }
+  if (m != 1) {
+    if (m == 0) {
+      // This point saw no command for it: another point may have matched this packet.
+      if (!attach_by_identity(p, kCompletion, ctx)) {
+        ++stats_.orphan_completions;
+        ctx.note(p.frame, note_orphan_, 0);
+      }
+    } else {
+      ++stats_.ambiguous_completions;
+      ctx.warn("ambiguous_completion", [] {
+        return std::string(
+            "some NVMe completions could not be tied to one queue pair (same CID outstanding on several queues "
+            "whose directions are not paired yet); they are left unmatched");
+      });
+    }
+    return;
+  }
+  Queue& q = *matches[0].q;
+  Entry& e = *matches[0].e;
+  if (cpl_flow.peer == kNoFlow) ctx.flows.propose_pair(q.cmd_flow, p.flow);
+  q.confirmed = true;
+  ++stats_.completions_matched;
+  if (p.capsule.cqe.status_captured && !e.status_known) {
+    e.status = p.capsule.cqe.status;
+    e.status_known = true;
+  }
+  stamp(e, kCompletion, p, ctx);
+  remember_stage(e, kCompletion, p.flow, psn, ctx);
+  if (!e.completed) {
+    e.completed = true;
+    if (!e.in_completed_queue) {
+      e.in_completed_queue = true;
+      homes_[e.home].completed.push_back(by_command_.at(CommandKey{e.queue, e.cid, e.cmd_psn}));
+    }
+  }
+}
+
+}  // namespace rdmatel::io_quality

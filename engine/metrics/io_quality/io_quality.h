@@ -1,0 +1,187 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// io_quality: tags NVMe-oF-over-RoCEv2 I/Os and measures DAL, DPL, IOL1, IOL2, RTT and iol from
+// the first copy of each packet seen at each observation point (SPEC §4).
+//
+// Matching happens per point, from that point's packets alone, in its stamp order:
+//  - command: SEND FIRST/ONLY carrying a valid SQE, host→storage. Its identity (queue, CID, PSN)
+//    is the same packet at every point; a new PSN with a known CID is a new I/O (CIDs are reused).
+//  - data (read) and READ REQUEST (write): storage→host, RETH r_key = an SGL key of the command;
+//    the oldest I/O whose command this point saw and whose stage it has not seen yet.
+//  - first READ RESPONSE (write): host→storage, PSN = the READ REQUEST's PSN.
+//  - completion: a 16-byte SEND storage→host, CID on the paired queue (while the two directions
+//    are not paired yet, the unique queue with that CID outstanding here; the IETH key decides
+//    between several); the oldest I/O with that CID whose command this point saw.
+// A point that missed the command attaches its copy of a later packet by that packet's identity
+// (flow, PSN) once another point has matched it.
+//
+// Joining across points never compares clocks: each metric is a difference of two stamps of one
+// point, and which point is the compute side and which the storage side comes from the core's
+// role evidence, which this component feeds with each I/O's command-to-completion spans. An I/O
+// is final once every point that may still add to it has moved past it: points whose clocks are
+// related to its points (by packets seen at both) past it on their own clock, points not seen yet
+// or still being discovered by waiting, idle and unrelated points not at all.
+#pragma once
+
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/metrics/io_quality/io_state.h"
+#include "engine/src/core/component.h"
+#include "rdmatel/records.h"
+
+namespace rdmatel::io_quality {
+
+extern const ComponentSpec kSpec;
+
+struct IoQualityStats {
+  uint64_t commands = 0;
+  uint64_t completions_matched = 0;
+  uint64_t orphan_completions = 0;
+  uint64_t ambiguous_completions = 0;
+  uint64_t unparseable_capsules = 0;
+  uint64_t unconfirmed_dropped = 0;  ///< commands on queues never confirmed as NVMe
+  uint64_t evicted = 0;
+  uint64_t late_copies = 0;  ///< packets of I/Os already reported
+  uint64_t attached = 0;     ///< packets attached by identity at a point that missed the command
+};
+
+class IoQuality final : public Component {
+ public:
+  explicit IoQuality(Ctx& ctx);
+  void on_packet(const Packet& p, Ctx& ctx) override;
+  void on_advance(PointId point, Ctx& ctx) override;
+  void finish(Ctx& ctx) override;
+  const IoQualityStats& stats() const { return stats_; }
+
+ private:
+  // ---- matching (io_quality.cpp) ----
+  void on_command(const Packet& p, Ctx& ctx);
+  void on_completion(const Packet& p, Ctx& ctx);
+  void on_keyed(const Packet& p, Stage stage, Ctx& ctx);
+  void on_read_response(const Packet& p, Ctx& ctx);
+  void on_other_send(const Packet& p, Ctx& ctx);
+  Queue* queue_of_flow(FlowId f);
+  Queue& ensure_queue(const Flow& flow);
+  Entry* get(EntryRef r);
+  EntryRef create(const Packet& p, uint32_t queue, Ctx& ctx);
+  /// Records the first copy of `stage` at the packet's point; a later copy only counts as
+  /// activity. Returns true when it was the first.
+  bool stamp(Entry& e, Stage stage, const Packet& p, Ctx& ctx);
+  /// A point that missed the command saw a packet another point matched to an I/O.
+  bool attach_by_identity(const Packet& p, Stage stage, Ctx& ctx);
+  void remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn, Ctx& ctx);
+  void note_stage(const Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx);
+
+  // ---- joining and finalisation (io_join.cpp) ----
+  bool settled(const Entry& e, bool timeout, Ctx& ctx) const;
+  void drain(Ctx& ctx);
+  void finalize(EntryRef r, IoEnd end, Ctx& ctx);
+  void release(Entry& e);
+  void emit_or_defer(Entry&& e, IoEnd end, Ctx& ctx);
+  void flush_deferred(Ctx& ctx, bool all);
+  IoRecord build(const Entry& e, IoEnd end, bool provisional, bool fallback, Ctx& ctx) const;
+  void add_role_evidence(const Entry& e, Ctx& ctx) const;
+
+  // Settings.
+  DurationNs io_timeout_;
+  size_t max_ios_;
+
+  // Queues by the host→storage flow.
+  std::vector<Queue> queues_;
+  std::vector<uint32_t> queue_of_flow_;  ///< flow id -> queue index + 1 (0: none)
+
+  // Entries: a pool of slots; references carry the id to survive reuse.
+  std::deque<Entry> slots_;  // a deque: entries never move
+  std::vector<uint32_t> free_;
+  uint64_t next_id_ = 1;
+  size_t live_ = 0;
+
+  struct CommandKey {
+    uint32_t queue;
+    uint16_t cid;
+    uint32_t psn;
+    friend bool operator==(const CommandKey&, const CommandKey&) = default;
+  };
+  struct CommandKeyHash {
+    size_t operator()(const CommandKey& k) const noexcept {
+      return hash_mix(uint64_t(k.queue) << 40 ^ uint64_t(k.cid) << 24 ^ k.psn);
+    }
+  };
+  std::unordered_map<CommandKey, EntryRef, CommandKeyHash> by_command_;
+
+  /// Per point, queue and CID: the I/Os whose command the point saw, in its order.
+  struct PointCid {
+    PointId point;
+    uint32_t queue;
+    uint16_t cid;
+    friend bool operator==(const PointCid&, const PointCid&) = default;
+  };
+  struct PointCidHash {
+    size_t operator()(const PointCid& k) const noexcept {
+      return hash_mix(uint64_t(k.point) << 48 ^ uint64_t(k.queue) << 16 ^ k.cid);
+    }
+  };
+  std::unordered_map<PointCid, std::vector<EntryRef>, PointCidHash> open_;
+
+  /// (host, storage, r_key) -> I/Os whose command names that buffer.
+  struct KeyKey {
+    IpAddress host, storage;
+    uint32_t rkey;
+    friend bool operator==(const KeyKey&, const KeyKey&) = default;
+  };
+  struct KeyKeyHash {
+    size_t operator()(const KeyKey& k) const noexcept {
+      return hash_mix(hash_ip(k.host) * 31 + hash_ip(k.storage) * 7 + k.rkey);
+    }
+  };
+  std::unordered_map<KeyKey, std::vector<EntryRef>, KeyKeyHash> by_key_;
+
+  /// (flow, PSN) of a matched stage packet -> its I/O and stage; READ RESPONSEs are found by the
+  /// READ REQUEST's PSN on the queue's command flow.
+  static uint64_t packet_key(FlowId flow, uint32_t psn, Stage stage) {
+    return uint64_t(flow) << 32 | uint64_t(stage) << 24 | psn;
+  }
+  std::unordered_map<uint64_t, EntryRef> by_packet_;
+
+  /// Packets seen at a point that missed the command, before another point matched them.
+  struct Pending {
+    PointId point;
+    Stage stage;
+    TimeNs ts;
+    uint64_t frame;
+    uint32_t psn;
+    int16_t ttl;
+  };
+  std::unordered_map<uint64_t, std::vector<Pending>> pending_;
+  std::deque<uint64_t> pending_order_;  ///< bounded: the oldest are forgotten
+
+  /// Commands of I/Os already reported (timeouts, evictions): their late copies start nothing.
+  std::unordered_map<CommandKey, uint64_t, CommandKeyHash> ended_;
+  std::deque<CommandKey> ended_order_;
+
+  // Finalisation queues, per home point: every live entry in creation order (for timeouts), and
+  // the completed ones in completion order.
+  struct HomeQueues {
+    std::deque<EntryRef> created;
+    std::deque<EntryRef> completed;
+  };
+  std::vector<HomeQueues> homes_;
+  std::deque<EntryRef> all_created_;  ///< global creation order, for the limit on I/Os
+
+  /// Final I/Os whose roles the evidence does not decide yet (a host seen at one point so far):
+  /// they wait for evidence, bounded.
+  struct Deferred {
+    Entry entry;
+    IoEnd end;
+    DurationNs progress;  ///< capture progress when deferred
+  };
+  std::deque<Deferred> deferred_;
+  uint64_t deferred_version_ = 0;
+
+  IoQualityStats stats_;
+  NoteKind note_stage_[kStages];
+  NoteKind note_unparseable_, note_orphan_;
+};
+
+}  // namespace rdmatel::io_quality

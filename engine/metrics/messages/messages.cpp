@@ -1,0 +1,748 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/metrics/messages/messages.h"
+
+#include <algorithm>
+#include <tuple>
+
+#include "engine/src/util/psn.h"
+
+namespace rdmatel::messages {
+namespace {
+
+constexpr size_t kMaxPendingNaks = 256;  // per stream; older ones are dropped
+constexpr size_t kFinishedRanges = 64;   // per stream
+constexpr uint64_t kMaxMtu = 4096;       // the largest InfiniBand path MTU
+constexpr size_t kReadRanges = 256;      // READs remembered per stream
+constexpr size_t kUnpairedNaksPerFlow = 64;
+constexpr size_t kUnpairedNakFlows = 4096;
+// Bounds against hostile or broken traffic: a flow and point keeps at most this many open
+// periods (stamps jumping around) and open messages (SENDs nobody acknowledges); beyond them
+// the oldest are reported early. Real queue pairs stay far below (send queues of a few
+// thousand work requests at most).
+constexpr size_t kMaxOpenPeriods = 64;
+constexpr size_t kMaxOpenMessagesPerStream = 4096;
+// Packets past a PSN gap remembered per open message, for moving them to the next message.
+constexpr size_t kMaxBeyondGap = 256;
+
+
+int64_t period_index(TimeNs ts, DurationNs period) {
+  int64_t q = ts / period;
+  return (ts % period < 0) ? q - 1 : q;  // floor, also before 1970
+}
+
+MessageKind kind_of(IbOpClass c) {
+  switch (c) {
+    case IbOpClass::kSend: return MessageKind::kSend;
+    case IbOpClass::kReadResponse: return MessageKind::kReadResponse;
+    default: return MessageKind::kWrite;
+  }
+}
+
+bool contains(const Message& m, uint32_t psn) {
+  if (psn::distance(m.rec.first_psn, psn) < 0) return false;
+  return !m.has_last || psn::in_range(psn, m.rec.first_psn, m.rec.last_psn);
+}
+
+const SettingSpec kSettings[] = {
+    {"message_timeout", SettingType::kDuration, "s", "1", 0.000001, 86400, "SECONDS",
+     "An RDMA message no ACK covers is final after this long without packets at its point"},
+    {"period", SettingType::kDuration, "s", "1", 0.000001, 86400, "SECONDS",
+     "Length of the per-flow periods (export flows)"},
+    {"max_messages", SettingType::kCount, "", "1048576", 1, 1e9, "N",
+     "Most RDMA messages open at once; beyond it the oldest are reported early"},
+};
+const RecordSchema* const kOutputs[] = {&kMessageSchema, &kFlowSchema};
+const char* const kNotes[] = {"msg.packet", "msg.nak", "msg.nak_read"};
+
+}  // namespace
+
+const ComponentSpec kSpec = {"messages",
+                             kPacketSend | kPacketWrite | kPacketReadRequest | kPacketReadResponse | kPacketAck |
+                                 kPacketAtomicAck,
+                             kOutputs, kSettings, kNotes};
+
+Messages::Messages(Ctx& ctx)
+    : window_(ctx.reorder_window),
+      message_timeout_(ctx.settings.duration("message_timeout")),
+      period_ns_(std::max<DurationNs>(1, ctx.settings.duration("period"))),
+      max_open_(std::max<uint64_t>(1, ctx.settings.count("max_messages"))),
+      frame_notes_(ctx.frame_notes),
+      note_packet_(note_kind("msg.packet")),
+      note_nak_(note_kind("msg.nak")),
+      note_nak_read_(note_kind("msg.nak_read")) {}
+
+Messages::PointQueues& Messages::queues(PointId point) {
+  if (point >= points_.size()) points_.resize(size_t(point) + 1);
+  return points_[point];
+}
+
+void Messages::emit_snapshot(Ctx& ctx, const Message& m) const {
+  MessageRecord snap = m.rec;
+  snap.provisional = true;
+  snap.complete = m.has_first && m.has_last &&
+                  m.seen.distinct() == uint32_t(psn::distance(snap.first_psn, snap.last_psn)) + 1;
+  ctx.emit(kMessageSchema, &snap, true);
+}
+
+FlowPoint* Messages::find_flow_point(FlowId flow, PointId point) const {
+  if (flow >= flows_.size()) return nullptr;
+  for (FlowPoint* fp : flows_[flow].points)
+    if (fp->point == point) return fp;
+  return nullptr;
+}
+
+FlowPoint& Messages::flow_point(FlowId flow, PointId point) {
+  if (FlowPoint* fp = find_flow_point(flow, point)) return *fp;
+  if (flow >= flows_.size()) flows_.resize(size_t(flow) + 1);
+  FlowPoint& fp = flow_points_.emplace_back();
+  fp.flow = flow;
+  fp.point = point;
+  flows_[flow].points.push_back(&fp);
+  return fp;
+}
+
+Stream& Messages::stream(FlowId flow, PointId point, Space space) {
+  FlowPoint& fp = flow_point(flow, point);
+  Stream*& s = fp.streams[int(space)];
+  if (!s) {
+    s = &streams_.emplace_back();
+    s->flow = flow;
+    s->point = point;
+    s->space = space;
+  }
+  return *s;
+}
+
+FlowPeriodRecord& Messages::period(FlowId flow, PointId point, TimeNs ts, Ctx& ctx) {
+  FlowPoint& fp = flow_point(flow, point);
+  int64_t idx = period_index(ts, period_ns_);
+  if (fp.last_record && fp.last_period == idx) return *fp.last_record;
+  fp.last_period = idx;
+  auto it = fp.periods.find(idx);
+  if (it != fp.periods.end()) return *(fp.last_record = &it->second);
+  if (fp.periods.size() >= kMaxOpenPeriods) {
+    ctx.warn("open_periods", [] {
+      return "timestamps jump between more than " + std::to_string(kMaxOpenPeriods) +
+             " periods on one flow: the oldest periods are reported early";
+    });
+    auto oldest = fp.periods.begin();
+    ctx.emit(kFlowSchema, &oldest->second);
+    fp.periods.erase(oldest);
+  }
+  FlowPeriodRecord& r = fp.periods[idx];
+  fp.last_record = &r;
+  const Flow& f = ctx.flows[flow];
+  r.src = f.key.src;
+  r.dst = f.key.dst;
+  r.dst_qpn = f.key.dst_qpn;
+  r.point = point;
+  r.period_start_ns = idx * period_ns_;
+  r.period_ns = period_ns_;
+  queues(point).periods.emplace_back(&fp, idx);
+  return r;
+}
+
+Message* Messages::find(Stream& s, uint32_t psn) const {
+  // The latest message starting at or before psn holds it, unless that one ended earlier.
+  if (s.messages.empty()) return nullptr;
+  Message* back = s.messages.back();
+  if (psn::distance(back->rec.first_psn, psn) >= 0) return contains(*back, psn) ? back : nullptr;
+  // Resent packets: most often in the message the previous resend went to.
+  // (Closed ranges only: they are disjoint, so holding psn is proof.)
+  if (s.hint && !s.hint->done && s.hint->stream == &s && s.hint->has_last && contains(*s.hint, psn)) return s.hint;
+  // Messages are in PSN order, so "starts at or before psn" holds for a prefix of them: binary
+  // search (go-back-N resends walk back over many messages).
+  size_t lo = 0, hi = s.messages.size();
+  while (lo < hi) {
+    size_t mid = lo + (hi - lo) / 2;
+    if (psn::distance(s.messages[mid]->rec.first_psn, psn) >= 0) lo = mid + 1;
+    else hi = mid;
+  }
+  if (lo == 0) return nullptr;
+  Message* m = s.messages[lo - 1];
+  if (!contains(*m, psn)) return nullptr;
+  s.hint = m;
+  return m;
+}
+
+Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first) {
+  if (open_count_ >= max_open_) {
+    while (!open_.empty() && !open_.front().live()) open_.pop_front();
+    if (!open_.empty()) {
+      ctx.warn("max_open_messages", [&] {
+        return "more than " + std::to_string(max_open_) +
+               " RDMA messages open at once: the oldest are reported early (limit max_messages)";
+      });
+      ++stats_.evicted;
+      finalize(ctx, *open_.front().m);
+      open_.pop_front();
+    }
+  }
+  if (s.messages.size() >= kMaxOpenMessagesPerStream) {
+    ctx.warn("open_messages_per_flow", [] {
+      return "more than " + std::to_string(kMaxOpenMessagesPerStream) +
+             " RDMA messages open on one flow (never acknowledged): the oldest are reported early";
+    });
+    ++stats_.evicted;
+    finalize(ctx, *s.messages.front());
+  }
+  Message* m;
+  if (!free_.empty()) {
+    m = free_.back();
+    free_.pop_back();
+    *m = Message{};
+  } else {
+    m = &pool_.emplace_back();
+  }
+  const Flow& f = ctx.flows[s.flow];
+  m->rec.id = next_id_++;
+  m->rec.src = f.key.src;
+  m->rec.dst = f.key.dst;
+  m->rec.dst_qpn = f.key.dst_qpn;
+  m->rec.point = s.point;
+  m->rec.kind = kind;
+  m->rec.first_psn = first_psn;
+  m->rec.last_psn = first_psn;
+  m->contig_end = first_psn;
+  m->has_first = has_first;
+  m->stream = &s;
+  // Keep the stream's messages in PSN order (a resent FIRST can come after later messages).
+  auto pos = s.messages.end();
+  while (pos != s.messages.begin() && psn::distance(first_psn, (*std::prev(pos))->rec.first_psn) > 0) --pos;
+  size_t index = size_t(pos - s.messages.begin());
+  s.messages.insert(pos, m);
+  if (index < s.acked_count) s.acked_count = index;  // rescanned by the next ACK
+  open_.push_back(Ref{m, m->rec.id});
+  queues(s.point).idle.push_back(Ref{m, m->rec.id});
+  ++open_count_;
+  ++stats_.messages;
+  return m;
+}
+
+bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans,
+                            bool last) {
+  MessageRecord& r = m.rec;
+  bool dup = m.seen.mark(psn);
+  if (r.packets == 0) {
+    r.first_ns = r.last_ns = ts;
+    r.first_frame = r.last_frame = frame;
+  } else {
+    if (ts < r.first_ns) {
+      r.first_ns = ts;
+      r.first_frame = frame;
+    }
+    if (ts >= r.last_ns) {
+      r.last_ns = ts;
+      r.last_frame = frame;
+    }
+  }
+  ++r.packets;
+  r.bytes += len;
+  if (retrans) {
+    ++r.retrans_packets;
+    r.retrans_bytes += len;
+  }
+  if (!m.has_last && psn::newer(psn, r.last_psn)) r.last_psn = psn;  // an open message's extent so far
+  // Past a gap in its PSNs the packet may be the next message's (a LAST taken past a gap may
+  // be the next message's too).
+  bool beyond = false;
+  if (!m.gapped) {
+    if (psn == psn::add(m.contig_end, 1)) m.contig_end = psn;
+    else if (psn::newer(psn, psn::add(m.contig_end, 1))) m.gapped = beyond = true;
+  } else {
+    beyond = psn::newer(psn, m.contig_end);
+  }
+  if (beyond && m.beyond.size() < kMaxBeyondGap) {
+    m.beyond.push_back(BeyondGap{psn, len, ts, frame, retrans, last});
+  } else if (!beyond && ts >= m.contig_last_ns) {
+    m.contig_last_ns = ts;
+    m.contig_last_frame = frame;
+  }
+  return dup;
+}
+
+void Messages::split_after_last(Ctx& ctx, Stream& s, Message& m) {
+  if (!m.gapped) return;
+  // Packets it took past a gap, beyond its LAST, belong to the next message (whose FIRST this
+  // point has not seen yet): they become a message without FIRST.
+  const uint32_t from = psn::add(m.rec.last_psn, 1);
+  bool any = false;
+  uint32_t lowest = 0;
+  for (const BeyondGap& b : m.beyond)
+    if (psn::distance(from, b.psn) >= 0 && (!any || psn::distance(b.psn, lowest) > 0)) {
+      lowest = b.psn;
+      any = true;
+    }
+  if (!any) return;
+  Message* tail = open_message(ctx, s, m.rec.kind, lowest, false);
+  move_beyond(ctx, m, *tail, from);
+}
+
+void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t boundary) {
+  std::vector<BeyondGap> keep;
+  for (const BeyondGap& b : from.beyond) {
+    if (psn::distance(boundary, b.psn) < 0) {
+      keep.push_back(b);
+      continue;
+    }
+    MessageRecord& r = from.rec;
+    --r.packets;
+    r.bytes -= b.len;
+    if (b.retrans) {
+      --r.retrans_packets;
+      r.retrans_bytes -= b.len;
+    }
+    from.seen.unmark(b.psn);
+    count_packet(to, b.psn, b.len, b.ts, b.frame, b.retrans, b.last);
+    if (b.last && !to.has_last) {  // the LAST it took closes the message it moves to
+      to.has_last = true;
+      to.rec.last_psn = b.psn;
+    }
+    ctx.note(b.frame, note_packet_, to.rec.id, 0);  // where the packet went, for annotating front ends
+  }
+  from.beyond = std::move(keep);
+  // Its latest packet and extent without the packets it gave away.
+  MessageRecord& r = from.rec;
+  r.last_ns = from.contig_last_ns;
+  r.last_frame = from.contig_last_frame;
+  if (!from.has_last) r.last_psn = from.contig_end;
+  for (const BeyondGap& b : from.beyond) {
+    if (b.ts >= r.last_ns) {
+      r.last_ns = b.ts;
+      r.last_frame = b.frame;
+    }
+    if (!from.has_last && psn::newer(b.psn, r.last_psn)) r.last_psn = b.psn;
+  }
+}
+
+void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
+  MessageRecord& a = into.rec;
+  const MessageRecord& b = from.rec;
+  // The first and last packets by stamp (a message just opened has none yet).
+  if (a.packets == 0 || b.first_ns < a.first_ns) {
+    a.first_ns = b.first_ns;
+    a.first_frame = b.first_frame;
+  }
+  if (a.packets == 0 || b.last_ns >= a.last_ns) {
+    a.last_ns = b.last_ns;
+    a.last_frame = b.last_frame;
+  }
+  a.packets += b.packets;
+  a.retrans_packets += b.retrans_packets;
+  a.bytes += b.bytes;
+  a.retrans_bytes += b.retrans_bytes;
+  a.naks += b.naks;
+  a.with_immediate |= b.with_immediate;
+  if (!into.gapped && !from.gapped && b.first_psn == psn::add(into.contig_end, 1)) into.contig_end = from.contig_end;
+  else if (!into.gapped) into.gapped = true;
+  for (const BeyondGap& g : from.beyond)
+    if (into.beyond.size() < kMaxBeyondGap) into.beyond.push_back(g);
+  if (from.contig_last_ns >= into.contig_last_ns) {
+    into.contig_last_ns = from.contig_last_ns;
+    into.contig_last_frame = from.contig_last_frame;
+  }
+  into.has_last = from.has_last;
+  if (psn::newer(b.last_psn, a.last_psn)) a.last_psn = b.last_psn;
+  from.seen.for_each([&](uint32_t psn) { into.seen.mark(psn); });
+  if (from.acked && !into.acked) {
+    into.acked = true;
+    into.acked_at = from.acked_at;
+    queues(into.rec.point).acked.push_back(Ref{&into, a.id});
+  }
+  // `from` disappears without a record of its own; annotating front ends learn where it went.
+  if (frame_notes_) {
+    MessageRecord gone = from.rec;
+    gone.merged_into = a.id;
+    ctx.emit(kMessageSchema, &gone, true);
+  }
+  Stream& s = *from.stream;
+  auto it = std::find(s.messages.begin(), s.messages.end(), &from);
+  if (it != s.messages.end()) {
+    if (size_t(it - s.messages.begin()) < s.acked_count) --s.acked_count;
+    s.messages.erase(it);
+  }
+  from.done = true;
+  --open_count_;
+  --stats_.messages;
+  free_.push_back(&from);
+  claim_pending_naks(s, into);
+}
+
+void Messages::claim_pending_naks(Stream& s, Message& m) {
+  auto& pend = s.pending_naks;
+  for (size_t i = 0; i < pend.size();) {
+    if (contains(m, pend[i])) {
+      ++m.rec.naks;
+      pend.erase(pend.begin() + long(i));
+    } else {
+      ++i;
+    }
+  }
+}
+
+void Messages::on_packet(const Packet& p, Ctx& ctx) {
+  IbTransport t = p.roce.op->transport;
+  if (t != IbTransport::kRC && t != IbTransport::kXRC && t != IbTransport::kUC) return;
+  switch (p.roce.op->op_class) {
+    case IbOpClass::kSend:
+    case IbOpClass::kWrite: on_data(p, ctx, Space::kRequest); break;
+    case IbOpClass::kReadResponse: on_data(p, ctx, Space::kResponse); break;
+    case IbOpClass::kReadRequest: on_read_request(p, ctx); break;
+    case IbOpClass::kAcknowledge:
+    case IbOpClass::kAtomicAcknowledge: on_aeth(p, ctx); break;
+    default: break;
+  }
+}
+
+void Messages::on_read_request(const Packet& p, Ctx& ctx) {
+  // A READ REQUEST takes one request PSN per response packet it asks for: the requester's next
+  // PSN is psn + ceil(length / path MTU). Without the MTU, allow the next request to jump.
+  Stream& s = stream(p.flow, p.point, Space::kRequest);
+  const uint32_t psn = p.roce.bth.psn;
+  const uint32_t len = p.roce.reth.dma_len;
+  const uint32_t mtu = mtu_of(ctx.flows[p.flow]);
+  auto responses = [&](uint32_t length) { return mtu && length ? (length + mtu - 1) / mtu : 1; };
+  // Remember the READ unless it lies inside one already known: then it is a copy, or a READ
+  // re-issued for the rest after lost responses. (A copy of a READ this point first missed,
+  // seen after later requests, is still new here.)
+  bool known = false;
+  for (const Stream::Read& r : s.reads)
+    if (psn::in_range(psn, r.first, psn::add(r.first, int64_t(responses(r.length)) - 1))) known = true;
+  if (!known) {
+    s.reads.push_back(Stream::Read{psn, len, p.frame});
+    if (s.reads.size() > kReadRanges) s.reads.pop_front();
+  }
+  uint32_t last = psn::add(psn, int64_t(responses(len)) - 1);
+  if (s.has_newest && !psn::newer(last, s.newest)) return;
+  s.newest = last;
+  s.has_newest = true;
+  s.gap_allowed = mtu == 0;
+}
+
+std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(Ctx& ctx, const Packet& p) const {
+  // READ RESPONSEs answer READ REQUESTs that went the other way, on the peer flow. The number
+  // of responses is known once the path MTU is: compute it now, not when the READ was seen.
+  if (ctx.flows[p.flow].peer == kNoFlow) return std::nullopt;
+  FlowPoint* fp = find_flow_point(ctx.flows[p.flow].peer, p.point);
+  Stream* req = fp ? fp->streams[int(Space::kRequest)] : nullptr;
+  if (!req) return std::nullopt;
+  uint32_t mtu = mtu_of(ctx.flows[p.flow]);
+  if (!mtu) return std::nullopt;
+  const uint32_t psn = p.roce.bth.psn;
+  for (auto r = req->reads.rbegin(); r != req->reads.rend(); ++r) {
+    uint32_t n = r->length ? (r->length + mtu - 1) / mtu : 1;
+    uint32_t last = psn::add(r->first, int64_t(n) - 1);
+    if (psn::in_range(psn, r->first, last)) return std::make_pair(r->first, last);
+  }
+  return std::nullopt;
+}
+
+uint32_t Messages::mtu_of(const Flow& f) const {
+  // FIRST and MIDDLE packets are exactly one path MTU long, in either direction of the QP;
+  // before this QP showed one, the fabric's (the largest seen anywhere) is the best guess.
+  uint32_t m = f.id < flows_.size() ? flows_[f.id].mtu : 0;
+  if (f.peer != kNoFlow && f.peer < flows_.size()) m = std::max(m, flows_[f.peer].mtu);
+  return m ? m : fabric_mtu_;
+}
+
+void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
+  ++stats_.data_packets;
+  const FlowId peer = ctx.flows[p.flow].peer;
+  if (!unpaired_naks_.empty() && peer != kNoFlow) drain_unpaired_naks(ctx, ctx.flows[peer]);
+  Stream& s = stream(p.flow, p.point, space);
+  const uint32_t psn = p.roce.bth.psn;
+  const uint64_t len = p.roce.payload_len;
+  MsgPosition pos = p.roce.op->position;
+  bool starts = pos == MsgPosition::kFirst || pos == MsgPosition::kOnly;
+  if (pos == MsgPosition::kFirst || pos == MsgPosition::kMiddle) {
+    if (p.flow >= flows_.size()) flows_.resize(size_t(p.flow) + 1);
+    uint32_t& mtu = flows_[p.flow].mtu;
+    if (len > mtu && len <= kMaxMtu) mtu = uint32_t(len);
+    if (len > fabric_mtu_ && len <= kMaxMtu) fabric_mtu_ = uint32_t(len);
+  }
+  bool retrans = s.has_newest && !psn::newer(psn, s.newest);
+  // READ RESPONSE PSNs jump from one READ to the next (the requester's other requests sit in
+  // between): a new response message skipping PSNs is not a loss.
+  bool jump_ok = s.gap_allowed || (space == Space::kResponse && starts);
+  bool oos = s.has_newest && psn::newer(psn, s.newest) && psn != psn::add(s.newest, 1) && !jump_ok;
+  if (!s.has_newest || psn::newer(psn, s.newest)) {
+    s.newest = psn;
+    s.has_newest = true;
+    s.gap_allowed = false;
+  }
+  FlowPeriodRecord& fp = period(p.flow, p.point, p.ts, ctx);
+  ++fp.packets;
+  fp.bytes += len;
+  if (retrans) {
+    ++fp.retrans_packets;
+    fp.retrans_bytes += len;
+  }
+  if (oos) ++fp.oos_packets;
+
+  // A FIRST/ONLY newer than anything seen starts a new message; an older one is a copy or
+  // the answer to a re-issued READ REQUEST, and belongs to the message holding its PSN. So
+  // does a response starting inside a READ's range (the rest of a READ re-issued after loss).
+  std::optional<std::pair<uint32_t, uint32_t>> read;
+  if (space == Space::kResponse) read = read_range(ctx, p);
+  bool continuation = read && psn != read->first;
+  Message* m = starts && !retrans && !continuation ? nullptr : find(s, psn);
+  // A request FIRST/ONLY always starts its own message (a message open before it, whose LAST
+  // this point missed, ends just before it).
+  Message* truncated = nullptr;
+  if (starts && space == Space::kRequest && m && m->rec.first_psn != psn) {
+    truncated = m;
+    m = nullptr;
+  }
+  // SENDs and WRITEs do not interleave: a packet of the other kind is not part of an open
+  // message whose LAST this point missed.
+  if (m && m->rec.kind != kind_of(p.roce.op->op_class)) m = nullptr;
+  if (!m && retrans) {
+    for (const auto& [first, last] : s.finished)
+      if (psn::in_range(psn, first, last)) {
+        ++stats_.late_packets;  // a copy after its message was reported: flow counters only
+        ctx.note(p.frame, note_packet_, 0, kMsgRetransmission);
+        return;
+      }
+  }
+  if (m && !m->has_first) {
+    // A message seen without its FIRST (lost before this point) whose head has now been
+    // resent as a message of its own: the two are one message.
+    auto it = std::find(s.messages.begin(), s.messages.end(), m);
+    if (it != s.messages.begin()) {
+      Message* prev = *std::prev(it);
+      if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind) {
+        absorb(ctx, *prev, *m);
+        m = prev;
+      }
+    }
+  }
+  if (!m) {
+    m = open_message(ctx, s, kind_of(p.roce.op->op_class), psn, starts);
+    claim_pending_naks(s, *m);
+    // Packets the message before took past a gap in its PSNs, from this FIRST on, are this one's.
+    if (truncated && truncated->gapped) move_beyond(ctx, *truncated, *m, psn);
+    if (pos == MsgPosition::kFirst) {
+      // Packets of this message stamped before its FIRST at this point (reordered, or the
+      // FIRST resent after a loss before the point) opened a message without a FIRST just
+      // after this one in PSN order: it is the rest of this message.
+      auto it = std::find(s.messages.begin(), s.messages.end(), m);
+      if (it != s.messages.end() && std::next(it) != s.messages.end()) {
+        Message* next = *std::next(it);
+        if (!next->has_first && next->rec.kind == m->rec.kind) absorb(ctx, *m, *next);
+      }
+    }
+  }
+  if ((pos == MsgPosition::kLast || pos == MsgPosition::kOnly) && !m->has_last &&
+      (pos == MsgPosition::kLast || m->rec.first_psn == psn || (read && psn == read->second))) {
+    m->rec.last_psn = psn;
+    m->has_last = true;
+    claim_pending_naks(s, *m);
+    split_after_last(ctx, s, *m);
+  } else if (pos == MsgPosition::kLast && m->has_last && m->gapped && psn::newer(m->rec.last_psn, psn)) {
+    // A second LAST before the one it took past a gap: the message ends here, and that other
+    // LAST closes the next message.
+    m->rec.last_psn = psn;
+    split_after_last(ctx, s, *m);
+  }
+  if (p.roce.has(kExtImmDt)) m->rec.with_immediate = true;
+
+  MessageRecord& r = m->rec;
+  bool dup = count_packet(*m, psn, len, p.ts, p.frame, retrans, pos == MsgPosition::kLast);
+
+  if (frame_notes_) {
+    uint32_t flags = (retrans ? kMsgRetransmission : 0) | (dup ? kMsgDuplicate : 0) | (oos ? kMsgOutOfSequence : 0);
+    if (flags || pos == MsgPosition::kLast || pos == MsgPosition::kOnly) {
+      ctx.note(p.frame, note_packet_, r.id, flags);
+      emit_snapshot(ctx, *m);
+    }
+  }
+}
+
+void Messages::on_aeth(const Packet& p, Ctx& ctx) {
+  AethKind k = aeth_kind(p.roce.aeth.syndrome);
+  if (k != AethKind::kAck && k != AethKind::kNak) return;
+  bool nak = k == AethKind::kNak;
+  if (nak) ++stats_.naks;
+  if (ctx.flows[p.flow].peer == kNoFlow) {
+    // Not paired yet (e.g. the first packets of the flow were the lost ones): keep the NAK
+    // until an ACK or a response pairs the two directions.
+    if (nak) {
+      auto& list = unpaired_naks_[p.flow];
+      if (list.size() < kUnpairedNaksPerFlow && unpaired_naks_.size() <= kUnpairedNakFlows)
+        list.push_back({p.point, p.roce.bth.psn, p.ts, p.frame, p.roce.aeth.syndrome});
+      else
+        ++stats_.naks_unattributed;
+    }
+    return;
+  }
+  if (!unpaired_naks_.empty()) drain_unpaired_naks(ctx, ctx.flows[p.flow]);
+  if (nak) {
+    count_nak(ctx, ctx.flows[p.flow].peer, p.point, p.roce.bth.psn, p.ts, p.frame, p.roce.aeth.syndrome);
+    return;
+  }
+  // The ACK names a PSN of the requests flowing the other way.
+  Stream& s = stream(ctx.flows[p.flow].peer, p.point, Space::kRequest);
+  const uint32_t psn = p.roce.bth.psn;
+  if (!s.has_acked || psn::newer(psn, s.acked)) {
+    s.acked = psn;
+    s.has_acked = true;
+  }
+  // ACKs cover a prefix of the PSN-ordered messages: only the unacked front is examined.
+  while (s.acked_count < s.messages.size()) {
+    Message* m = s.messages[s.acked_count];
+    if (!m->has_last || psn::newer(m->rec.last_psn, s.acked)) break;
+    if (!m->acked) {
+      m->acked = true;
+      m->acked_at = p.ts;
+      queues(p.point).acked.push_back(Ref{m, m->rec.id});
+    }
+    ++s.acked_count;
+  }
+}
+
+void Messages::drain_unpaired_naks(Ctx& ctx, const Flow& nak_flow) {
+  if (nak_flow.peer == kNoFlow) return;
+  auto it = unpaired_naks_.find(nak_flow.id);
+  if (it == unpaired_naks_.end()) return;
+  std::vector<UnpairedNak> list = std::move(it->second);
+  unpaired_naks_.erase(it);
+  for (const UnpairedNak& n : list) count_nak(ctx, nak_flow.peer, n.point, n.psn, n.ts, n.frame, n.syndrome);
+}
+
+void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, TimeNs ts, uint64_t frame,
+                         uint8_t syndrome) {
+  Stream& s = stream(forward, point, Space::kRequest);
+  ++period(forward, point, ts, ctx).naks;
+  Message* m = find(s, psn);
+  if (m) {
+    ++m->rec.naks;
+    ctx.note(frame, note_nak_, m->rec.id, syndrome);
+    if (frame_notes_) emit_snapshot(ctx, *m);
+    return;
+  }
+  // A READ REQUEST takes request PSNs too: a NAK naming one (the responder refused the READ,
+  // or expected an earlier PSN) belongs to no message but to that READ REQUEST.
+  const uint32_t mtu = mtu_of(ctx.flows[forward]);
+  for (auto r = s.reads.rbegin(); r != s.reads.rend(); ++r) {
+    uint32_t n = mtu && r->length ? (r->length + mtu - 1) / mtu : 1;
+    if (psn::in_range(psn, r->first, psn::add(r->first, int64_t(n) - 1))) {
+      ++stats_.naks_on_reads;
+      ctx.note(frame, note_nak_read_, r->frame, syndrome);
+      return;
+    }
+  }
+  if (s.pending_naks.size() >= kMaxPendingNaks) s.pending_naks.erase(s.pending_naks.begin());
+  s.pending_naks.push_back(psn);
+  ctx.note(frame, note_nak_, 0, syndrome);
+}
+
+void Messages::finalize(Ctx& ctx, Message& m) {
+  if (m.done) return;
+  m.done = true;
+  MessageRecord& r = m.rec;
+  r.provisional = false;
+  r.complete = m.has_first && m.has_last &&
+               m.seen.distinct() == uint32_t(psn::distance(r.first_psn, r.last_psn)) + 1;
+  ctx.emit(kMessageSchema, &r);
+  Stream& s = *m.stream;
+  auto it = std::find(s.messages.begin(), s.messages.end(), &m);
+  if (it != s.messages.end()) {
+    if (size_t(it - s.messages.begin()) < s.acked_count) --s.acked_count;
+    s.messages.erase(it);
+  }
+  if (m.has_first && m.has_last) {
+    s.finished.emplace_back(r.first_psn, r.last_psn);
+    if (s.finished.size() > kFinishedRanges) s.finished.pop_front();
+  }
+  --open_count_;
+  free_.push_back(&m);
+}
+
+void Messages::emit_periods(Ctx& ctx, PointId point, bool all) {
+  auto& q = queues(point).periods;
+  const TimeNs horizon = ctx.points[point].horizon;
+  while (!q.empty()) {
+    auto [fp, idx] = q.front();
+    auto it = fp->periods.find(idx);
+    if (it == fp->periods.end()) {
+      q.pop_front();
+      continue;
+    }
+    TimeNs end = (idx + 1) * period_ns_;
+    if (!all && horizon < end) break;  // every packet of the period handled at its point
+    ctx.emit(kFlowSchema, &it->second);
+    if (fp->last_record == &it->second) fp->last_record = nullptr;
+    fp->periods.erase(it);
+    q.pop_front();
+  }
+}
+
+void Messages::on_advance(PointId point, Ctx& ctx) {
+  if (point >= points_.size()) return;
+  PointQueues& q = points_[point];
+  const TimeNs horizon = ctx.points[point].horizon;
+  // Acknowledged: nothing more can come once the reorder window has passed the ACK.
+  while (!q.acked.empty()) {
+    Ref r = q.acked.front();
+    if (!r.live()) {
+      q.acked.pop_front();
+      continue;
+    }
+    if (horizon <= r.m->acked_at + window_) break;
+    q.acked.pop_front();
+    finalize(ctx, *r.m);
+  }
+  // Idle: no packet for the message timeout. A message touched since it was queued goes back
+  // in the queue with its new deadline, so one busy message never holds the others back.
+  for (size_t budget = q.idle.size(); budget > 0 && !q.idle.empty(); --budget) {
+    Ref r = q.idle.front();
+    if (!r.live()) {
+      q.idle.pop_front();
+      continue;
+    }
+    Message& m = *r.m;
+    if (horizon > m.rec.last_ns + message_timeout_) {
+      q.idle.pop_front();
+      finalize(ctx, m);
+      continue;
+    }
+    if (m.rec.last_ns != m.queued_last) {
+      q.idle.pop_front();
+      m.queued_last = m.rec.last_ns;
+      q.idle.push_back(r);
+      continue;
+    }
+    break;
+  }
+  while (!open_.empty() && !open_.front().live()) open_.pop_front();
+  emit_periods(ctx, point, false);
+}
+
+void Messages::finish(Ctx& ctx) {
+  // NAKs whose flows never got paired: noted on their frames, counted nowhere else.
+  for (auto& [flow, list] : unpaired_naks_) {
+    stats_.naks_unattributed += list.size();
+    for (const UnpairedNak& n : list) ctx.note(n.frame, note_nak_, 0, n.syndrome);
+  }
+  unpaired_naks_.clear();
+  for (Ref r : open_)
+    if (r.live()) finalize(ctx, *r.m);
+  open_.clear();
+  // Remaining periods in a stable order: flow, point, period.
+  std::vector<std::pair<FlowPoint*, int64_t>> rest;
+  for (PointQueues& q : points_) {
+    rest.insert(rest.end(), q.periods.begin(), q.periods.end());
+    q = PointQueues{};
+  }
+  std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.first->flow, a.first->point, a.second) < std::tie(b.first->flow, b.first->point, b.second);
+  });
+  for (auto [fp, idx] : rest) {
+    auto it = fp->periods.find(idx);
+    if (it == fp->periods.end()) continue;
+    ctx.emit(kFlowSchema, &it->second);
+    fp->periods.erase(it);
+  }
+}
+
+}  // namespace rdmatel::messages

@@ -1,0 +1,65 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// How the clocks of observation points relate, learned from packets seen at two points. No
+// metric uses this (each is a difference of stamps of one point); it tells how long a result
+// must wait for another point's copies when that point's clock runs seconds ahead or behind.
+//
+// Each sample is one packet's first stamps at two points. Per pair of points and per direction
+// of travel, the smallest and largest difference t_q - t_p are kept: for packets travelling
+// p -> q the difference is offset + delay, the other way offset - delay, so the offset lies
+// between the two directions' closest values (NTP's minimum-delay filter), with half their
+// distance as uncertainty. Related points form components (union-find); a point's offset to its
+// component's root maps its stamps into the root's clock.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <unordered_map>
+#include <vector>
+
+#include "rdmatel/types.h"
+
+namespace rdmatel {
+
+class ClockRelations {
+ public:
+  /// One packet seen first at `p` with stamp `tp` and at `q` with `tq`; `direction` 0 or 1
+  /// names the packet's direction of travel (e.g. host→storage, storage→host) so that the two
+  /// directions of one pair of points are told apart.
+  void add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int direction);
+
+  bool related(PointId p, PointId q) const { return p == q || root(p) == root(q); }
+  /// Maps a stamp of point `from` into the clock of point `to` (related points only).
+  TimeNs map(TimeNs t, PointId from, PointId to) const { return t + to_root(from) - to_root(to); }
+
+  /// The estimate between two directly sampled points: t_q ≈ t_p + offset.
+  struct Estimate {
+    DurationNs offset = 0;
+    DurationNs uncertainty = 0;
+    uint64_t samples = 0;
+    bool both_directions = false;
+  };
+  std::optional<Estimate> estimate(PointId p, PointId q) const;
+
+ private:
+  struct Link {
+    PointId p, q;  ///< p < q; samples are t_q - t_p
+    DurationNs lo[2] = {0, 0}, hi[2] = {0, 0};
+    uint64_t n[2] = {0, 0};
+  };
+  static Estimate estimate_of(const Link& l);
+  void grow(PointId id);
+  PointId root(PointId id) const;
+  /// Offset that maps this point's stamps into its root's clock: t_root = t + to_root(id).
+  DurationNs to_root(PointId id) const;
+
+  struct Node {
+    PointId parent = kNoPoint;  ///< kNoPoint: a root
+    uint32_t link = 0;          ///< the link to the parent
+    uint32_t size = 1;
+  };
+  mutable std::vector<Node> nodes_;
+  std::vector<Link> links_;
+  std::unordered_map<uint64_t, uint32_t> link_index_;  ///< (p << 32 | q) -> links_
+};
+
+}  // namespace rdmatel

@@ -1,0 +1,113 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The interface every metric component implements, what it declares about itself, and what it
+// gets from the core. A component lives in its own folder under engine/metrics/ and is listed
+// once in engine/metrics/registry.cpp; the core names none of its records, notes or settings.
+//
+// A component sees each packet of the kinds it asked for, per observation point in stamp order
+// (the core's reorder buffers), and is told when a point's horizon advances: time, not packet
+// counts, drives finalisation. It reads the core's shared facts (flows and their pairing, point
+// roles, clock relations) and may propose evidence for them; proposals take effect after every
+// component has handled the current packet, so the registry order never changes a result.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/src/core/clock.h"
+#include "engine/src/core/flows.h"
+#include "engine/src/core/points.h"
+#include "engine/src/core/roles.h"
+#include "engine/src/core/warnings.h"
+#include "engine/src/decode/packet.h"
+#include "rdmatel/schema.h"
+#include "rdmatel/settings.h"
+#include "rdmatel/sink.h"
+
+namespace rdmatel {
+
+/// Packet kinds a component can ask for.
+enum PacketClass : uint32_t {
+  kPacketSend = 1u << 0,
+  kPacketWrite = 1u << 1,
+  kPacketReadRequest = 1u << 2,
+  kPacketReadResponse = 1u << 3,
+  kPacketAck = 1u << 4,  ///< ACK and NAK (AETH)
+  kPacketAtomic = 1u << 5,
+  kPacketAtomicAck = 1u << 6,
+  kPacketCnp = 1u << 7,
+  kPacketOtherRoce = 1u << 8,
+  kPacketPfc = 1u << 9,  ///< 802.1Qbb priority flow control frames (not RoCE)
+  kPacketAllRoce = (1u << 9) - 1,
+};
+uint32_t packet_class(const Packet& p);
+
+struct ComponentSpec {
+  const char* name;
+  uint32_t packets;                                  ///< PacketClass bits it consumes
+  std::span<const RecordSchema* const> outputs;      ///< record kinds it emits
+  std::span<const SettingSpec> settings;             ///< its own settings
+  std::span<const char* const> notes;                ///< per-frame note kinds it makes
+};
+
+/// What a component gets from the core.
+class Ctx {
+ public:
+  const Settings& settings;
+  const PointTable& points;
+  FlowTable& flows;
+  Roles& roles;
+  ClockRelations& clock;
+  Warnings& warnings;
+  const bool frame_notes;
+  const DurationNs reorder_window;
+  const DurationNs idle_point;
+
+  /// Delivers a record to every subscribed sink.
+  void emit(const RecordSchema& schema, const void* record, bool provisional = false) const {
+    Record r{&schema, record, provisional};
+    for (RecordSink* s : sinks_) s->on_record(r);
+  }
+  /// Notes a fact about a frame (only when frame_notes is on: callers check it first when
+  /// building the note costs anything).
+  void note(uint64_t frame, NoteKind kind, uint64_t ref, uint32_t detail = 0) const {
+    if (!frame_notes) return;
+    FrameNote n{frame, kind, ref, detail};
+    for (RecordSink* s : sinks_) s->on_note(n);
+  }
+  template <typename TextFn>
+  void warn(std::string_view key, TextFn&& text) const {
+    warnings.warn(key, std::forward<TextFn>(text));
+  }
+
+  Ctx(const Settings& s, const PointTable& p, FlowTable& f, Roles& r, ClockRelations& c, Warnings& w,
+      const std::vector<RecordSink*>& sinks, bool notes, DurationNs window, DurationNs idle)
+      : settings(s), points(p), flows(f), roles(r), clock(c), warnings(w), frame_notes(notes),
+        reorder_window(window), idle_point(idle), sinks_(sinks) {}
+
+ private:
+  const std::vector<RecordSink*>& sinks_;
+};
+
+class Component {
+ public:
+  virtual ~Component() = default;
+  /// A packet of a kind the component asked for, at its point, in that point's stamp order.
+  virtual void on_packet(const Packet& p, Ctx& ctx) = 0;
+  /// Point `point`'s horizon advanced: every packet stamped at or before it has been handled.
+  virtual void on_advance(PointId point, Ctx& ctx) = 0;
+  /// The input ended: report everything still open.
+  virtual void finish(Ctx& ctx) = 0;
+};
+
+struct ComponentFactory {
+  const ComponentSpec* spec;
+  std::unique_ptr<Component> (*make)(Ctx& ctx);
+};
+
+/// Every metric component, in one list (engine/metrics/registry.cpp).
+std::span<const ComponentFactory> component_registry();
+
+}  // namespace rdmatel

@@ -1,0 +1,291 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The engine's pipeline: decode each frame once (stateless), hold it in its point's reorder
+// buffer, release it in stamp order to the components that asked for its kind, and tell them
+// when a point's horizon advanced.
+#include <algorithm>
+#include <string>
+#include <vector>
+
+#include "engine/src/core/component.h"
+#include "engine/src/util/hash.h"
+#include "rdmatel/engine.h"
+
+namespace rdmatel {
+namespace {
+
+// Stamps are clamped to about +-146 years around 1970: any difference or sum of two of them, and
+// of them and a timeout, then fits in 64 bits (hostile captures carry stamps anywhere).
+constexpr TimeNs kStampLimit = (TimeNs(1) << 62) - (TimeNs(1) << 48);
+// Components hear of a point's horizon when it moved at least this much: finalisation needs no
+// finer grain, and the hooks then cost nothing per packet.
+constexpr DurationNs kAdvanceQuantum = 100 * kNsPerUs;
+
+struct RoleOverride {
+  std::string name;
+  PointRole role;
+  bool matched = false;
+};
+
+}  // namespace
+
+uint32_t packet_class(const Packet& p) {
+  if (p.is_pfc()) return kPacketPfc;
+  if (!p.roce.op) return kPacketOtherRoce;
+  switch (p.roce.op->op_class) {
+    case IbOpClass::kSend: return kPacketSend;
+    case IbOpClass::kWrite: return kPacketWrite;
+    case IbOpClass::kReadRequest: return kPacketReadRequest;
+    case IbOpClass::kReadResponse: return kPacketReadResponse;
+    case IbOpClass::kAcknowledge: return kPacketAck;
+    case IbOpClass::kAtomic: return kPacketAtomic;
+    case IbOpClass::kAtomicAcknowledge: return kPacketAtomicAck;
+    case IbOpClass::kCnp: return kPacketCnp;
+    case IbOpClass::kOther: break;
+  }
+  return kPacketOtherRoce;
+}
+
+class Engine::Impl {
+ public:
+  explicit Impl(const Settings& settings)
+      : settings_(settings),
+        window_(std::max<DurationNs>(0, settings.duration("reorder_window"))),
+        idle_(settings.duration("idle_point")),
+        flows_(settings.count("max_flows")),
+        warnings_(sinks_),
+        ctx_(settings_, points_, flows_, roles_, clock_, warnings_, sinks_, settings.frame_notes, window_, idle_) {
+    for (const std::string& o : settings.list("point")) {
+      auto eq = o.rfind('=');
+      auto role = eq == std::string::npos ? std::nullopt : parse_point_role(o.substr(eq + 1));
+      if (eq != std::string::npos && eq > 0 && role) overrides_.push_back({o.substr(0, eq), *role});
+    }
+    for (const ComponentFactory& f : component_registry()) {
+      components_.push_back(f.make(ctx_));
+      masks_.push_back(f.spec->packets);
+    }
+  }
+
+  void subscribe(RecordSink& s) { sinks_.push_back(&s); }
+
+  PointId declare_point(const std::string& name, uint32_t interface_id, uint64_t speed) {
+    size_t before = points_.size();
+    PointId id = points_.declare(name, interface_id, speed);
+    if (id == kNoPoint) {
+      warnings_.warn("max_points", [] {
+        return "more than " + std::to_string(PointTable::kMaxPoints) +
+               " observation points: packets of the others are not measured";
+      });
+      return id;
+    }
+    if (points_.size() > before) {
+      last_advance_.push_back(kTimeMin);
+      for (RoleOverride& o : overrides_)
+        if (o.name == name || o.name == std::to_string(interface_id)) {
+          points_[id].configured = o.role;
+          o.matched = true;
+        }
+    }
+    return id;
+  }
+
+  void push(const FrameIn& in) {
+    ++stats_.frames;
+    if (finished_) return;
+    if (in.point == kNoPoint || in.point >= points_.size()) {
+      ++stats_.without_point;
+      return;
+    }
+    if (in.link == LinkType::kUnsupported) {
+      ++stats_.unsupported_link;
+      return;
+    }
+    if (!in.has_ts) {
+      // A simple packet block: its time is unknown, so it cannot be placed among the others.
+      ++stats_.without_timestamp;
+      warnings_.warn("no_timestamp", [] {
+        return std::string("some packets have no timestamp (pcapng simple packet blocks): they are counted, "
+                           "not measured");
+      });
+      return;
+    }
+    Packet pkt;
+    pkt.frame = in.frame;
+    pkt.ts = std::clamp(in.ts, -kStampLimit, kStampLimit);
+    pkt.point = in.point;
+    pkt.seq = seq_++;
+    pkt.wire_len = std::max(in.wire_len, in.cap_len);
+    points_.observe(in.point, pkt.ts);
+    switch (decode_roce_frame(in.link, in.data, in.cap_len, in.wire_len, pkt.roce)) {
+      case FrameKind::kRoce: break;
+      case FrameKind::kPfc: ++stats_.pfc; break;
+      case FrameKind::kMalformed:
+        ++stats_.malformed;
+        last_error_ = pkt.roce.error;
+        release(in.point);
+        return;
+      case FrameKind::kOther:
+        release(in.point);
+        return;
+    }
+    if (pkt.is_roce()) {
+      ++stats_.roce;
+      Flow* flow = flows_.get(pkt.roce);
+      if (!flow) {
+        warnings_.warn("max_flows", [&] {
+          return "more than " + std::to_string(settings_.count("max_flows")) +
+                 " RDMA flows: packets of new flows are not measured (limit max_flows)";
+        });
+        release(in.point);
+        return;
+      }
+      pkt.flow = flow->id;
+      // Flow key, not flow id: ids follow the order flows were first seen, which is file order.
+      pkt.order_key = (hash_mix(hash_ip(pkt.roce.src) * 31 + hash_ip(pkt.roce.dst) + pkt.roce.bth.dest_qp) << 24) |
+                      pkt.roce.bth.psn;
+      summarize_capsule(pkt.roce, in.data, pkt.capsule);
+    }
+    PointState& point = points_[in.point];
+    if (pkt.ts <= point.horizon) {
+      // Later than the reorder window allows: handled now, out of order.
+      ++stats_.late;
+      warnings_.warn("late_packets", [&] {
+        return "packets arrived more than the reorder window (" + std::to_string(window_ / kNsPerMs) +
+               " ms) behind newer ones of their point (first at " + point.name +
+               "): they are handled out of stamp order; a larger --reorder-window avoids it";
+      });
+      handle(pkt);
+    } else if (!point.buffer.insert(pkt, hash_bytes(in.data, in.cap_len))) {
+      ++stats_.duplicates;
+      warnings_.warn("duplicate_packets", [&] {
+        return "the same packets were given more than once (first at point " + point.name +
+               ", frame " + std::to_string(in.frame) +
+               "): each is counted once (a file given twice, or overlapping files)";
+      });
+    }
+    release(in.point);
+  }
+
+  void finish() {
+    if (finished_) return;
+    for (PointId id = 0; id < points_.size(); ++id) {
+      PointState& p = points_[id];
+      while (!p.buffer.empty()) {
+        Packet pkt = p.buffer.front();
+        p.buffer.pop_front();
+        handle(pkt);
+      }
+      if (p.seen) p.horizon = kTimeMax;
+    }
+    finished_ = true;
+    for (PointId id = 0; id < points_.size(); ++id)
+      for (auto& c : components_) c->on_advance(id, ctx_);
+    for (auto& c : components_) c->finish(ctx_);
+    for (const std::string& text : roles_.contradictions(points_))
+      for (RecordSink* s : sinks_) s->on_warning(Warning{"roles", text});
+  }
+
+  // ---- queries ----
+  bool finished() const { return finished_; }
+  size_t point_count() const { return points_.size(); }
+  PointInfo point(PointId id) const {
+    PointInfo info;
+    if (id >= points_.size()) return info;
+    const PointState& p = points_[id];
+    info.name = p.name;
+    info.configured = p.configured;
+    info.packets = p.packets;
+    info.speed_bps = p.speed_bps;
+    roles_.summarize(id, info.compute_endpoints, info.storage_endpoints);
+    if (p.configured != PointRole::kUnknown) info.role = p.configured;
+    else if (info.compute_endpoints || info.storage_endpoints)
+      info.role = info.compute_endpoints >= info.storage_endpoints ? PointRole::kCompute : PointRole::kStorage;
+    return info;
+  }
+  const std::string& point_name(PointId id) const {
+    static const std::string unknown = "?";
+    return id < points_.size() ? points_[id].name : unknown;
+  }
+  PointRole role_for(PointId id, const IpAddress& a, const IpAddress& b) const {
+    return roles_.role_for(points_, id, a, b);
+  }
+  std::optional<uint32_t> sending_qpn(const IpAddress& src, const IpAddress& dst, uint32_t qpn) const {
+    const Flow* f = flows_.find(FlowKey{src, dst, qpn});
+    if (!f || f->peer == kNoFlow) return std::nullopt;
+    return flows_[f->peer].key.dst_qpn;
+  }
+  const EngineStats& stats() const { return stats_; }
+  const char* last_error() const { return last_error_; }
+  std::vector<std::string> unmatched_role_overrides() const {
+    std::vector<std::string> out;
+    for (const RoleOverride& o : overrides_)
+      if (!o.matched) out.push_back(o.name);
+    return out;
+  }
+
+ private:
+  // Releases the packets of `id` that the horizon has passed, in stamp order.
+  void release(PointId id) {
+    PointState& p = points_[id];
+    TimeNs horizon = points_.advance_horizon(id, window_);
+    while (!p.buffer.empty() && p.buffer.front().ts <= horizon) {
+      Packet pkt = p.buffer.front();
+      p.buffer.pop_front();
+      handle(pkt);
+    }
+    if (horizon - last_advance_[id] >= kAdvanceQuantum) {
+      last_advance_[id] = horizon;
+      for (auto& c : components_) c->on_advance(id, ctx_);
+    }
+  }
+
+  void handle(const Packet& pkt) {
+    if (pkt.is_roce()) flows_.observe(flows_[pkt.flow], pkt.roce);
+    uint32_t cls = packet_class(pkt);
+    for (size_t i = 0; i < components_.size(); ++i)
+      if (masks_[i] & cls) components_[i]->on_packet(pkt, ctx_);
+    flows_.apply_proposals();
+  }
+
+  Settings settings_;
+  DurationNs window_;
+  DurationNs idle_;
+  std::vector<RecordSink*> sinks_;
+  PointTable points_;
+  FlowTable flows_;
+  Roles roles_;
+  ClockRelations clock_;
+  Warnings warnings_;
+  Ctx ctx_;
+  std::vector<std::unique_ptr<Component>> components_;
+  std::vector<uint32_t> masks_;
+  std::vector<TimeNs> last_advance_;
+  std::vector<RoleOverride> overrides_;
+  EngineStats stats_;
+  uint32_t seq_ = 0;
+  const char* last_error_ = nullptr;
+  bool finished_ = false;
+};
+
+Engine::Engine(const Settings& settings) : impl_(std::make_unique<Impl>(settings)) {}
+Engine::~Engine() = default;
+void Engine::subscribe(RecordSink& sink) { impl_->subscribe(sink); }
+PointId Engine::declare_point(const std::string& name, uint32_t interface_id, uint64_t speed_bps) {
+  return impl_->declare_point(name, interface_id, speed_bps);
+}
+void Engine::push(const FrameIn& frame) { impl_->push(frame); }
+void Engine::finish() { impl_->finish(); }
+bool Engine::finished() const { return impl_->finished(); }
+size_t Engine::point_count() const { return impl_->point_count(); }
+PointInfo Engine::point(PointId id) const { return impl_->point(id); }
+const std::string& Engine::point_name(PointId id) const { return impl_->point_name(id); }
+PointRole Engine::role_for(PointId point, const IpAddress& a, const IpAddress& b) const {
+  return impl_->role_for(point, a, b);
+}
+std::optional<uint32_t> Engine::sending_qpn(const IpAddress& src, const IpAddress& dst, uint32_t dst_qpn) const {
+  return impl_->sending_qpn(src, dst, dst_qpn);
+}
+const EngineStats& Engine::stats() const { return impl_->stats(); }
+const char* Engine::last_error() const { return impl_->last_error(); }
+std::vector<std::string> Engine::unmatched_role_overrides() const { return impl_->unmatched_role_overrides(); }
+
+}  // namespace rdmatel

@@ -1,0 +1,149 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/src/core/flows.h"
+
+#include <algorithm>
+
+#include "engine/src/util/psn.h"
+
+namespace rdmatel {
+namespace {
+
+// An echoed PSN must lie within this many PSNs behind the newest request PSN of a candidate:
+// RC allows at most 2^23 outstanding, real NICs far fewer.
+constexpr int32_t kEchoWindow = 1 << 16;
+// Pairing considers at most this many unpaired candidate flows between two addresses;
+// beyond that the evidence is ambiguous anyway and the search would cost too much.
+constexpr size_t kMaxPairCandidates = 64;
+// How far before the first PSN seen a NAK may point (the first packets were the lost ones).
+constexpr int32_t kNakSlack = 256;
+
+bool is_request(IbOpClass c) {
+  return c == IbOpClass::kSend || c == IbOpClass::kWrite || c == IbOpClass::kReadRequest ||
+         c == IbOpClass::kAtomic;
+}
+
+bool is_response(IbOpClass c) {
+  return c == IbOpClass::kAcknowledge || c == IbOpClass::kReadResponse ||
+         c == IbOpClass::kAtomicAcknowledge;
+}
+
+}  // namespace
+
+Flow* FlowTable::find(const FlowKey& key) {
+  auto it = index_.find(key);
+  return it == index_.end() ? nullptr : &flows_[it->second];
+}
+
+const Flow* FlowTable::find(const FlowKey& key) const {
+  auto it = index_.find(key);
+  return it == index_.end() ? nullptr : &flows_[it->second];
+}
+
+void FlowTable::apply_proposals() {
+  for (auto [a, b] : proposals_) pair(flows_[a], flows_[b]);
+  proposals_.clear();
+}
+
+Flow* FlowTable::get(const RoceFrame& pkt) {
+  size_t slot = cache_slot(pkt);
+  if (FlowId c = cache_[slot]; c != kNoFlow) {
+    Flow& f = flows_[c];
+    if (f.key.dst_qpn == pkt.bth.dest_qp && f.key.src == pkt.src && f.key.dst == pkt.dst) return &f;
+  }
+  FlowKey key{pkt.src, pkt.dst, pkt.bth.dest_qp};
+  auto it = index_.find(key);
+  if (it != index_.end()) {
+    cache_[slot] = it->second;
+    return &flows_[it->second];
+  }
+  if (flows_.size() >= max_flows_) {
+    ++stats_.flows_refused;
+    return nullptr;
+  }
+  FlowId id = FlowId(flows_.size());
+  Flow& f = flows_.emplace_back();
+  f.id = id;
+  f.key = key;
+  index_.emplace(key, id);
+  by_pair_[IpPair{key.src, key.dst}].push_back(id);
+  cache_[slot] = id;
+  return &f;
+}
+
+const std::vector<FlowId>& FlowTable::between(const IpAddress& src, const IpAddress& dst) const {
+  auto it = by_pair_.find(IpPair{src, dst});
+  return it == by_pair_.end() ? empty_ : it->second;
+}
+
+void FlowTable::observe(Flow& flow, const RoceFrame& pkt) {
+  ++flow.packets;
+  if (!pkt.op) return;
+  IbOpClass c = pkt.op->op_class;
+  // Only reliable-connected style transports have PSN echoes worth learning from.
+  if (pkt.op->transport != IbTransport::kRC && pkt.op->transport != IbTransport::kXRC) return;
+  if (is_request(c)) {
+    uint32_t last = pkt.bth.psn;
+    if (!flow.requests_seen) {
+      flow.requests_seen = true;
+      flow.req_first_psn = pkt.bth.psn;
+      flow.req_newest_psn = last;
+    } else if (psn::newer(last, flow.req_newest_psn)) {
+      flow.req_newest_psn = last;
+    } else if (psn::newer(flow.req_first_psn, last) && psn::distance(last, flow.req_newest_psn) < kEchoWindow) {
+      flow.req_first_psn = last;  // a resent packet older than the first one seen
+    }
+  } else if (is_response(c) && flow.peer == kNoFlow) {
+    learn_from_echo(flow, pkt.bth.psn, pkt.is_nak());
+  }
+}
+
+void FlowTable::learn_from_echo(Flow& responder_flow, uint32_t echoed, bool nak) {
+  // A NAK names the PSN the responder expected: lost, so possibly never seen here, and up to
+  // a few PSNs older than anything seen or one past the newest.
+  const int32_t before_first = nak ? kNakSlack : 0;
+  const int32_t past_newest = nak ? 1 : 0;
+  // responder_flow goes B→A; the requester's flow goes A→B.
+  const auto& flows_ab = between(responder_flow.key.dst, responder_flow.key.src);
+  if (flows_ab.size() > kMaxPairCandidates) return;
+  std::vector<FlowId> match;
+  for (FlowId id : flows_ab) {
+    Flow& f = flows_[id];
+    if (f.peer != kNoFlow || !f.requests_seen) continue;
+    int32_t behind = psn::distance(echoed, f.req_newest_psn);  // newest - echoed
+    int32_t span = psn::distance(f.req_first_psn, f.req_newest_psn);
+    // The echo must not be newer than anything requested, nor older than the first request.
+    if (behind < -past_newest || behind > kEchoWindow || behind > span + before_first) continue;
+    match.push_back(id);
+  }
+  if (match.empty()) return;
+  Tally& t = tallies_[responder_flow.id];
+  std::vector<FlowId> both;
+  for (FlowId id : t.candidates)
+    if (std::find(match.begin(), match.end(), id) != match.end() && flows_[id].peer == kNoFlow) both.push_back(id);
+  if (both.empty()) {  // first evidence, or inconsistent evidence: start over
+    t.candidates = std::move(match);
+    t.echoes = 1;
+  } else {
+    t.candidates = std::move(both);
+    ++t.echoes;
+  }
+  if (t.candidates.size() != 1) return;
+  Flow& f = flows_[t.candidates[0]];
+  if (t.echoes >= 2 || echoed == f.req_newest_psn) pair(f, responder_flow);
+}
+
+bool FlowTable::pair(Flow& a, Flow& b) {
+  if (a.peer == b.id && b.peer == a.id) return true;
+  if (a.peer != kNoFlow || b.peer != kNoFlow || a.id == b.id) {
+    ++stats_.pair_conflicts;
+    return false;
+  }
+  a.peer = b.id;
+  b.peer = a.id;
+  tallies_.erase(a.id);
+  tallies_.erase(b.id);
+  ++stats_.pairs_learned;
+  return true;
+}
+
+}  // namespace rdmatel

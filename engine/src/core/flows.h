@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// RDMA flows (source IP, destination IP, destination QPN) and the pairing of the two directions
+// of one queue pair. The two directions carry different QPNs, so a flow's reverse direction is
+// learned from what the capture shows:
+//  - a responder echoes the requester's PSN: an ACK/NAK, READ RESPONSE or ATOMIC ACK on B→A
+//    carrying PSN p matches the A→B flows whose recent request PSNs contain p. The candidates
+//    of successive echoes are intersected; the pair is made when one remains and either two
+//    echoes agree or the echo is exactly that flow's newest request PSN (QPs whose PSN ranges
+//    overlap, which random initial PSNs make rare, thus need more evidence);
+//  - metric components add evidence of their own (e.g. NVMe completions matched by CID or IETH
+//    key) through propose_pair(): it takes effect once every component has handled the packet
+//    that gave it, so no component sees the pairing change under it and the registry order
+//    never changes a result.
+// The first consistent evidence wins; conflicting evidence is counted, never applied.
+#pragma once
+
+#include <array>
+#include <cstring>
+#include <cstdint>
+#include <deque>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/src/decode/packet.h"
+#include "rdmatel/types.h"
+
+namespace rdmatel {
+
+struct FlowKey {
+  IpAddress src, dst;
+  uint32_t dst_qpn = 0;
+  friend bool operator==(const FlowKey& a, const FlowKey& b) {
+    return a.dst_qpn == b.dst_qpn && a.src == b.src && a.dst == b.dst;
+  }
+};
+
+struct FlowKeyHash {
+  size_t operator()(const FlowKey& k) const noexcept {
+    return hash_mix(hash_ip(k.src) * 31 + hash_ip(k.dst) + k.dst_qpn);
+  }
+};
+
+struct Flow {
+  FlowId id = kNoFlow;
+  FlowKey key;
+  FlowId peer = kNoFlow;  ///< the reverse direction of the same queue pair, once learned
+  bool requests_seen = false;
+  uint32_t req_first_psn = 0;  ///< first and newest request PSNs (for pairing by echoed PSN)
+  uint32_t req_newest_psn = 0;
+  uint64_t packets = 0;
+};
+
+struct FlowTableStats {
+  uint64_t pairs_learned = 0;
+  uint64_t pair_conflicts = 0;
+  uint64_t flows_refused = 0;  ///< new flows not tracked because max_flows was reached
+};
+
+class FlowTable {
+ public:
+  explicit FlowTable(size_t max_flows) : max_flows_(max_flows) {}
+
+  /// The flow of a decoded RoCE packet, created on first sight; nullptr at the flow limit.
+  Flow* get(const RoceFrame& pkt);
+  Flow* find(const FlowKey& key);
+  const Flow* find(const FlowKey& key) const;
+  Flow& operator[](FlowId id) { return flows_[id]; }
+  const Flow& operator[](FlowId id) const { return flows_[id]; }
+  size_t size() const { return flows_.size(); }
+
+  /// Learns from one packet of `flow` (request PSN span, echoed-PSN pairing).
+  void observe(Flow& flow, const RoceFrame& pkt);
+
+  /// Records that `a` and `b` are the two directions of one queue pair. Returns false (and
+  /// counts a conflict) when either is already paired with another flow.
+  bool pair(Flow& a, Flow& b);
+  /// Evidence from a component that `a` and `b` are one queue pair, applied by apply_proposals()
+  /// after the current packet.
+  void propose_pair(FlowId a, FlowId b) { proposals_.emplace_back(a, b); }
+  void apply_proposals();
+
+  /// Flows from `src` to `dst` (all QPNs).
+  const std::vector<FlowId>& between(const IpAddress& src, const IpAddress& dst) const;
+
+  const FlowTableStats& stats() const { return stats_; }
+
+ private:
+  struct IpPair {
+    IpAddress a, b;
+    friend bool operator==(const IpPair& x, const IpPair& y) { return x.a == y.a && x.b == y.b; }
+  };
+  struct IpPairHash {
+    size_t operator()(const IpPair& k) const noexcept { return hash_mix(hash_ip(k.a) * 131 + hash_ip(k.b)); }
+  };
+
+  void learn_from_echo(Flow& responder_flow, uint32_t psn, bool nak);
+
+  /// Candidates so far for an unpaired responder flow.
+  struct Tally {
+    std::vector<FlowId> candidates;
+    uint32_t echoes = 0;
+  };
+  std::unordered_map<FlowId, Tally> tallies_;
+
+  size_t max_flows_;
+  std::vector<std::pair<FlowId, FlowId>> proposals_;
+  std::deque<Flow> flows_;
+  /// Direct-mapped cache in front of the hash map: a few flows carry most packets.
+  static constexpr size_t kCacheSize = 1024;
+  std::array<FlowId, kCacheSize> cache_ = make_empty_cache();
+  static std::array<FlowId, kCacheSize> make_empty_cache() {
+    std::array<FlowId, kCacheSize> c;
+    c.fill(kNoFlow);
+    return c;
+  }
+  static size_t cache_slot(const RoceFrame& pkt) {
+    uint32_t a, b;
+    std::memcpy(&a, pkt.src.bytes.data() + (pkt.src.v6 ? 12 : 0), 4);
+    std::memcpy(&b, pkt.dst.bytes.data() + (pkt.dst.v6 ? 12 : 0), 4);
+    uint64_t h = (uint64_t(a) * 0x9E3779B97F4A7C15ULL) ^ (uint64_t(b) * 0xC2B2AE3D27D4EB4FULL) ^
+                 (uint64_t(pkt.bth.dest_qp) * 0x165667B19E3779F9ULL);
+    return size_t(h >> 54) & (kCacheSize - 1);
+  }
+  std::unordered_map<FlowKey, FlowId, FlowKeyHash> index_;
+  std::unordered_map<IpPair, std::vector<FlowId>, IpPairHash> by_pair_;
+  FlowTableStats stats_;
+  const std::vector<FlowId> empty_;
+};
+
+}  // namespace rdmatel

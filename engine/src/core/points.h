@@ -1,0 +1,82 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Observation points: their names and configured roles, and each point's own clock as the
+// engine knows it. Clocks of different points are never compared here.
+//
+// Per point:
+//  - watermark: the newest stamp that arrived (one stamp far from the others — a bad clock, a
+//    corrupt record — does not move it until confirmed; see observe());
+//  - horizon: watermark - reorder window. Every packet of the point stamped at or before it has
+//    been handled (the reorder buffer released it), so a component may treat the horizon as
+//    "now" at that point;
+//  - elapsed: watermark - first stamp. The capture's progress G is the largest elapsed of any
+//    point; it measures how far the capture has advanced without comparing two clocks, and
+//    tells when a point has gone quiet (idle).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/src/core/reorder_buffer.h"
+#include "rdmatel/types.h"
+
+namespace rdmatel {
+
+inline constexpr TimeNs kTimeMin = std::numeric_limits<TimeNs>::min() / 4;
+inline constexpr TimeNs kTimeMax = std::numeric_limits<TimeNs>::max() / 4;
+
+struct PointState {
+  std::string name;
+  uint32_t interface_id = 0;
+  uint64_t speed_bps = 0;
+  PointRole configured = PointRole::kUnknown;
+  uint64_t packets = 0;
+  bool seen = false;
+  TimeNs first = 0;
+  TimeNs watermark = 0;
+  TimeNs horizon = kTimeMin;
+  DurationNs declared_progress = 0;  ///< capture progress G when the point was declared
+  DurationNs first_progress = 0;     ///< G when it carried its first packet
+  DurationNs last_progress = 0;      ///< G when it carried its latest packet
+  uint32_t jump_votes = 0;           ///< consecutive stamps far beyond the watermark
+  ReorderBuffer buffer;
+};
+
+class PointTable {
+ public:
+  static constexpr size_t kMaxPoints = 65536;  // the pcapng reader's limit on interfaces
+
+  /// The point named `name`, declared on first use; kNoPoint at the limit.
+  PointId declare(const std::string& name, uint32_t interface_id, uint64_t speed_bps);
+  size_t size() const { return points_.size(); }
+  PointState& operator[](PointId id) { return points_[id]; }
+  const PointState& operator[](PointId id) const { return points_[id]; }
+
+  /// Records a stamp that arrived at `id` (before reordering): advances its watermark.
+  void observe(PointId id, TimeNs ts);
+  /// The point's horizon given the reorder window (monotonic).
+  TimeNs advance_horizon(PointId id, DurationNs window);
+
+  /// Capture progress G: the largest elapsed time of any point (clock-independent).
+  DurationNs progress() const { return progress_; }
+  /// True when the point carried no packet while the capture advanced `idle` (a declared point
+  /// that never carried one counts from its declaration).
+  bool idle(PointId id, DurationNs idle_ns) const {
+    const PointState& p = points_[id];
+    return progress_ - (p.seen ? p.last_progress : p.declared_progress) > idle_ns;
+  }
+
+  // A stamp this far beyond the watermark needs kJumpVotes consecutive confirmations (a real
+  // pause in the traffic); alone it is an outlier and does not move the watermark.
+  static constexpr TimeNs kMaxJump = 600 * kNsPerSec;
+  static constexpr uint32_t kJumpVotes = 4;
+
+ private:
+  std::vector<PointState> points_;
+  std::unordered_map<std::string, PointId> by_name_;
+  DurationNs progress_ = 0;
+};
+
+}  // namespace rdmatel

@@ -1,0 +1,207 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/src/core/roles.h"
+
+#include <algorithm>
+
+namespace rdmatel {
+
+void Roles::vote(const IpAddress& ip, Side side, PointId nearer, PointId farther) {
+  if (nearer == farther) return;
+  auto it = endpoints_.find(EndpointKey{ip, side});
+  if (it == endpoints_.end()) {
+    if (endpoints_.size() >= kMaxEndpoints) return;  // bounded: further endpoints go without evidence
+    it = endpoints_.emplace(EndpointKey{ip, side}, Evidence{}).first;
+  }
+  Evidence& e = it->second;
+  PointId a = std::min(nearer, farther), b = std::max(nearer, farther);
+  auto p = std::find_if(e.pairs.begin(), e.pairs.end(), [&](const Pair& x) { return x.a == a && x.b == b; });
+  if (p == e.pairs.end()) {
+    if (e.pairs.size() >= kMaxPairsPerEndpoint) return;
+    e.pairs.push_back(Pair{a, b});
+    p = std::prev(e.pairs.end());
+  }
+  ++(nearer == a ? p->a_nearer : p->b_nearer);
+  recompute(e);
+}
+
+void Roles::recompute(Evidence& e) {
+  std::vector<PointId> nearest;
+  auto beaten = [&](PointId x) {
+    for (const Pair& p : e.pairs) {
+      if (p.a == x && p.b_nearer > p.a_nearer) return true;
+      if (p.b == x && p.a_nearer > p.b_nearer) return true;
+    }
+    return false;
+  };
+  for (const Pair& p : e.pairs)
+    for (PointId x : {p.a, p.b})
+      if (!beaten(x) && std::find(nearest.begin(), nearest.end(), x) == nearest.end()) nearest.push_back(x);
+  std::sort(nearest.begin(), nearest.end());
+  if (nearest != e.nearest) {
+    e.nearest = std::move(nearest);
+    ++version_;
+  }
+}
+
+void Roles::add_evidence(const IpAddress& host, const IpAddress& storage, std::span<const Sighting> s) {
+  for (size_t i = 0; i < s.size(); ++i)
+    for (size_t j = i + 1; j < s.size(); ++j) {
+      const Sighting& x = s[i];
+      const Sighting& y = s[j];
+      if (x.point == y.point) continue;
+      // The longer span is nearer the host, the shorter nearer the storage server.
+      if (x.has_span && y.has_span && x.span != y.span) {
+        PointId near_host = x.span > y.span ? x.point : y.point;
+        PointId near_storage = near_host == x.point ? y.point : x.point;
+        vote(host, kHost, near_host, near_storage);
+        vote(storage, kStorageSide, near_storage, near_host);
+      }
+      // Routed fabrics: each router decrements the TTL, so the sender's packets carry a higher
+      // one at the points nearer the sender.
+      if (x.ttl_command >= 0 && y.ttl_command >= 0 && x.ttl_command != y.ttl_command) {
+        PointId near_host = x.ttl_command > y.ttl_command ? x.point : y.point;
+        vote(host, kHost, near_host, near_host == x.point ? y.point : x.point);
+      }
+      if (x.ttl_completion >= 0 && y.ttl_completion >= 0 && x.ttl_completion != y.ttl_completion) {
+        PointId near_storage = x.ttl_completion > y.ttl_completion ? x.point : y.point;
+        vote(storage, kStorageSide, near_storage, near_storage == x.point ? y.point : x.point);
+      }
+    }
+}
+
+const Roles::Evidence* Roles::find(const IpAddress& ip, Side side) const {
+  auto it = endpoints_.find(EndpointKey{ip, side});
+  return it == endpoints_.end() ? nullptr : &it->second;
+}
+
+PointId Roles::best(const Evidence* e, std::span<const PointId> candidates) {
+  PointId pick = kNoPoint;
+  int64_t pick_score = 0;
+  for (PointId c : candidates) {
+    int64_t score = 0;
+    if (e)
+      for (const Pair& p : e->pairs) {
+        if (p.a == c) score += int64_t(p.a_nearer) - int64_t(p.b_nearer);
+        if (p.b == c) score += int64_t(p.b_nearer) - int64_t(p.a_nearer);
+      }
+    if (pick == kNoPoint || score > pick_score || (score == pick_score && c < pick)) {
+      pick = c;
+      pick_score = score;
+    }
+  }
+  return pick;
+}
+
+PointId Roles::pick(const IpAddress& ip, Side side, PointRole role, std::span<const PointId> seen,
+                    const PointTable& points, bool fallback, bool& known) const {
+  const Evidence* e = find(ip, side);
+  // Configured points first: the user said where the compute (storage) side is.
+  std::vector<PointId> candidates;
+  for (PointId p : seen)
+    if (points[p].configured == role) candidates.push_back(p);
+  if (!candidates.empty()) {
+    known = true;
+    return best(e, candidates);
+  }
+  auto usable = [&](PointId p) { return points[p].configured == PointRole::kUnknown; };
+  if (e && !e->nearest.empty()) {
+    bool decided = false;
+    for (PointId p : e->nearest) {
+      // A configured point of this role is nearest but did not see this I/O: decided, none.
+      if (points[p].configured == role) decided = true;
+      if (!usable(p)) continue;
+      decided = true;  // decided, even when its point did not see this I/O
+      if (std::find(seen.begin(), seen.end(), p) != seen.end()) candidates.push_back(p);
+    }
+    if (decided) {
+      known = true;
+      return best(e, candidates);
+    }
+  }
+  if (!fallback) return kNoPoint;
+  // No evidence of its own: the points that are this side for every endpoint they were ranked
+  // for (a host's I/Os all seen at one point, a compute leaf known from the other hosts).
+  for (PointId p : seen) {
+    if (!usable(p)) continue;
+    uint64_t as_compute = 0, as_storage = 0;
+    summarize(p, as_compute, as_storage);
+    bool fits = role == PointRole::kCompute ? as_compute > 0 && as_storage == 0 : as_storage > 0 && as_compute == 0;
+    if (fits) candidates.push_back(p);
+  }
+  known = !candidates.empty();
+  return best(nullptr, candidates);
+}
+
+Roles::Sides Roles::sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
+                          const PointTable& points, bool fallback) const {
+  Sides s;
+  s.compute = pick(host, kHost, PointRole::kCompute, seen, points, fallback, s.compute_known);
+  s.storage = pick(storage, kStorageSide, PointRole::kStorage, seen, points, fallback, s.storage_known);
+  // One point cannot be both sides of one I/O (host and storage server behind the same
+  // mirrored switch): it is then the compute side only, and the I/O has no storage-side stamps.
+  if (s.storage != kNoPoint && s.storage == s.compute) s.storage = kNoPoint;
+  return s;
+}
+
+PointRole Roles::role_for(const PointTable& points, PointId point, const IpAddress& a, const IpAddress& b) const {
+  if (point >= points.size()) return PointRole::kUnknown;
+  if (points[point].configured != PointRole::kUnknown) return points[point].configured;
+  bool ranked = false;
+  auto nearest = [&](const IpAddress& ip, Side side) {
+    const Evidence* e = find(ip, side);
+    if (!e) return false;
+    for (const Pair& p : e->pairs) ranked |= p.a == point || p.b == point;
+    return std::binary_search(e->nearest.begin(), e->nearest.end(), point);
+  };
+  if (nearest(a, kHost) || nearest(b, kHost)) return PointRole::kCompute;
+  if (nearest(a, kStorageSide) || nearest(b, kStorageSide)) return PointRole::kStorage;
+  return ranked ? PointRole::kFabric : PointRole::kUnknown;
+}
+
+void Roles::summarize(PointId point, uint64_t& compute_endpoints, uint64_t& storage_endpoints) const {
+  compute_endpoints = storage_endpoints = 0;
+  for (const auto& [key, e] : endpoints_)
+    if (std::binary_search(e.nearest.begin(), e.nearest.end(), point))
+      ++(key.side == kHost ? compute_endpoints : storage_endpoints);
+}
+
+std::vector<std::string> Roles::contradictions(const PointTable& points) const {
+  std::vector<std::string> out;
+  auto name = [&](PointId p) { return p < points.size() ? points[p].name : std::string("?"); };
+  // Contradictory votes: the same two points ordered both ways for one endpoint.
+  std::vector<std::pair<const EndpointKey*, const Pair*>> mixed;
+  for (const auto& [key, e] : endpoints_)
+    for (const Pair& p : e.pairs)
+      if (p.a_nearer && p.b_nearer) mixed.emplace_back(&key, &p);
+  std::sort(mixed.begin(), mixed.end(), [](const auto& x, const auto& y) {
+    return x.first->ip < y.first->ip || (x.first->ip == y.first->ip && x.first->side < y.first->side);
+  });
+  for (size_t i = 0; i < mixed.size() && i < 8; ++i) {
+    const auto& [key, p] = mixed[i];
+    const char* what = key->side == kHost ? "host" : "storage server";
+    uint64_t n = p->a_nearer + p->b_nearer;
+    out.push_back("contradictory role evidence for " + std::string(what) + " " + key->ip.to_string() + ": " +
+                  name(p->a) + " was nearer it than " + name(p->b) + " in " + std::to_string(p->a_nearer) + " of " +
+                  std::to_string(n) + " I/Os seen at both (command-to-completion spans or TTLs), farther in " +
+                  std::to_string(p->b_nearer) + "; the majority is used");
+  }
+  if (mixed.size() > 8) out.push_back("... and " + std::to_string(mixed.size() - 8) + " more contradictory point pairs");
+  // Configured roles the traffic says the opposite of.
+  for (PointId id = 0; id < points.size(); ++id) {
+    const PointRole configured = points[id].configured;
+    if (configured != PointRole::kCompute && configured != PointRole::kStorage) continue;
+    uint64_t as_compute = 0, as_storage = 0;
+    summarize(id, as_compute, as_storage);
+    bool contradicted = configured == PointRole::kCompute ? as_storage > 0 && as_compute == 0
+                                                          : as_compute > 0 && as_storage == 0;
+    if (contradicted)
+      out.push_back("--point " + points[id].name + "=" + point_role_name(configured) +
+                    " contradicts the traffic: the command-to-completion spans say it is nearest the " +
+                    (configured == PointRole::kCompute ? "storage servers" : "hosts") + " of " +
+                    std::to_string(configured == PointRole::kCompute ? as_storage : as_compute) +
+                    " endpoints; the configured role is used");
+  }
+  return out;
+}
+
+}  // namespace rdmatel

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Point roles without clocks (SPEC §3), a fact of the core that metric components feed and read.
+//
+// Evidence is an ordering of points by nearness to one endpoint. At every point that saw both the
+// command and the completion of an I/O, the span completion - command is measured on that
+// point's own clock; since IOL1 = IOL2 + RTT with RTT > 0, a point with a longer span is nearer
+// the host and a point with a shorter span nearer the storage server. Where the fabric is routed,
+// the TTL / hop limit says the same: the host's packets carry a higher TTL nearer the host, the
+// storage server's nearer the storage. Each I/O seen at several points adds one vote per pair of
+// points, for its host and for its storage server.
+//
+// Per endpoint, the points no other point outvotes are its nearest points: the compute side of a
+// host, the storage side of a storage server. A mirror of a whole leaf switch thus is the compute
+// side of its hosts and the storage side of its storage servers. Configured roles (--point) come
+// first; a configured role the traffic contradicts, and contradictory votes, are reported.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/src/core/points.h"
+#include "rdmatel/types.h"
+
+namespace rdmatel {
+
+class Roles {
+ public:
+  /// What one point saw of one I/O.
+  struct Sighting {
+    PointId point = kNoPoint;
+    bool has_span = false;
+    DurationNs span = 0;  ///< completion - command, the point's own clock
+    int16_t ttl_command = -1;     ///< TTL of the command capsule at the point (-1: not seen)
+    int16_t ttl_completion = -1;  ///< TTL of the completion capsule
+  };
+
+  /// Adds the votes of one I/O of `host` with `storage` seen at several points.
+  void add_evidence(const IpAddress& host, const IpAddress& storage, std::span<const Sighting> sightings);
+
+  struct Sides {
+    PointId compute = kNoPoint;
+    PointId storage = kNoPoint;
+    /// Whether the side is decided (the endpoint has evidence or a configured point saw it):
+    /// a decided side may still be kNoPoint when its point did not see this I/O.
+    bool compute_known = false;
+    bool storage_known = false;
+  };
+  /// The compute and storage sides of an I/O of `host` with `storage`, among the points in
+  /// `seen` (those that saw its command). With `fallback`, an endpoint without evidence of its
+  /// own takes the role its points have for every other endpoint (used at the end of a capture).
+  Sides sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
+              const PointTable& points, bool fallback) const;
+
+  /// The role of `point` for a packet between `a` and `b` (see Engine::role_for).
+  PointRole role_for(const PointTable& points, PointId point, const IpAddress& a, const IpAddress& b) const;
+  /// How many hosts a point is the compute side of, and storage servers it is the storage side of.
+  void summarize(PointId point, uint64_t& compute_endpoints, uint64_t& storage_endpoints) const;
+
+  /// Changes whenever some endpoint's nearest points change.
+  uint64_t version() const { return version_; }
+
+  /// Sentences about contradictory votes and configured roles the traffic contradicts.
+  std::vector<std::string> contradictions(const PointTable& points) const;
+
+ private:
+  enum Side : uint8_t { kHost = 0, kStorageSide = 1 };
+  struct EndpointKey {
+    IpAddress ip;
+    Side side;
+    friend bool operator==(const EndpointKey& a, const EndpointKey& b) { return a.side == b.side && a.ip == b.ip; }
+  };
+  struct EndpointKeyHash {
+    size_t operator()(const EndpointKey& k) const noexcept { return hash_ip(k.ip) * 3 + k.side; }
+  };
+  /// Votes between two points: how often `a` was nearer than `b`, and the reverse.
+  struct Pair {
+    PointId a, b;  ///< a < b
+    uint64_t a_nearer = 0, b_nearer = 0;
+  };
+  struct Evidence {
+    std::vector<Pair> pairs;
+    std::vector<PointId> nearest;  ///< points no other point outvotes
+  };
+  static constexpr size_t kMaxPairsPerEndpoint = 256;
+  static constexpr size_t kMaxEndpoints = 1 << 20;
+
+  void vote(const IpAddress& ip, Side side, PointId nearer, PointId farther);
+  void recompute(Evidence& e);
+  const Evidence* find(const IpAddress& ip, Side side) const;
+  /// The best of `candidates` for an endpoint (most net votes), or kNoPoint.
+  static PointId best(const Evidence* e, std::span<const PointId> candidates);
+  PointId pick(const IpAddress& ip, Side side, PointRole role, std::span<const PointId> seen,
+               const PointTable& points, bool fallback, bool& known) const;
+
+  std::unordered_map<EndpointKey, Evidence, EndpointKeyHash> endpoints_;
+  uint64_t version_ = 0;
+};
+
+}  // namespace rdmatel

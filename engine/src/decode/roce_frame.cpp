@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/src/decode/roce_frame.h"
+
+#include "engine/src/util/byte_order.h"
+
+namespace rdmatel {
+namespace {
+
+constexpr uint16_t kEtherIpv4 = 0x0800;
+constexpr uint16_t kEtherIpv6 = 0x86DD;
+constexpr uint16_t kEtherVlan = 0x8100;
+constexpr uint16_t kEtherQinQ = 0x88A8;
+constexpr uint16_t kEtherQinQOld = 0x9100;
+constexpr uint16_t kEtherMacControl = 0x8808;
+constexpr uint16_t kEtherTransparentBridging = 0x6558;
+constexpr uint16_t kEtherErspan2 = 0x88BE;
+constexpr uint16_t kEtherErspan3 = 0x22EB;
+constexpr uint16_t kVxlanPort = 4789;
+constexpr uint8_t kIpv6Fragment = 44;
+constexpr int kMaxVlanTags = 4;
+constexpr int kMaxEncapsulation = 3;  // tunnels inside tunnels are bounded
+
+// Decoding state: a cursor over the captured bytes plus the nesting depth.
+struct Cursor {
+  const uint8_t* base;
+  uint32_t cap_len;
+  uint32_t wire_len;
+  int depth = 0;
+  bool has(uint32_t off, uint32_t n) const { return off <= cap_len && n <= cap_len - off; }
+};
+
+FrameKind malformed(RoceFrame& out, const char* why) {
+  out.kind = FrameKind::kMalformed;
+  out.error = why;
+  return out.kind;
+}
+
+FrameKind decode_ethernet(Cursor& c, uint32_t off, RoceFrame& out);
+FrameKind decode_ipv4(Cursor& c, uint32_t off, RoceFrame& out);
+FrameKind decode_ipv6(Cursor& c, uint32_t off, RoceFrame& out);
+
+FrameKind decode_ethertype(Cursor& c, uint16_t type, uint32_t off, RoceFrame& out) {
+  switch (type) {
+    case kEtherIpv4: return decode_ipv4(c, off, out);
+    case kEtherIpv6: return decode_ipv6(c, off, out);
+    default: return FrameKind::kOther;
+  }
+}
+
+// 802.1Qbb PFC: MAC control opcode 0x0101, class-enable vector, 8 pause times.
+FrameKind decode_mac_control(Cursor& c, uint32_t off, RoceFrame& out) {
+  if (!c.has(off, 2 + 2 + 16) || load_be16(c.base + off) != 0x0101) return FrameKind::kOther;
+  out.pfc.enabled = c.base[off + 3];
+  for (int i = 0; i < 8; ++i) out.pfc.quanta[i] = load_be16(c.base + off + 4 + 2 * i);
+  out.kind = FrameKind::kPfc;
+  return out.kind;
+}
+
+FrameKind decode_ethernet(Cursor& c, uint32_t off, RoceFrame& out) {
+  if (++c.depth > kMaxEncapsulation) return FrameKind::kOther;
+  if (!c.has(off, 14)) return FrameKind::kOther;
+  uint16_t type = load_be16(c.base + off + 12);
+  off += 14;
+  for (int tags = 0; type == kEtherVlan || type == kEtherQinQ || type == kEtherQinQOld; ++tags) {
+    if (tags >= kMaxVlanTags || !c.has(off, 4)) return FrameKind::kOther;
+    if (c.depth == 1) {
+      if (out.vlan_count == 0) {
+        uint16_t tci = load_be16(c.base + off);
+        out.vlan_id = tci & 0x0fff;
+        out.vlan_pcp = uint8_t(tci >> 13);
+      }
+      ++out.vlan_count;
+    }
+    type = load_be16(c.base + off + 2);
+    off += 4;
+  }
+  if (type == kEtherMacControl) return decode_mac_control(c, off, out);
+  return decode_ethertype(c, type, off, out);
+}
+
+// GRE (RFC 2784/2890) carrying Ethernet, ERSPAN II/III or IP: how mirrored traffic arrives.
+FrameKind decode_gre(Cursor& c, uint32_t off, uint32_t len, RoceFrame& out) {
+  if (len < 4 || !c.has(off, 4)) return FrameKind::kOther;
+  uint16_t flags = load_be16(c.base + off);
+  uint16_t proto = load_be16(c.base + off + 2);
+  if ((flags & 0x7) != 0) return FrameKind::kOther;  // GRE version 0 only
+  uint32_t hdr = 4 + ((flags & 0x8000) ? 4 : 0) + ((flags & 0x2000) ? 4 : 0) + ((flags & 0x1000) ? 4 : 0);
+  bool has_seq = flags & 0x1000;
+  off += hdr;
+  switch (proto) {
+    case kEtherTransparentBridging: return decode_ethernet(c, off, out);
+    case kEtherErspan2:  // type I has no sequence number and no ERSPAN header
+      return decode_ethernet(c, has_seq ? off + 8 : off, out);
+    case kEtherErspan3: {
+      if (!c.has(off, 12)) return FrameKind::kOther;
+      bool optional_subheader = c.base[off + 11] & 0x01;
+      return decode_ethernet(c, off + 12 + (optional_subheader ? 8 : 0), out);
+    }
+    default:
+      if (++c.depth > kMaxEncapsulation) return FrameKind::kOther;
+      return decode_ethertype(c, proto, off, out);
+  }
+}
+
+FrameKind decode_bth(Cursor& c, uint32_t off, uint32_t roce_len, RoceFrame& out) {
+  // roce_len = UDP payload length on the wire: BTH + ext + payload + pad + ICRC.
+  if (roce_len < 12 + 4) return malformed(out, "UDP payload too short for BTH and ICRC");
+  if (!c.has(off, 12)) return malformed(out, "BTH cut by the snap length");
+  const uint8_t* b = c.base + off;
+  Bth& h = out.bth;
+  h.opcode = b[0];
+  h.solicited = b[1] & 0x80;
+  h.migreq = b[1] & 0x40;
+  h.pad = (b[1] >> 4) & 0x3;
+  h.tver = b[1] & 0x0f;
+  h.pkey = load_be16(b + 2);
+  h.fecn = b[4] & 0x80;
+  h.becn = b[4] & 0x40;
+  h.dest_qp = load_be24(b + 5);
+  h.ack_req = b[8] & 0x80;
+  h.psn = load_be24(b + 9);
+  const IbOpcodeInfo& info = ib_opcode_info(h.opcode);
+  if (!info.name) return malformed(out, "reserved BTH opcode");
+  out.op = &info;
+  uint32_t ext_len = h.opcode == kOpcodeCnp ? 16 : info.ext_len;
+  if (roce_len < 12 + ext_len + 4 + h.pad) return malformed(out, "RoCEv2 packet shorter than its headers");
+  out.payload_len = roce_len - 12 - ext_len - 4 - h.pad;
+  off += 12;
+  out.kind = FrameKind::kRoce;
+  if (h.opcode == kOpcodeCnp) {
+    out.payload_offset = off + 16;
+    out.payload_len = 0;
+    return out.kind;
+  }
+  if (!c.has(off, ext_len)) return malformed(out, "extension headers cut by the snap length");
+  const uint8_t* e = c.base + off;
+  out.ext = info.ext;
+  if (info.ext & kExtRdeth) e += 4;
+  if (info.ext & kExtDeth) {
+    out.deth_qkey = load_be32(e);
+    out.deth_src_qp = load_be24(e + 5);
+    e += 8;
+  }
+  if (info.ext & kExtXrceth) e += 4;
+  if (info.ext & kExtReth) {
+    out.reth.va = load_be64(e);
+    out.reth.rkey = load_be32(e + 8);
+    out.reth.dma_len = load_be32(e + 12);
+    e += 16;
+  }
+  if (info.ext & kExtAtomicEth) e += 28;
+  if (info.ext & kExtAeth) {
+    out.aeth.syndrome = e[0];
+    out.aeth.msn = load_be24(e + 1);
+    e += 4;
+  }
+  if (info.ext & kExtAtomicAckEth) e += 8;
+  if (info.ext & kExtImmDt) {
+    out.immediate = load_be32(e);
+    e += 4;
+  }
+  if (info.ext & kExtIeth) {
+    out.invalidate_rkey = load_be32(e);
+    e += 4;
+  }
+  out.payload_offset = off + ext_len;
+  uint32_t avail = out.payload_offset <= c.cap_len ? c.cap_len - out.payload_offset : 0;
+  out.payload_captured = avail < out.payload_len ? avail : out.payload_len;
+  return out.kind;
+}
+
+FrameKind decode_udp(Cursor& c, uint32_t off, uint32_t ip_payload_len, RoceFrame& out) {
+  if (ip_payload_len < 8 || !c.has(off, 8)) return FrameKind::kOther;
+  uint16_t sport = load_be16(c.base + off);
+  uint16_t dport = load_be16(c.base + off + 2);
+  uint16_t udp_len = load_be16(c.base + off + 4);
+  if (dport == kVxlanPort) {
+    if (udp_len < 16 || !c.has(off + 8, 8)) return FrameKind::kOther;
+    return decode_ethernet(c, off + 16, out);
+  }
+  if (dport != kRoceV2Port) return FrameKind::kOther;
+  out.src_port = sport;
+  out.dst_port = dport;
+  if (udp_len < 8 || udp_len > ip_payload_len) return malformed(out, "UDP length inconsistent with IP length");
+  if (off + uint64_t(udp_len) > c.wire_len) return malformed(out, "UDP datagram longer than the frame");
+  return decode_bth(c, off + 8, udp_len - 8u, out);
+}
+
+FrameKind decode_transport(Cursor& c, uint8_t proto, uint32_t off, uint32_t len, RoceFrame& out) {
+  switch (proto) {
+    case 17: return decode_udp(c, off, len, out);
+    case 47: return decode_gre(c, off, len, out);
+    default: return FrameKind::kOther;
+  }
+}
+
+FrameKind decode_ipv4(Cursor& c, uint32_t off, RoceFrame& out) {
+  if (!c.has(off, 20)) return FrameKind::kOther;
+  const uint8_t* p = c.base + off;
+  if ((p[0] >> 4) != 4) return FrameKind::kOther;
+  uint32_t ihl = (p[0] & 0x0f) * 4u;
+  uint16_t total = load_be16(p + 2);
+  if (ihl < 20 || total < ihl || !c.has(off, ihl)) return FrameKind::kOther;
+  uint16_t frag = load_be16(p + 6);
+  if ((frag & 0x2000) || (frag & 0x1fff)) return FrameKind::kOther;  // fragments are not RoCEv2
+  // Only the outermost IP header of a tunnel is the mirror's; the innermost one is the flow's.
+  out.src = IpAddress::from_v4(p + 12);
+  out.dst = IpAddress::from_v4(p + 16);
+  out.dscp = p[1] >> 2;
+  out.ecn = p[1] & 0x3;
+  out.ttl = p[8];
+  out.ip_id = load_be16(p + 4);
+  return decode_transport(c, p[9], off + ihl, total - ihl, out);
+}
+
+FrameKind decode_ipv6(Cursor& c, uint32_t off, RoceFrame& out) {
+  if (!c.has(off, 40)) return FrameKind::kOther;
+  const uint8_t* p = c.base + off;
+  if ((p[0] >> 4) != 6) return FrameKind::kOther;
+  uint8_t tclass = uint8_t((p[0] & 0x0f) << 4 | p[1] >> 4);
+  uint32_t len = load_be16(p + 4);
+  uint8_t next = p[6];
+  out.src = IpAddress::from_v6(p + 8);
+  out.dst = IpAddress::from_v6(p + 24);
+  out.dscp = tclass >> 2;
+  out.ecn = tclass & 0x3;
+  out.ttl = p[7];
+  out.ip_id = 0;
+  off += 40;
+  // Skip hop-by-hop, routing, destination options and atomic fragment headers (bounded).
+  for (int i = 0; i < 8 && (next == 0 || next == 43 || next == 60 || next == kIpv6Fragment); ++i) {
+    if (!c.has(off, 8)) return FrameKind::kOther;
+    uint32_t hlen = (c.base[off + 1] + 1u) * 8u;
+    if (next == kIpv6Fragment) {
+      // RFC 6946: offset 0 and no more fragments is an "atomic fragment", a whole packet that
+      // carries a fragment header; any real fragment is not a RoCEv2 packet we can read.
+      uint16_t frag = load_be16(c.base + off + 2);
+      if ((frag & 0xFFF9) != 0) return FrameKind::kOther;
+      hlen = 8;
+    }
+    if (hlen > len) return FrameKind::kOther;
+    next = c.base[off];
+    off += hlen;
+    len -= hlen;
+  }
+  return decode_transport(c, next, off, len, out);
+}
+
+}  // namespace
+
+FrameKind decode_roce_frame(LinkType link, const uint8_t* frame, uint32_t cap_len, uint32_t wire_len,
+                            RoceFrame& out) {
+  out = RoceFrame{};
+  if (wire_len < cap_len) wire_len = cap_len;  // some writers store 0 or garbage
+  Cursor c{frame, cap_len, wire_len};
+  switch (link) {
+    case LinkType::kEthernet: return decode_ethernet(c, 0, out);
+    case LinkType::kLinuxSll:
+      if (!c.has(0, 16)) return FrameKind::kOther;
+      if (load_be16(frame + 14) == kEtherMacControl) return decode_mac_control(c, 16, out);
+      return decode_ethertype(c, load_be16(frame + 14), 16, out);
+    case LinkType::kLinuxSll2:
+      if (!c.has(0, 20)) return FrameKind::kOther;
+      return decode_ethertype(c, load_be16(frame), 20, out);
+    case LinkType::kRawIp:
+      if (!c.has(0, 1)) return FrameKind::kOther;
+      return (frame[0] >> 4) == 6 ? decode_ipv6(c, 0, out) : decode_ipv4(c, 0, out);
+    case LinkType::kNull: {
+      if (!c.has(0, 4)) return FrameKind::kOther;
+      uint32_t family = load_le32(frame);
+      if (family > 0xffff) family = load_be32(frame);
+      if (family == 2) return decode_ipv4(c, 4, out);
+      if (family == 24 || family == 28 || family == 30) return decode_ipv6(c, 4, out);
+      return FrameKind::kOther;
+    }
+    case LinkType::kUnsupported: break;
+  }
+  return FrameKind::kOther;
+}
+
+}  // namespace rdmatel

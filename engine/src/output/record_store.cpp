@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "rdmatel/record_store.h"
+
+#include <algorithm>
+
+#include "rdmatel/schema.h"
+
+namespace rdmatel {
+namespace {
+
+// The record stored for `id` in a deque indexed by id - 1, or nullptr.
+template <typename Record>
+const Record* record_at(const std::deque<Record>& records, uint64_t id) {
+  if (id == 0 || id > records.size()) return nullptr;
+  const Record& r = records[id - 1];
+  return r.id == id ? &r : nullptr;
+}
+
+template <typename R>
+void store(std::deque<R>& records, const R& r) {
+  if (r.id == 0) return;
+  if (r.id > records.size()) records.resize(r.id);  // ids are handed out 1, 2, ...: few new slots
+  records[r.id - 1] = r;
+}
+
+}  // namespace
+
+void RecordStore::on_record(const Record& r) {
+  if (r.is(kIoSchema)) store(ios_, r.as<IoRecord>());
+  else if (r.is(kMessageSchema)) store(messages_, r.as<MessageRecord>());
+}
+
+void RecordStore::on_note(const FrameNote& n) { notes_.push_back(n); }
+
+const IoRecord* RecordStore::io(uint64_t id) const { return record_at(ios_, id); }
+
+const MessageRecord* RecordStore::message(uint64_t id) const {
+  // Follow merges (bounded: each merge points to an older, still-open message).
+  const MessageRecord* m = record_at(messages_, id);
+  for (int hops = 0; m && m->merged_into && hops < 64; ++hops) m = record_at(messages_, m->merged_into);
+  return m && !m->merged_into ? m : nullptr;
+}
+
+std::span<const FrameNote> RecordStore::notes_since(size_t from) const {
+  if (from >= notes_.size()) return {};
+  return std::span<const FrameNote>(notes_).subspan(from);
+}
+
+void RecordStore::index() {
+  if (indexed_) return;
+  indexed_ = true;
+  std::stable_sort(notes_.begin(), notes_.end(), [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; });
+  for (const IoRecord& r : ios_) {
+    if (!r.id || r.provisional) continue;  // an I/O on a queue never confirmed as NVMe: no final record
+    uint64_t frame = r.complete ? r.rsp_frame : r.cmd_frame;
+    if (!frame) frame = r.cmd_frame ? r.cmd_frame : r.rsp_frame;
+    if (frame) io_by_frame_.emplace_back(frame, &r);
+  }
+  for (const MessageRecord& m : messages_) {
+    if (!m.id || m.merged_into || m.provisional || !m.last_frame) continue;
+    message_by_frame_.emplace_back(m.last_frame, &m);
+  }
+  // Ties (one completion or one message end per frame in practice) keep record id order.
+  auto by_frame = [](const auto& a, const auto& b) {
+    return a.first != b.first ? a.first < b.first : a.second->id < b.second->id;
+  };
+  std::sort(io_by_frame_.begin(), io_by_frame_.end(), by_frame);
+  std::sort(message_by_frame_.begin(), message_by_frame_.end(), by_frame);
+}
+
+std::span<const FrameNote> RecordStore::notes(uint64_t frame) const {
+  auto range = std::equal_range(notes_.begin(), notes_.end(), FrameNote{frame},
+                                [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; });
+  return std::span<const FrameNote>(notes_).subspan(size_t(range.first - notes_.begin()),
+                                                    size_t(range.second - range.first));
+}
+
+std::vector<const IoRecord*> RecordStore::ios_counted_on(uint64_t frame) const {
+  std::vector<const IoRecord*> out;
+  auto less = [](const auto& e, uint64_t f) { return e.first < f; };
+  for (auto it = std::lower_bound(io_by_frame_.begin(), io_by_frame_.end(), frame, less);
+       it != io_by_frame_.end() && it->first == frame; ++it)
+    out.push_back(it->second);
+  return out;
+}
+
+std::vector<const MessageRecord*> RecordStore::messages_counted_on(uint64_t frame) const {
+  std::vector<const MessageRecord*> out;
+  auto less = [](const auto& e, uint64_t f) { return e.first < f; };
+  for (auto it = std::lower_bound(message_by_frame_.begin(), message_by_frame_.end(), frame, less);
+       it != message_by_frame_.end() && it->first == frame; ++it)
+    out.push_back(it->second);
+  return out;
+}
+
+}  // namespace rdmatel

@@ -1,0 +1,233 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The session: inputs merged by timestamp as mergecap does, their interfaces named as
+// observation points, fed to one engine with progress and cancel.
+#include "rdmatel/session.h"
+
+#include <chrono>
+#include <map>
+#include <queue>
+
+namespace rdmatel {
+namespace {
+
+// How often the run looks at the clock for progress, and at the cancel token.
+constexpr uint64_t kCheckEvery = 4096;
+constexpr std::chrono::milliseconds kProgressEvery{100};
+
+struct Input {
+  std::string label;
+  std::unique_ptr<CaptureSource> source;
+  CapturedPacket next;
+  bool has_next = false;
+  bool started = false;   ///< delivered a packet
+  bool finished = false;  ///< read to its end
+  TimeNs last_ts = 0;     ///< of the last packet delivered (stamp-less packets merge there)
+  std::vector<PointId> points;  ///< by interface index; kNoPoint until decided
+  std::vector<bool> decided;
+};
+
+}  // namespace
+
+class Session::Impl {
+ public:
+  Impl(std::vector<SessionInput> inputs, const Settings& settings) : engine_(settings) {
+    for (SessionInput& in : inputs) {
+      Input x;
+      x.label = in.label;
+      x.source = std::move(in.source);
+      inputs_.push_back(std::move(x));
+    }
+    for (Input& in : inputs_) {
+      summary_.formats.push_back(in.source->format());
+      in.has_next = in.source->next(in.next);
+      in.finished = !in.has_next;
+      declare_known(in);
+    }
+  }
+
+  Engine engine_;
+  std::vector<Input> inputs_;
+  SessionSummary summary_;
+
+  // Named interfaces are points at once (same name and link type = same point, across files);
+  // an unnamed one is decided at its first packet (see point_of()). With one input there is
+  // nothing to decide.
+  void declare_known(Input& in) {
+    const auto& ifaces = in.source->interfaces();
+    while (in.points.size() < ifaces.size()) {
+      const uint32_t id = uint32_t(in.points.size());
+      const CaptureInterface& iface = ifaces[id];
+      in.points.push_back(kNoPoint);
+      in.decided.push_back(false);
+      if (iface.link == LinkType::kUnsupported)
+        summary_.warnings.push_back(in.label + ": interface " + display_name(iface, id) + " has link type " +
+                                    std::to_string(iface.pcap_linktype) +
+                                    ", which rdmatel does not decode; its packets are skipped");
+      if (!iface.name.empty() || inputs_.size() == 1) decide(in, id, point_name(iface, id));
+    }
+  }
+
+  static std::string display_name(const CaptureInterface& iface, uint32_t id) {
+    return iface.name.empty() ? "if" + std::to_string(id) : iface.name;
+  }
+
+  // The point name of an interface: its name, told apart by link type when two interfaces share
+  // a name but not a link type.
+  std::string point_name(const CaptureInterface& iface, uint32_t id) {
+    std::string name = display_name(iface, id);
+    auto [it, inserted] = link_of_name_.emplace(name, iface.link);
+    if (!inserted && it->second != iface.link) name += " (" + std::string(link_type_name(iface.link)) + ")";
+    return name;
+  }
+
+  void decide(Input& in, uint32_t id, const std::string& name) {
+    const CaptureInterface& iface = in.source->interfaces()[id];
+    in.points[id] = engine_.declare_point(name, id, iface.speed_bps);
+    in.decided[id] = true;
+  }
+
+  // An unnamed interface of one of several files: the same point as the unnamed interface of
+  // that number in a file that has ended (ring buffers, split files follow each other), another
+  // point when such a file is still being read (two sniffers at once).
+  PointId point_of(Input& in, uint32_t id) {
+    if (id >= in.points.size()) declare_known(in);
+    if (id >= in.points.size()) return kNoPoint;
+    if (in.decided[id]) return in.points[id];
+    const CaptureInterface& iface = in.source->interfaces()[id];
+    std::string base = point_name(iface, id);
+    bool concurrent = false;
+    for (const Input& other : inputs_)
+      if (&other != &in && other.started && !other.finished && id < other.points.size() &&
+          other.decided[id] && engine_.point_name(other.points[id]) == base)
+        concurrent = true;
+    decide(in, id, concurrent ? in.label + ":" + base : base);
+    if (concurrent)
+      summary_.warnings.push_back(in.label + " and another capture both have an unnamed interface " + base +
+                                  " and overlap in time: they are taken as two observation points (" + in.label +
+                                  ":" + base + ")");
+    return in.points[id];
+  }
+
+  SessionSummary run(const ProgressFn& progress, const CancelToken* cancel) {
+    uint64_t total = 0;
+    for (const Input& in : inputs_) total += in.source->size();
+    const auto start = std::chrono::steady_clock::now();
+    auto last_report = start;
+    // The input whose next packet is oldest goes first; ties go to the earlier input (mergecap).
+    auto later = [&](size_t a, size_t b) {
+      TimeNs ta = stamp_of(inputs_[a]), tb = stamp_of(inputs_[b]);
+      return ta != tb ? ta > tb : a > b;
+    };
+    std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later);
+    for (size_t i = 0; i < inputs_.size(); ++i)
+      if (inputs_[i].has_next) heap.push(i);
+    uint64_t merged_frame = 0;
+    const bool single = inputs_.size() == 1;
+    while (!heap.empty()) {
+      size_t i = heap.top();
+      heap.pop();
+      Input& in = inputs_[i];
+      const CapturedPacket& c = in.next;
+      in.started = true;
+      FrameIn f;
+      f.frame = single ? c.frame : ++merged_frame;
+      f.ts = c.ts;
+      f.has_ts = c.has_ts;
+      f.point = point_of(in, c.interface);
+      f.link = c.link;
+      f.data = c.data;
+      f.cap_len = c.cap_len;
+      f.wire_len = c.wire_len;
+      engine_.push(f);
+      if (c.has_ts) {
+        in.last_ts = c.ts;
+        if (summary_.frames == 0 || c.ts < summary_.first_ts) summary_.first_ts = c.ts;
+        if (summary_.frames == 0 || c.ts > summary_.last_ts) summary_.last_ts = c.ts;
+      }
+      ++summary_.frames;
+      in.has_next = in.source->next(in.next);
+      if (in.has_next) {
+        declare_known(in);
+        heap.push(i);
+      } else {
+        in.finished = true;
+      }
+      if (summary_.frames % kCheckEvery == 0) {
+        if (cancel && cancel->cancelled()) {
+          summary_.cancelled = true;
+          break;
+        }
+        auto now = std::chrono::steady_clock::now();
+        if (progress && now - last_report >= kProgressEvery) {
+          last_report = now;
+          Progress p;
+          p.frames = summary_.frames;
+          for (const Input& x : inputs_) p.bytes += x.source->position();
+          p.total_bytes = total;
+          p.seconds = std::chrono::duration<double>(now - start).count();
+          progress(p);
+        }
+      }
+    }
+    for (const Input& in : inputs_)
+      if (!in.source->error().empty()) summary_.errors.push_back(in.label + ": " + in.source->error());
+    engine_.finish();
+    return summary_;
+  }
+
+  static TimeNs stamp_of(const Input& in) { return in.next.has_ts ? in.next.ts : in.last_ts; }
+
+  std::map<std::string, LinkType> link_of_name_;
+};
+
+std::unique_ptr<Session> Session::open(const std::vector<std::string>& paths, const Settings& settings,
+                                       CaptureOpener fallback, std::string& error) {
+  std::vector<SessionInput> inputs;
+  for (const std::string& path : paths) {
+    SessionInput in;
+    in.label = path;
+    std::string err;
+    OpenStatus st = path == "-" ? OpenStatus::kNotRecognized : open_fast_capture(path, in.source, err);
+    if (st == OpenStatus::kError) {
+      error = err;
+      return nullptr;
+    }
+    if (st == OpenStatus::kNotRecognized) {
+      if (!fallback) {
+        error = path + " is not a pcap or pcapng file";
+        return nullptr;
+      }
+      in.source = fallback(path, err);
+      if (!in.source) {
+        error = err;
+        return nullptr;
+      }
+    }
+    inputs.push_back(std::move(in));
+  }
+  return std::make_unique<Session>(std::move(inputs), settings);
+}
+
+Session::Session(std::vector<SessionInput> inputs, const Settings& settings)
+    : impl_(std::make_unique<Impl>(std::move(inputs), settings)) {}
+Session::~Session() = default;
+void Session::subscribe(RecordSink& sink) { impl_->engine_.subscribe(sink); }
+Engine& Session::engine() { return impl_->engine_; }
+const Engine& Session::engine() const { return impl_->engine_; }
+SessionSummary Session::run(const ProgressFn& progress, const CancelToken* cancel) {
+  return impl_->run(progress, cancel);
+}
+
+std::vector<std::string> Session::usage_errors() const {
+  std::vector<std::string> out;
+  const Engine& e = impl_->engine_;
+  for (const std::string& name : e.unmatched_role_overrides()) {
+    std::string points;
+    for (PointId i = 0; i < e.point_count() && i < 20; ++i) points += (i ? ", " : "") + e.point_name(i);
+    out.push_back("--point " + name + " names no observation point of the capture (points: " +
+                  (points.empty() ? std::string("none") : points) + ")");
+  }
+  return out;
+}
+
+}  // namespace rdmatel
