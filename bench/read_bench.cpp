@@ -6,19 +6,18 @@
 #include <cstdio>
 #include <string>
 
-#include "cli/wiretap_source.h"
-#include "engine/capture/capture_source.h"
-#include "engine/core/engine.h"
-#include "engine/decode/roce_frame.h"
+#include "adapters/wiretap/wiretap_source.h"
+#include "rdmatel/capture.h"
+#include "rdmatel/engine.h"
+#include "engine/src/decode/roce_frame.h"
 
 using namespace rdmatel;
 
 namespace {
 
-struct NullSink : ResultSink {
-  uint64_t ios = 0, messages = 0;
-  void on_io(const IoRecord&) override { ++ios; }
-  void on_message(const MessageRecord&) override { ++messages; }
+struct NullSink : RecordSink {
+  uint64_t records = 0;
+  void on_record(const Record&) override { ++records; }
 };
 
 template <typename F>
@@ -73,7 +72,7 @@ int main(int argc, char** argv) {
   });
   if (want("wiretap")) measure("libwiretap reader", [&] {
     std::string err;
-    auto src = cli::open_wiretap_capture(path, err);
+    auto src = wiretap::open_wiretap_capture(path, err);
     CapturedPacket p;
     uint64_t n = 0;
     while (src && src->next(p)) ++n;
@@ -82,15 +81,18 @@ int main(int argc, char** argv) {
   if (want("engine")) measure("engine (all plugins)", [&] {
     auto src = open_fast(path);
     NullSink sink;
-    Engine e(EngineConfig{}, sink);
+    Engine e{Settings{}};
+    e.subscribe(sink);
     std::vector<PointId> pts;
     CapturedPacket p;
     uint64_t n = 0;
     while (src->next(p)) {
-      while (pts.size() < src->interfaces().size())
-        pts.push_back(e.declare_point(uint32_t(pts.size()), src->interfaces()[pts.size()].name));
-      FrameInput in{p.frame, p.ts, pts[p.interface], p.link, p.data, p.cap_len, p.wire_len};
-      e.process(in);
+      while (pts.size() < src->interfaces().size()) {
+        const std::string& name = src->interfaces()[pts.size()].name;
+        pts.push_back(e.declare_point(name.empty() ? "if" + std::to_string(pts.size()) : name, uint32_t(pts.size())));
+      }
+      FrameIn in{p.frame, p.ts, p.has_ts, pts[p.interface], p.link, p.data, p.cap_len, p.wire_len};
+      e.push(in);
       ++n;
     }
     e.finish();

@@ -6,9 +6,10 @@
 #include <cstdio>
 #include <cstring>
 
-#include "engine/core/records.h"
-#include "engine/decode/ib_opcodes.h"
 #include "plugin/fields.h"
+#include "rdmatel/names.h"
+#include "rdmatel/notes.h"
+#include "rdmatel/records.h"
 #include "plugin/preferences.h"
 #include "plugin/tap.h"
 
@@ -16,14 +17,9 @@ namespace rdmatel::plugin {
 namespace {
 
 const char* stage_name(NoteKind k) {
-  switch (k) {
-    case NoteKind::kIoCommand: return "command";
-    case NoteKind::kIoData: return "data";
-    case NoteKind::kIoReadRequest: return "read_request";
-    case NoteKind::kIoReadResponse: return "read_response";
-    case NoteKind::kIoCompletion: return "completion";
-    default: return nullptr;
-  }
+  static const char* const names[] = {"command", "data", "read_request", "read_response", "completion"};
+  int s = note_kinds().stage_of(k);
+  return s >= 0 ? names[s] : nullptr;
 }
 
 void add_us(proto_tree* t, int hf, tvbuff_t* tvb, const std::optional<DurationNs>& v) {
@@ -101,7 +97,7 @@ void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Frame
   // The metrics go on the compute-side command and completion frames.
   bool metric_frame = n.detail == 0 && (pinfo->num == r.rsp_frame || pinfo->num == r.cmd_frame);
   if (!metric_frame) return;
-  if (r.complete) proto_item_set_generated(proto_tree_add_uint(t, fields.io_status, tvb, 0, 0, r.status));
+  if (r.complete && r.status_known) proto_item_set_generated(proto_tree_add_uint(t, fields.io_status, tvb, 0, 0, r.status));
   proto_item* done = proto_tree_add_boolean(t, fields.io_complete, tvb, 0, 0, r.complete);
   proto_item_set_generated(done);
   IoMetrics m = io_metrics(r);
@@ -174,12 +170,13 @@ void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
   gen(proto_tree_add_uint64(t, fields.msg_naks, tvb, 0, 0, m->naks));
 }
 
-void display_nak(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const FrameNote& n, const MessageRecord* m) {
+void display_nak(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const FrameNote& n, uint64_t named_frame) {
   proto_item* it = nullptr;
   add_generated_bool(tree, fields.nak, tvb, &it);
   uint8_t code = uint8_t(n.detail & 0x1f);
   proto_item_set_generated(proto_tree_add_uint(tree, fields.nak_code, tvb, 0, 0, code));
-  if (m) proto_item_set_generated(proto_tree_add_uint(tree, fields.nak_msg_frame, tvb, 0, 0, uint32_t(m->first_frame)));
+  if (named_frame && named_frame <= UINT32_MAX)
+    proto_item_set_generated(proto_tree_add_uint(tree, fields.nak_msg_frame, tvb, 0, 0, uint32_t(named_frame)));
   expert_add_info_format(pinfo, it, &fields.ei_nak, "NAK: %s", nak_code_name(uint8_t(n.detail)));
 }
 
@@ -191,7 +188,12 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
   proto_item_set_generated(root);
   proto_tree* t = proto_item_add_subtree(root, fields.ett);
   if (view.point) proto_item_set_generated(proto_tree_add_string(t, fields.point, tvb, 0, 0, view.point));
-  if (view.role) proto_item_set_generated(proto_tree_add_string(t, fields.point_role, tvb, 0, 0, view.role));
+  // The point's role for this frame's endpoints (a leaf mirror is the compute side of its hosts
+  // and the storage side of its storage servers); for other frames its role for most endpoints.
+  PointRole role = endpoints ? state.engine().role_for(view.point_id, endpoints->src, endpoints->dst)
+                             : state.engine().point(view.point_id).role;
+  if (view.point && role != PointRole::kUnknown)
+    proto_item_set_generated(proto_tree_add_string(t, fields.point_role, tvb, 0, 0, point_role_name(role)));
   if (endpoints) {
     // Like tcp.port: rdmatel.qp matches either end; the source is shown once known.
     if (endpoints->src_qpn_known) {
@@ -220,32 +222,27 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
       }
     }
   }
-  for (size_t i = 0; i < view.note_count; ++i) {
-    const FrameNote& n = view.notes[i];
-    switch (n.kind) {
-      case NoteKind::kCapsuleUnparseable:
-        expert_add_info_format(pinfo, root, &fields.ei_capsule_unparseable,
-                               "SEND on an NVMe queue pair is not a valid NVMe %s capsule",
-                               n.detail ? "response" : "command");
-        break;
-      case NoteKind::kOrphanCompletion:
-        expert_add_info(pinfo, root, &fields.ei_orphan_completion);
-        break;
-      case NoteKind::kMessage:
-        display_message(tvb, pinfo, t, n, n.ref ? state.message(n.ref) : nullptr);
-        break;
-      case NoteKind::kNak:
-        display_nak(tvb, pinfo, t, n, n.ref ? state.message(n.ref) : nullptr);
-        break;
-      case NoteKind::kEcnCe:
-        add_generated_bool(t, fields.ecn_ce, tvb);
-        break;
-      case NoteKind::kCnp:
-        add_generated_bool(t, fields.cnp, tvb);
-        break;
-      default:
-        if (const IoRecord* r = state.io(n.ref)) display_io(tvb, pinfo, t, n, *r);
-        break;
+  const NoteKinds& k = note_kinds();
+  for (const FrameNote& n : view.notes) {
+    if (n.kind == k.io_unparseable) {
+      expert_add_info_format(pinfo, root, &fields.ei_capsule_unparseable,
+                             "SEND on an NVMe queue pair is not a valid NVMe %s capsule",
+                             n.detail ? "response" : "command");
+    } else if (n.kind == k.io_orphan) {
+      expert_add_info(pinfo, root, &fields.ei_orphan_completion);
+    } else if (n.kind == k.msg_packet) {
+      display_message(tvb, pinfo, t, n, n.ref ? state.message(n.ref) : nullptr);
+    } else if (n.kind == k.msg_nak) {
+      const MessageRecord* m = n.ref ? state.message(n.ref) : nullptr;
+      display_nak(tvb, pinfo, t, n, m ? m->first_frame : 0);
+    } else if (n.kind == k.msg_nak_read) {
+      display_nak(tvb, pinfo, t, n, n.ref);
+    } else if (n.kind == k.ecn_ce) {
+      add_generated_bool(t, fields.ecn_ce, tvb);
+    } else if (n.kind == k.cnp) {
+      add_generated_bool(t, fields.cnp, tvb);
+    } else if (k.stage_of(n.kind) >= 0) {
+      if (const IoRecord* r = state.io(n.ref)) display_io(tvb, pinfo, t, n, *r);
     }
   }
 }

@@ -4,7 +4,10 @@
 #include <epan/uat.h>
 #include <epan/value_string.h>
 
+#include <cstdlib>
 #include <cstring>
+#include <string>
+#include <vector>
 
 namespace rdmatel::plugin {
 
@@ -64,37 +67,55 @@ uat_field_t role_fields[] = {
 
 }  // namespace
 
+// Storage Wireshark writes each setting's preference into: a text field for durations (in the
+// setting's unit, decimals allowed), a number for counts. Kept for the life of the program.
+struct PrefSlot {
+  const SettingSpec* spec;
+  const char* text = nullptr;
+  guint number = 0;
+};
+std::vector<PrefSlot>& pref_slots() {
+  static std::vector<PrefSlot> slots;
+  return slots;
+}
+
 void register_preferences(int proto) {
   module_t* m = prefs_register_protocol(proto, nullptr);
-  prefs_register_uint_preference(m, "io_timeout", "I/O timeout (s)",
-                                 "An NVMe I/O without completion is reported incomplete once every point that "
-                                 "saw its command has moved this many seconds past it",
-                                 10, &prefs.io_timeout_s);
-  prefs_register_uint_preference(m, "reorder_window", "Reorder window (ms)",
-                                 "How far timestamps may go backwards within one observation point, and how "
-                                 "long results wait for the other points' copies of a packet",
-                                 10, &prefs.reorder_window_ms);
-  prefs_register_uint_preference(m, "period", "Flow period (ms)",
-                                 "Length of the per-flow periods over which bytes, effective throughput, NAKs and "
-                                 "retransmissions are counted",
-                                 10, &prefs.period_ms);
-  prefs_register_uint_preference(m, "max_ios", "Most I/Os tracked at once",
-                                 "Limit on NVMe I/Os in flight; beyond it the oldest are reported early", 10,
-                                 &prefs.max_ios);
-  prefs_register_uint_preference(m, "max_flows", "Most RDMA flows tracked",
-                                 "Limit on RDMA flows (source IP, destination IP, destination QPN)", 10,
-                                 &prefs.max_flows);
-  prefs_register_uint_preference(m, "max_messages", "Most RDMA messages open at once",
-                                 "Limit on RDMA messages not yet complete; beyond it the oldest are reported early",
-                                 10, &prefs.max_messages);
+  auto& slots = pref_slots();
+  for (const SettingSpec* spec : setting_specs())
+    if (spec->preference && (spec->type == SettingType::kDuration || spec->type == SettingType::kCount))
+      slots.push_back(PrefSlot{spec});
+  for (PrefSlot& slot : slots) {
+    const SettingSpec& sp = *slot.spec;
+    // prefs keep pointers to these strings for the life of the program.
+    if (sp.type == SettingType::kDuration) {
+      char* title = g_strdup_printf("%s (%s)", sp.name, sp.unit);
+      for (char* c = title; *c; ++c)
+        if (*c == '_') *c = ' ';
+      title[0] = char(g_ascii_toupper(title[0]));
+      char* description = g_strdup_printf("%s. In %s; default %s.", sp.help,
+                                          std::string(sp.unit) == "ms" ? "milliseconds" : "seconds", sp.fallback);
+      slot.text = sp.fallback;
+      prefs_register_string_preference(m, sp.name, title, description, &slot.text);
+    } else {
+      char* title = g_strdup(sp.name);
+      for (char* c = title; *c; ++c)
+        if (*c == '_') *c = ' ';
+      title[0] = char(g_ascii_toupper(title[0]));
+      char* description = g_strdup_printf("%s. Default %s.", sp.help, sp.fallback);
+      slot.number = guint(std::strtoul(sp.fallback, nullptr, 10));
+      prefs_register_uint_preference(m, sp.name, title, description, 10, &slot.number);
+    }
+  }
 
   static uat_t* roles = uat_new("Observation point roles", sizeof(RoleRow), "rdmatel_point_roles", TRUE,
                                 &role_rows_, &role_row_count_, UAT_AFFECTS_DISSECTION, nullptr, role_row_copy,
                                 role_row_update, role_row_free, nullptr, nullptr, role_fields);
   prefs_register_uat_preference(m, "point_roles", "Observation point roles",
                                 "Role of each capture interface: compute, storage or fabric. Interfaces not "
-                                "listed get their role inferred per I/O (the point that sees the command first "
-                                "is the compute side, the one that sees it last the storage side)",
+                                "listed get their role from the traffic, per endpoint and without comparing "
+                                "clocks: the point with the longest command-to-completion span of an I/O is "
+                                "nearest the host (compute side), the one with the shortest nearest the storage",
                                 roles);
 
   struct Threshold {
@@ -121,19 +142,25 @@ void register_preferences(int proto) {
   }
 }
 
-EngineConfig engine_config_from_prefs() {
-  EngineConfig c;
-  c.io_timeout_ns = DurationNs(prefs.io_timeout_s) * kNsPerSec;
-  c.reorder_window_ns = DurationNs(prefs.reorder_window_ms) * kNsPerMs;
-  c.period_ns = DurationNs(prefs.period_ms ? prefs.period_ms : 1) * kNsPerMs;
-  c.max_outstanding_ios = prefs.max_ios ? prefs.max_ios : 1;
-  c.max_flows = prefs.max_flows ? prefs.max_flows : 1;
-  c.max_open_messages = prefs.max_messages ? prefs.max_messages : 1;
+Settings engine_settings_from_prefs(std::vector<std::string>& problems) {
+  Settings s;
+  for (const PrefSlot& slot : pref_slots()) {
+    std::string error;
+    std::string value = slot.spec->type == SettingType::kDuration ? (slot.text ? slot.text : slot.spec->fallback)
+                                                                  : std::to_string(slot.number);
+    if (!s.set(slot.spec->name, value, error)) {
+      // The CLI's sentence names the option; here it is the preference.
+      problems.push_back("preference rdmatel." + std::string(slot.spec->name) + ": " + error + "; the default " +
+                         slot.spec->fallback + " is used");
+      s.reset(slot.spec->name);
+    }
+  }
   for (guint i = 0; i < role_row_count_; ++i) {
     const RoleRow& r = role_rows_[i];
-    if (r.name && *r.name) c.roles.push_back(PointRoleOverride{r.name, PointRole(r.role)});
+    std::string ignored;
+    if (r.name && *r.name) s.set("point", std::string(r.name) + "=" + point_role_name(PointRole(r.role)), ignored);
   }
-  return c;
+  return s;
 }
 
 }  // namespace rdmatel::plugin

@@ -8,8 +8,10 @@
 
 #include <optional>
 
-#include "engine/core/config.h"
-#include "engine/util/time.h"
+#include <string>
+#include <vector>
+
+#include "rdmatel/settings.h"
 
 namespace rdmatel::plugin {
 
@@ -20,22 +22,18 @@ struct SlowThresholds {
 };
 
 struct Prefs {
-  unsigned io_timeout_s = 10;
-  unsigned reorder_window_ms = 250;
-  unsigned period_ms = 1000;
-  unsigned max_ios = 1u << 20;
-  unsigned max_flows = 1u << 20;
-  unsigned max_messages = 1u << 20;
   SlowThresholds slow;
 };
 
 extern Prefs prefs;
 
-/// Registers the preferences and the role table with the protocol's module.
+/// Registers the preferences (the engine's settings table, rendered as preferences) and the
+/// role table with the protocol's module.
 void register_preferences(int proto);
 
-/// The engine configuration the current preferences and role table describe.
-EngineConfig engine_config_from_prefs();
+/// The engine settings the current preferences and role table describe. A value that does not
+/// parse keeps its default, with a sentence in `problems`.
+Settings engine_settings_from_prefs(std::vector<std::string>& problems);
 
 /// True when `value_ns` exceeds a threshold of `threshold_us` µs (0 = off).
 inline bool exceeds(std::optional<DurationNs> value_ns, unsigned threshold_us) {

@@ -31,12 +31,14 @@ static_assert(WTAP_ENCAP_ETHERNET == kWtapEncapEthernet && WTAP_ENCAP_SLL == kWt
 dissector_handle_t handle_;
 std::unique_ptr<CaptureState> state_;
 bool internal_error_ = false;
+std::vector<std::string> pref_problems_;
 
 // A new capture file (or a redissection after a preference change).
 void init_routine() {
   internal_error_ = false;
   try {
-    state_ = std::make_unique<CaptureState>(engine_config_from_prefs());
+    pref_problems_.clear();
+    state_ = std::make_unique<CaptureState>(engine_settings_from_prefs(pref_problems_));
   } catch (...) {
     state_.reset();
     internal_error_ = true;
@@ -66,7 +68,7 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
   for (size_t i = 0; i < counts.io_count && i < TapFrame::kMaxRecords; ++i) tap->ios[tap->io_count++] = counts.ios[i];
   for (size_t i = 0; i < counts.message_count && i < TapFrame::kMaxRecords; ++i) {
     tap->messages[tap->message_count] = counts.messages[i];
-    tap->message_points[tap->message_count++] = state_->point_name(counts.messages[i]->point);
+    tap->message_points[tap->message_count++] = state_->engine().point_name(counts.messages[i]->point).c_str();
   }
   if (endpoints) {
     tap->roce = true;
@@ -89,8 +91,9 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   guint wire = tvb_reported_length(tvb);
   if (!PINFO_FD_VISITED(pinfo)) {
     TimeNs ts = saturating_ns(int64_t(pinfo->abs_ts.secs), pinfo->abs_ts.nsecs);
+    const bool has_ts = (rec->presence_flags & WTAP_HAS_TS) != 0;
     auto name_of = [pinfo](uint32_t id) { return epan_get_interface_name(pinfo->epan, id); };
-    guarded([&] { state_->process(pinfo->num, ts, iface, name_of, encap, data, cap, wire); });
+    guarded([&] { state_->process(pinfo->num, ts, has_ts, iface, name_of, encap, data, cap, wire); });
   } else if (!state_->finished()) {
     // The first revisited frame means the first pass is over: the capture has ended.
     guarded([&] { state_->finish(); });
@@ -110,7 +113,7 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   FrameCounts counts;
   if (tapping) guarded([&] { counts = state_->counts(pinfo->num, view); });
   if (internal_error_) return 0;
-  if (view.point || view.note_count) display_frame(tvb, pinfo, tree, *state_, view, roce ? &endpoints : nullptr);
+  if (view.point || !view.notes.empty()) display_frame(tvb, pinfo, tree, *state_, view, roce ? &endpoints : nullptr);
   if (tapping) guarded([&] { queue_tap(pinfo, counts, roce ? &endpoints : nullptr); });
   return 0;
 }

@@ -14,10 +14,9 @@
 #include <string_view>
 #include <unordered_map>
 
-#include "engine/decode/nvme_capsule.h"
-#include "engine/report/flow_report.h"
-#include "engine/report/io_report.h"
 #include "plugin/tap.h"
+#include "rdmatel/names.h"
+#include "rdmatel/report.h"
 
 namespace rdmatel::plugin {
 namespace {
@@ -283,9 +282,9 @@ void srt_init(register_srt_t*, GArray* srt_array) {
   srt_stat_table* fabrics =
       init_srt_table("NVMe-oF fabrics commands", "Fabrics", srt_array, 256, "Command", "rdmatel.io.fctype", nullptr);
   for (int i = 0; i < 256; ++i) {
-    init_srt_table_row(io, i, nvme_op_name(uint8_t(i), 0, NvmeQueueKind::kIo));
-    init_srt_table_row(admin, i, nvme_op_name(uint8_t(i), 0, NvmeQueueKind::kAdmin));
-    const char* f = nvme_op_name(kNvmeFabricsOpcode, uint8_t(i), NvmeQueueKind::kUnknown);
+    init_srt_table_row(io, i, nvme_command_name(uint8_t(i), 0, NvmeCommandSet::kIo));
+    init_srt_table_row(admin, i, nvme_command_name(uint8_t(i), 0, NvmeCommandSet::kAdmin));
+    const char* f = nvme_command_name(0x7F, uint8_t(i), NvmeCommandSet::kUnknown);
     char name[32];
     if (std::string_view(f) == "fabrics") {
       g_snprintf(name, sizeof name, "fctype_0x%02x", i);

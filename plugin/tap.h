@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/core/records.h"
+#include "rdmatel/records.h"
 
 namespace rdmatel::plugin {
 

@@ -15,12 +15,12 @@
 #include <unordered_map>
 #include <vector>
 
-#include "engine/capture/capture_source.h"
-#include "engine/core/engine.h"
-#include "engine/decode/nvme_capsule.h"
-#include "engine/decode/roce_frame.h"
-#include "engine/report/io_report.h"
-#include "engine/report/record_writer.h"
+#include "engine/src/decode/nvme_capsule.h"
+#include "engine/src/decode/roce_frame.h"
+#include "rdmatel/capture.h"
+#include "rdmatel/engine.h"
+#include "rdmatel/report.h"
+#include "rdmatel/writers.h"
 
 namespace rdmatel::fuzz {
 namespace {
@@ -80,28 +80,43 @@ void decode_checked(LinkType link, const uint8_t* data, uint32_t cap, uint32_t w
 
 // ---- result checking shared by the engine-driving targets ----
 
-class CheckingSink final : public ResultSink {
+class CheckingSink final : public RecordSink {
  public:
   explicit CheckingSink(bool frame_notes) : frame_notes_(frame_notes) {}
 
   void attach(const Engine* engine, std::FILE* devnull) {
     engine_ = engine;
     if (devnull) {
-      jsonl_ = std::make_unique<IoRecordWriter>(devnull, RecordFormat::kJsonl, engine->points());
-      csv_ = std::make_unique<IoRecordWriter>(devnull, RecordFormat::kCsv, engine->points());
+      auto names = [engine](PointId id) -> const std::string& { return engine->point_name(id); };
+      for (const RecordSchema* s : {&kIoSchema, &kMessageSchema, &kFlowSchema}) {
+        writers_.push_back(std::make_unique<RecordWriter>(devnull, RecordFormat::kJsonl, *s, names));
+        writers_.push_back(std::make_unique<RecordWriter>(devnull, RecordFormat::kCsv, *s, names));
+      }
     }
   }
 
-  void on_frame_note(const FrameNote& n) override {
+  void on_note(const FrameNote& n) override {
     FUZZ_CHECK(frame_notes_);
     FUZZ_CHECK(n.frame >= 1 && n.frame <= current_frame);
+    FUZZ_CHECK(!note_kind_name(n.kind).empty());
   }
 
-  void on_io(const IoRecord& r) override {
+  void on_record(const Record& rec) override {
     FUZZ_CHECK(!finished);
+    FUZZ_CHECK(!rec.provisional || frame_notes_);  // snapshots only reach sinks that want frame notes
+    if (!rec.provisional)
+      for (auto& w : writers_) w->on_record(rec);
+    if (rec.is(kMessageSchema)) {
+      const MessageRecord& m = rec.as<MessageRecord>();
+      FUZZ_CHECK(m.fct_ns() >= 0);
+      FUZZ_CHECK(m.retrans_packets <= m.packets && m.retrans_bytes <= m.bytes);
+      return;
+    }
+    if (!rec.is(kIoSchema)) return;
+    const IoRecord& r = rec.as<IoRecord>();
     FUZZ_CHECK(r.op != nullptr && r.op[0] != 0);
     FUZZ_CHECK(r.id != 0);
-    size_t npoints = engine_->points().size();
+    size_t npoints = engine_->point_count();
     for (PointId p : {r.compute_point, r.storage_point, r.iol_point}) FUZZ_CHECK(p == kNoPoint || p < npoints);
     FUZZ_CHECK((r.t.present & 1u) == 0);  // T0 does not exist
     FUZZ_CHECK(r.cmd_frame <= current_frame && r.rsp_frame <= current_frame);
@@ -119,13 +134,9 @@ class CheckingSink final : public ResultSink {
     s.final_seen = true;
     ++final_records;
     report.add(r);
-    if (jsonl_) {
-      jsonl_->write(r);
-      csv_->write(r);
-    }
   }
 
-  void on_warning(const EngineWarning& w) override { FUZZ_CHECK(!w.what.empty()); }
+  void on_warning(const Warning& w) override { FUZZ_CHECK(!w.text.empty() && !w.key.empty()); }
 
   uint64_t current_frame = 0;
   bool finished = false;
@@ -139,7 +150,7 @@ class CheckingSink final : public ResultSink {
   bool frame_notes_;
   const Engine* engine_ = nullptr;
   std::unordered_map<uint64_t, State> ios_;
-  std::unique_ptr<IoRecordWriter> jsonl_, csv_;
+  std::vector<std::unique_ptr<RecordWriter>> writers_;
 };
 
 std::FILE* devnull() {
@@ -157,15 +168,15 @@ void finish_and_check(Engine& engine, CheckingSink& sink) {
   engine.finish();
   sink.finished = true;
   engine.finish();  // idempotent
-  g_sink = uint32_t(render_io_tables(sink.report).size());
   FUZZ_CHECK(sink.report.total().ios == sink.final_records);
+  for (const auto& [host, g] : sink.report.by_host())
+    for (size_t i = 0; i < size_t(IoMetric::kCount); ++i) g_sink = g_sink + uint32_t(g.metric[i].percentile(99) & 1);
   if (verbose()) {
     const EngineStats& st = engine.stats();
     const IoGroupStats& t = sink.report.total();
-    std::fprintf(stderr, "fuzz: %llu frames, %llu RoCE, %llu malformed, %zu flows, %zu points, %llu I/Os (%llu incomplete)\n",
+    std::fprintf(stderr, "fuzz: %llu frames, %llu RoCE, %llu malformed, %zu points, %llu I/Os (%llu incomplete)\n",
                  (unsigned long long)st.frames, (unsigned long long)st.roce, (unsigned long long)st.malformed,
-                 engine.flows().size(), engine.points().size(), (unsigned long long)t.ios,
-                 (unsigned long long)t.incomplete);
+                 engine.point_count(), (unsigned long long)t.ios, (unsigned long long)t.incomplete);
   }
 }
 
@@ -244,7 +255,7 @@ int fuzz_frame_decoder(const uint8_t* data, size_t size) {
 int fuzz_nvme_capsule(const uint8_t* data, size_t size) {
   NvmeSqe sqe;
   if (parse_nvme_sqe(data, size, sqe)) {
-    FUZZ_CHECK(size >= kNvmeSqeSize);
+    FUZZ_CHECK(size >= kNvmeSqeMinCaptured);
     FUZZ_CHECK(!(sqe.keyed() && sqe.in_capsule()));
     if (sqe.keyed()) FUZZ_CHECK(sqe.sgl_len <= 0xFFFFFF);
     for (NvmeQueueKind q : {NvmeQueueKind::kUnknown, NvmeQueueKind::kAdmin, NvmeQueueKind::kIo}) {
@@ -256,7 +267,7 @@ int fuzz_nvme_capsule(const uint8_t* data, size_t size) {
   }
   NvmeCqe cqe;
   bool cqe_ok = parse_nvme_cqe(data, size, cqe);
-  FUZZ_CHECK(cqe_ok == (size >= kNvmeCqeSize));
+  FUZZ_CHECK(cqe_ok == (size >= kNvmeCqeMinCaptured));
   if (cqe_ok) FUZZ_CHECK(cqe.status <= 0x7FFF);
   // Every opcode has a name in every command set.
   if (size >= 2) FUZZ_CHECK(nvme_op_name(data[0], data[1], NvmeQueueKind(data[1] % 3))[0] != 0);
@@ -278,11 +289,12 @@ int fuzz_capture_reader(const uint8_t* data, size_t size) {
   FUZZ_CHECK(src->size() == size);
 
   CheckingSink sink(false);
-  EngineConfig cfg;
-  cfg.max_points = 16;
-  cfg.max_flows = 64;
-  cfg.max_outstanding_ios = 64;
-  Engine engine(cfg, sink);
+  Settings cfg;
+  std::string err;
+  cfg.set("max_flows", "64", err);
+  cfg.set("max_ios", "64", err);
+  Engine engine(cfg);
+  engine.subscribe(sink);
   sink.attach(&engine, devnull());
   std::vector<PointId> points;
 
@@ -315,18 +327,19 @@ int fuzz_capture_reader(const uint8_t* data, size_t size) {
     while (points.size() < src->interfaces().size()) {
       uint32_t id = uint32_t(points.size());
       const std::string& name = src->interfaces()[id].name;
-      points.push_back(engine.declare_point(id, name.empty() ? "if" + std::to_string(id) : name));
+      points.push_back(engine.declare_point(name.empty() ? "if" + std::to_string(id) : name, id));
     }
-    FrameInput in;
+    FrameIn in;
     in.frame = p.frame;
     in.ts = engine_ts(p.ts);
+    in.has_ts = p.has_ts;
     in.point = points[p.interface];
     in.link = p.link;
     in.data = p.data;
     in.cap_len = p.cap_len;
     in.wire_len = p.wire_len;
     sink.current_frame = p.frame;
-    engine.process(in);
+    engine.push(in);
   }
   FUZZ_CHECK(src->position() == src->size() || !src->error().empty());
   CapturedPacket after;
@@ -338,22 +351,24 @@ int fuzz_capture_reader(const uint8_t* data, size_t size) {
 int fuzz_engine(const uint8_t* data, size_t size) {
   if (size < 1) return 0;
   uint8_t config = data[0];
-  EngineConfig cfg;
+  Settings cfg;
+  std::string err;
   cfg.frame_notes = config & 0x01;
   if (config & 0x02) {
-    cfg.max_outstanding_ios = 8;
-    cfg.max_flows = 8;
-    cfg.max_points = 3;
+    cfg.set("max_ios", "8", err);
+    cfg.set("max_flows", "8", err);
+    cfg.set("max_messages", "8", err);
+    cfg.set("max_reorder_packets", "16", err);
   }
   if (config & 0x04) {
-    cfg.io_timeout_ns = kNsPerMs;
-    cfg.reorder_window_ns = 0;
-    cfg.idle_point_ns = 10 * kNsPerMs;
+    cfg.set("io_timeout", "0.001", err);
+    cfg.set("reorder_window", "0", err);
+    cfg.set("idle_point", "0.01", err);
   }
   if (config & 0x08) {
-    cfg.roles.push_back({"p0", PointRole::kCompute});
-    cfg.roles.push_back({"p1", PointRole::kStorage});
-    cfg.roles.push_back({"p2", PointRole::kFabric});
+    cfg.set("point", "p0=compute", err);
+    cfg.set("point", "p1=storage", err);
+    cfg.set("point", "p2=fabric", err);
   }
   static constexpr LinkType kLinks[8] = {LinkType::kEthernet, LinkType::kLinuxSll, LinkType::kLinuxSll2,
                                          LinkType::kRawIp,    LinkType::kNull,     LinkType::kUnsupported,
@@ -362,9 +377,10 @@ int fuzz_engine(const uint8_t* data, size_t size) {
   bool after_finish = config & 0x80;
 
   CheckingSink sink(cfg.frame_notes);
-  Engine engine(cfg, sink);
+  Engine engine(cfg);
+  engine.subscribe(sink);
   sink.attach(&engine, devnull());
-  PointId points[4] = {engine.declare_point(0, "p0"), engine.declare_point(1, "p1"), engine.declare_point(2, "p2"),
+  PointId points[4] = {engine.declare_point("p0", 0), engine.declare_point("p1", 1), engine.declare_point("p2", 2),
                        kNoPoint};
 
   constexpr size_t kFrameHeader = 7;
@@ -387,7 +403,7 @@ int fuzz_engine(const uint8_t* data, size_t size) {
     uint64_t repeat = uint64_t(1) << (2 * (h >> 5));
     for (uint64_t i = 0; i < repeat && frame < kMaxEnginePackets; ++i) {
       ts = saturating_add(ts, step);
-      FrameInput in;
+      FrameIn in;
       in.frame = ++frame;
       in.ts = engine_ts(ts);
       in.point = points[h & 3];
@@ -396,12 +412,12 @@ int fuzz_engine(const uint8_t* data, size_t size) {
       in.cap_len = uint32_t(len);
       in.wire_len = uint32_t(len) + extra;
       sink.current_frame = frame;
-      engine.process(in);
+      engine.push(in);
     }
   }
   finish_and_check(engine, sink);
   if (after_finish && !buf.empty()) {
-    FrameInput in;
+    FrameIn in;
     in.frame = ++frame;
     in.ts = engine_ts(ts);
     in.point = points[0];
@@ -410,7 +426,7 @@ int fuzz_engine(const uint8_t* data, size_t size) {
     in.cap_len = uint32_t(buf.size());
     in.wire_len = uint32_t(buf.size());
     sink.current_frame = frame;
-    engine.process(in);  // after finish(): counted, never measured (the sink rejects records)
+    engine.push(in);  // after finish(): counted, never measured (the sink rejects records)
     engine.finish();
   }
   return 0;

@@ -28,12 +28,12 @@ int fuzz_capture_reader(const uint8_t* data, size_t size);
 ///
 /// Input: one configuration byte, then frames until the input ends:
 ///   config  bit 0    frame_notes (the Wireshark plugin's mode)
-///           bit 1    tiny limits: max_outstanding_ios 8, max_flows 8, max_points 3
+///           bit 1    tiny limits: max_ios 8, max_flows 8, max_messages 8, max_reorder_packets 16
 ///           bit 2    short timeouts: io_timeout 1 ms, reorder window 0, idle point 10 ms
 ///           bit 3    role overrides: point "p0" compute, "p1" storage, "p2" fabric
 ///           bits 4-6 link type of every frame: 0 Ethernet, 1 SLL, 2 SLL2, 3 raw IP, 4 BSD null,
 ///                    5 unsupported, 6-7 Ethernet
-///           bit 7    call process() again after finish() (must be ignored) and finish() twice
+///           bit 7    call push() again after finish() (must be ignored) and finish() twice
 ///   frame   u8       bits 0-1 point index (3 = an undeclared point), bits 2-3 unit of the
 ///                    time step (0 ns, 1 us, 2 ms, 3 days), bit 4 step backwards, bits 5-7 r:
 ///                    the frame is fed 4^r times (1 ... 16384), the time step applied each time
@@ -44,7 +44,7 @@ int fuzz_capture_reader(const uint8_t* data, size_t size);
 /// At most kMaxEnginePackets frames are fed per input (repeats included).
 int fuzz_engine(const uint8_t* data, size_t size);
 
-inline constexpr size_t kMaxEnginePackets = 8192;  // > 4096: housekeeping runs at least once
+inline constexpr size_t kMaxEnginePackets = 8192;
 /// Start of the synthetic clock of fuzz_engine (ns since the epoch).
 inline constexpr int64_t kFuzzEpochNs = 1700000000000000000LL;
 

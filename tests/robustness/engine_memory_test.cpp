@@ -8,7 +8,8 @@
 
 #include <vector>
 
-#include "engine/core/engine.h"
+#include "rdmatel/engine.h"
+#include "tests/support/engine_harness.h"
 #include "tests/support/frame_builder.h"
 
 namespace rdmatel {
@@ -17,7 +18,7 @@ namespace {
 using test::Bytes;
 using test::RoceSpec;
 
-struct NullSink : ResultSink {};
+struct NullSink : RecordSink {};
 
 // Small blocks (uordblks) and the large ones malloc maps directly (hblkhd).
 size_t heap_in_use() {
@@ -25,21 +26,25 @@ size_t heap_in_use() {
   return m.uordblks + m.hblkhd;
 }
 
-// Feeds `frames` to a fresh engine; returns how much the heap grew before finish().
-size_t heap_growth(const std::vector<Bytes>& frames, EngineConfig cfg = {}) {
+// Feeds `frames` to a fresh engine; returns how much the heap grew before finish(). The reorder
+// window is 0: these tests measure the components' state (the reorder buffer has its own).
+size_t heap_growth(const std::vector<Bytes>& frames, Settings s = {}) {
+  std::string error;
+  s.set("reorder_window", "0", error);
+  Engine e(s);
   NullSink sink;
-  Engine e(cfg, sink);
-  PointId p = e.declare_point(0, "p");
+  e.subscribe(sink);
+  PointId p = e.declare_point("p");
   size_t before = heap_in_use();
   uint64_t n = 0;
   for (const Bytes& f : frames) {
-    FrameInput in;
+    FrameIn in;
     in.frame = ++n;
     in.ts = 1'700'000'000'000'000'000 + TimeNs(n) * 100;
     in.point = p;
     in.data = f.data();
     in.cap_len = in.wire_len = uint32_t(f.size());
-    e.process(in);
+    e.push(in);
   }
   size_t after = heap_in_use();
   e.finish();
@@ -95,21 +100,22 @@ TEST(EngineMemory, MessagesSpanningManyPsnsStaySmall) {
 // order -> several MiB. Open periods are now bounded per flow and point (64), the oldest
 // reported early.
 TEST(EngineMemory, PeriodsDoNotGrowWithJumpingStamps) {
+  Engine e(test::settings_with({{"reorder_window", "0"}}));
   NullSink sink;
-  Engine e(EngineConfig{}, sink);
-  PointId p = e.declare_point(0, "p");
+  e.subscribe(sink);
+  PointId p = e.declare_point("p");
   Bytes frame = build_roce(write_packet(1, 0x0A, 0));
   // Warm up the containers of the one flow first, then measure the growth over 20 000 packets.
   size_t before = 0;
   for (uint32_t i = 0; i < 20000; ++i) {
     if (i == 16) before = heap_in_use();
-    FrameInput in;
+    FrameIn in;
     in.frame = i + 1;
     in.ts = 1'700'000'000'000'000'000 + TimeNs((i * 7919u) % 20000u) * 3600 * kNsPerSec;
     in.point = p;
     in.data = frame.data();
     in.cap_len = in.wire_len = uint32_t(frame.size());
-    e.process(in);
+    e.push(in);
   }
   size_t after = heap_in_use();
   e.finish();
@@ -120,10 +126,7 @@ TEST(EngineMemory, PeriodsDoNotGrowWithJumpingStamps) {
 // message_timeout; the open messages are bounded by max_open_messages (--max-messages), the
 // oldest reported early. 64 flows, 200 000 WRITE FIRST packets at random PSNs 1 us apart.
 TEST(EngineMemory, RandomPsnsBoundedByCliLimits) {
-  EngineConfig cfg;
-  cfg.max_outstanding_ios = 1000;
-  cfg.max_flows = 100;
-  cfg.max_open_messages = 1000;
+  Settings cfg = test::settings_with({{"max_ios", "1000"}, {"max_flows", "100"}, {"max_messages", "1000"}});
   std::vector<Bytes> frames;
   uint32_t x = 12345;
   for (uint32_t i = 0; i < 200000; ++i) {
@@ -131,6 +134,43 @@ TEST(EngineMemory, RandomPsnsBoundedByCliLimits) {
     frames.push_back(build_roce(write_packet(i % 64, 0x06, (x >> 8) & 0xFFFFFF)));
   }
   EXPECT_LT(heap_growth(frames, cfg), size_t(1000) * 2048 + size_t(100) * 8192 + (size_t(8) << 20));
+}
+
+// The reorder buffer is bounded by count as well as by time: 300 000 packets stamped within one
+// microsecond (all inside the 250 ms window) hold at most max_reorder_packets.
+TEST(EngineMemory, ReorderBufferBoundedByCount) {
+  Engine e(test::settings_with({{"max_reorder_packets", "1000"}}));
+  test::Collector out;
+  e.subscribe(out);
+  PointId p = e.declare_point("p");
+  Bytes frame = build_roce(write_packet(1, 0x0A, 0));
+  for (int i = 0; i < 1000; ++i) {  // warm up
+    FrameIn in;
+    in.frame = uint64_t(i) + 1;
+    in.ts = 1'700'000'000'000'000'000;
+    in.point = p;
+    in.data = frame.data();
+    in.cap_len = in.wire_len = uint32_t(frame.size());
+    frame[frame.size() - 5] = uint8_t(i);  // distinct bytes: not duplicates
+    e.push(in);
+  }
+  size_t before = heap_in_use();
+  for (int i = 0; i < 300000; ++i) {
+    FrameIn in;
+    in.frame = uint64_t(i) + 1001;
+    in.ts = 1'700'000'000'000'000'000 + i / 1000;
+    in.point = p;
+    in.data = frame.data();
+    in.cap_len = in.wire_len = uint32_t(frame.size());
+    frame[frame.size() - 5] = uint8_t(i);
+    frame[frame.size() - 6] = uint8_t(i >> 8);
+    frame[frame.size() - 7] = uint8_t(i >> 16);
+    e.push(in);
+  }
+  size_t after = heap_in_use();
+  e.finish();
+  EXPECT_LT(after > before ? after - before : 0, size_t(4) << 20);
+  EXPECT_TRUE(out.warned("max_reorder_packets"));
 }
 
 }  // namespace

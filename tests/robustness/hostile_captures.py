@@ -10,7 +10,7 @@ checks that
                          + max_messages * MESSAGE_BUDGET + SLACK
         max RSS (time -v) <= that + the file size (the capture is memory-mapped)
     where the baseline is the same run on the capture without its hostile part,
-  - the limit warnings appear on standard error ("limit max_outstanding_ios", "limit max_flows"),
+  - the limit warnings appear on standard error ("limit max_ios", "limit max_flows"),
   - well-formed NVMe I/Os written byte by byte before and after the hostile part (reads and
     writes seen at a compute and a storage point, with known timestamps) are exported exactly:
     every T1..T7 and every metric,
@@ -374,7 +374,7 @@ def hostile_time_jumps(w, n, rng):
 
 
 SCENARIOS = {
-    "ios_never_complete": (hostile_ios_never_complete, ["limit max_outstanding_ios"], 0),
+    "ios_never_complete": (hostile_ios_never_complete, ["limit max_ios"], 0),
     "many_flows": (hostile_many_flows, ["limit max_flows"], 0),
     "psn_jumps": (hostile_psn_jumps, [], 0),
     "psn_spans": (hostile_psn_spans, [], 0),

@@ -5,10 +5,16 @@
 
 #include <string>
 
-#include "engine/report/record_writer.h"
+#include "rdmatel/writers.h"
 
 namespace rdmatel {
 namespace {
+
+std::string json_quote(const std::string& s) {
+  std::string o;
+  append_json_string(o, s);
+  return o;
+}
 
 // Strict UTF-8 (RFC 3629): no overlongs, no surrogates, nothing above U+10FFFF.
 bool valid_utf8(const std::string& s) {

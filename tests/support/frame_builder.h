@@ -25,6 +25,8 @@ struct RoceSpec {
   uint8_t src_ip4[4] = {10, 0, 0, 1};
   uint8_t dst_ip4[4] = {10, 0, 0, 2};
   uint8_t ecn = 2;
+  uint8_t ttl = 64;
+  bool ipv6_atomic_fragment = false;  ///< an RFC 6946 fragment header (offset 0, no more fragments)
   uint16_t sport = 49152;
   uint16_t dport = 4791;
   uint8_t opcode = 0x04;
@@ -70,7 +72,7 @@ inline Bytes build_roce(const RoceSpec& s) {
     put16(f, uint16_t(20 + udp.size()));
     put16(f, 0);
     put16(f, 0x4000);  // DF
-    f.push_back(64);
+    f.push_back(s.ttl);
     f.push_back(17);
     put16(f, 0);  // checksum not checked by the decoder
     f.insert(f.end(), s.src_ip4, s.src_ip4 + 4);
@@ -78,11 +80,17 @@ inline Bytes build_roce(const RoceSpec& s) {
   } else {
     put16(f, 0x86DD);
     put32(f, 0x60000000u | uint32_t(s.ecn) << 20);
-    put16(f, uint16_t(udp.size()));
-    f.push_back(17);
-    f.push_back(64);
-    for (int i = 0; i < 16; ++i) f.push_back(uint8_t(i == 0 ? 0xfd : i == 15 ? 1 : 0));
-    for (int i = 0; i < 16; ++i) f.push_back(uint8_t(i == 0 ? 0xfd : i == 15 ? 2 : 0));
+    put16(f, uint16_t(udp.size() + (s.ipv6_atomic_fragment ? 8 : 0)));
+    f.push_back(s.ipv6_atomic_fragment ? 44 : 17);
+    f.push_back(s.ttl);
+    for (int i = 0; i < 16; ++i) f.push_back(uint8_t(i == 0 ? 0xfd : i == 15 ? s.src_ip4[3] : 0));
+    for (int i = 0; i < 16; ++i) f.push_back(uint8_t(i == 0 ? 0xfd : i == 15 ? s.dst_ip4[3] : 0));
+    if (s.ipv6_atomic_fragment) {
+      f.push_back(17);  // next header UDP
+      f.push_back(0);
+      put16(f, 0);  // offset 0, M = 0
+      put32(f, 0x12345678);  // identification
+    }
   }
   f.insert(f.end(), udp.begin(), udp.end());
   return f;

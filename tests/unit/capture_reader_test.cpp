@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "engine/capture/capture_source.h"
+#include "rdmatel/capture.h"
 #include "tests/support/capture_builder.h"
 
 namespace rdmatel {

@@ -5,7 +5,7 @@
 #include <cstring>
 #include <memory>
 
-#include "engine/decode/roce_frame.h"
+#include "engine/src/decode/roce_frame.h"
 #include "tests/support/frame_builder.h"
 
 namespace rdmatel {

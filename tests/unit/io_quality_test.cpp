@@ -6,7 +6,9 @@
 #include <map>
 #include <vector>
 
-#include "engine/core/engine.h"
+#include "rdmatel/engine.h"
+#include "rdmatel/records.h"
+#include "tests/support/engine_harness.h"
 #include "tests/support/frame_builder.h"
 
 namespace rdmatel {
@@ -20,20 +22,13 @@ constexpr uint8_t kStorage[4] = {10, 0, 1, 1};
 constexpr uint32_t kStorageQp = 0x000100;  // destination QPN of host -> storage packets
 constexpr uint32_t kHostQp = 0x000200;     // destination QPN of storage -> host packets
 
-struct Collector : ResultSink {
-  std::vector<IoRecord> ios;
-  std::vector<FrameNote> notes;
-  void on_io(const IoRecord& r) override {
-    if (!r.provisional) ios.push_back(r);
-  }
-  void on_frame_note(const FrameNote& n) override { notes.push_back(n); }
-};
+using test::Collector;
 
 // A capture being assembled: frames at points with stamps, fed to the engine in the given order.
 class Capture {
  public:
   // Frame notes on: exercises the Wireshark plugin's path (provisional records are filtered).
-  explicit Capture(EngineConfig cfg = {}) : cfg_(std::move(cfg)) { cfg_.frame_notes = true; }
+  explicit Capture(Settings s = {}) : settings_(std::move(s)) { settings_.frame_notes = true; }
 
   // host -> storage packet
   RoceSpec up(uint8_t opcode, uint32_t psn, uint32_t qp = kStorageQp) {
@@ -81,22 +76,10 @@ class Capture {
   }
 
   Collector run(const std::vector<std::string>& point_names = {"compute", "storage"}) {
-    Collector c;
-    Engine e(cfg_, c);
-    std::vector<PointId> ids;
-    for (size_t i = 0; i < point_names.size(); ++i) ids.push_back(e.declare_point(uint32_t(i), point_names[i]));
-    uint64_t n = 0;
-    for (const auto& f : frames_) {
-      FrameInput in;
-      in.frame = ++n;
-      in.ts = f.ts;
-      in.point = ids[size_t(f.point)];
-      in.data = f.bytes.data();
-      in.cap_len = in.wire_len = uint32_t(f.bytes.size());
-      e.process(in);
-    }
-    e.finish();
-    return c;
+    test::Feeder feed(settings_, point_names);
+    for (const auto& f : frames_) feed.push(size_t(f.point), f.ts, f.bytes);
+    feed.finish();
+    return feed.out;
   }
 
  private:
@@ -105,7 +88,7 @@ class Capture {
     TimeNs ts;
     Bytes bytes;
   };
-  EngineConfig cfg_;
+  Settings settings_;
   std::vector<F> frames_;
 };
 
@@ -168,7 +151,7 @@ TEST(IoQuality, RetransmittedCommandKeepsFirstCopyPerPoint) {
   EXPECT_EQ(io.cmd_frame, 1u);
   EXPECT_EQ(io.rsp_frame, 7u);
   int copies = 0;
-  for (const auto& n : r.notes) copies += n.detail == 1;
+  for (const auto& n : r.notes) copies += note_kind_name(n.kind).starts_with("io.") && n.detail == 1;
   EXPECT_EQ(copies, 2);  // frames 2 and 8
 }
 
@@ -277,13 +260,12 @@ TEST(IoQuality, InCapsuleWriteUsesSendFirst) {
 }
 
 TEST(IoQuality, IncompleteAtCaptureEndAndAfterTimeout) {
-  EngineConfig cfg;
-  cfg.io_timeout_ns = 1'000'000;  // 1 ms
-  Capture cap(cfg);
+  // A 1 ms I/O timeout; a reorder window short enough for the point's horizon to pass it.
+  Capture cap(test::settings_with({{"io_timeout", "0.001"}, {"reorder_window", "0.1"}}));
   cap.add(C, 0, cap.command(0x02, 1, 10, 512, 0x10));
   cap.add(C, 100, cap.completion(1, 20));  // confirms the queue is NVMe
   cap.add(C, 200, cap.command(0x02, 2, 11, 512, 0x11));  // never completes
-  // Enough later traffic to run housekeeping past the timeout.
+  // Later traffic moves the point's horizon past the timeout.
   for (int i = 0; i < 5000; ++i) cap.add(C, 2'000'000 + i, cap.ack(false, 12, kHostQp));
   cap.add(C, 2'100'000, cap.command(0x02, 3, 12, 512, 0x12));  // incomplete at capture end
   Collector r = cap.run({"only"});
@@ -299,9 +281,7 @@ TEST(IoQuality, IncompleteAtCaptureEndAndAfterTimeout) {
 }
 
 TEST(IoQuality, ConfiguredRolesOnOnePoint) {
-  EngineConfig cfg;
-  cfg.roles.push_back({"tap0", PointRole::kStorage});
-  Capture cap(cfg);
+  Capture cap(test::settings_with({{"point", "tap0=storage"}}));
   cap.add(0, 1000, cap.command(0x02, 1, 10, 512, 0x10));
   cap.add(0, 1500, cap.write_data(0x0A, 30, 0x10));
   cap.add(0, 2000, cap.completion(1, 31));

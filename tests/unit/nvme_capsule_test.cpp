@@ -2,7 +2,7 @@
 // NVMe SQE/CQE parsing (NVMe base 2.0 figure 88/89, NVMe-oF 1.1 SGL rules).
 #include <gtest/gtest.h>
 
-#include "engine/decode/nvme_capsule.h"
+#include "engine/src/decode/nvme_capsule.h"
 #include <algorithm>
 #include <vector>
 
@@ -55,8 +55,27 @@ TEST(NvmeCapsule, RejectsPrpAndBadSgl) {
   b[39] = 0x70;  // SGL type 7: reserved
   EXPECT_FALSE(parse_nvme_sqe(b.data(), b.size(), s));
   b[39] = 0x40;
-  EXPECT_FALSE(parse_nvme_sqe(b.data(), 63, s));
+  EXPECT_FALSE(parse_nvme_sqe(b.data(), 39, s));  // the SGL descriptor not captured whole
   EXPECT_TRUE(parse_nvme_sqe(b.data(), 64, s));
+  EXPECT_EQ(s.captured, 64);
+}
+
+TEST(NvmeCapsule, HeaderOnlySnapKeepsTheFirst40Bytes) {
+  // A 128-byte snap with IPv6 and a VLAN tag leaves 50 bytes of the capsule: opcode, CID,
+  // NSID and the keyed SGL (address, length, key) are there; CDW10+ and Connect's QID are not.
+  auto b = test::sqe(0x7F, 9, 0, 0x40, 1024, 0x77);
+  b[4] = 0x01;  // fabrics Connect
+  b[42] = 0x03;
+  NvmeSqe s;
+  ASSERT_TRUE(parse_nvme_sqe(b.data(), 40, s));
+  EXPECT_EQ(s.cid, 9);
+  EXPECT_EQ(s.sgl_key, 0x77u);
+  EXPECT_EQ(s.sgl_len, 1024u);
+  EXPECT_TRUE(s.is_connect());
+  EXPECT_FALSE(s.connect_qid_captured);
+  ASSERT_TRUE(parse_nvme_sqe(b.data(), 44, s));
+  EXPECT_TRUE(s.connect_qid_captured);
+  EXPECT_EQ(s.connect_qid, 3);
 }
 
 TEST(NvmeCapsule, Completion) {
@@ -66,7 +85,12 @@ TEST(NvmeCapsule, Completion) {
   EXPECT_EQ(c.cid, 0xBEEF);
   EXPECT_EQ(c.status, 0x0281);
   EXPECT_EQ(c.sq_id, 4);
-  EXPECT_FALSE(parse_nvme_cqe(b.data(), 15, c));
+  EXPECT_TRUE(c.status_captured);
+  // Cut before the status: the CID still ties it to its command.
+  ASSERT_TRUE(parse_nvme_cqe(b.data(), 14, c));
+  EXPECT_EQ(c.cid, 0xBEEF);
+  EXPECT_FALSE(c.status_captured);
+  EXPECT_FALSE(parse_nvme_cqe(b.data(), 13, c));
 }
 
 TEST(NvmeCapsule, UnknownOpcodesGetNumericNames) {

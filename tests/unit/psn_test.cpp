@@ -2,7 +2,7 @@
 // 24-bit PSN serial arithmetic, worked by hand at the wrap.
 #include <gtest/gtest.h>
 
-#include "engine/util/psn.h"
+#include "engine/src/util/psn.h"
 
 namespace rdmatel {
 namespace {

@@ -5,14 +5,26 @@
 #include <cstdio>
 #include <string>
 
-#include "engine/core/records.h"
-#include "engine/report/distribution.h"
-#include "engine/report/io_report.h"
-#include "engine/report/number_format.h"
-#include "engine/report/record_writer.h"
+#include "cli/tables.h"
+#include "rdmatel/format.h"
+#include "rdmatel/records.h"
+#include "rdmatel/report.h"
+#include "rdmatel/schema.h"
+#include "rdmatel/writers.h"
 
 namespace rdmatel {
 namespace {
+
+std::string json_quote(const std::string& s) {
+  std::string o;
+  append_json_string(o, s);
+  return o;
+}
+std::string csv_field(const std::string& s) {
+  std::string o;
+  append_csv_field(o, s);
+  return o;
+}
 
 TEST(Distribution, NearestRankPercentiles) {
   Distribution d;
@@ -119,14 +131,13 @@ TEST(IoMetrics, OtherCommandsHaveNoDal) {
 }
 
 TEST(RecordWriter, JsonlLineHasSpecFields) {
-  EngineConfig cfg;
-  PointRegistry points(cfg);
   char* buf = nullptr;
   size_t len = 0;
   std::FILE* f = open_memstream(&buf, &len);
   {
-    IoRecordWriter w(f, RecordFormat::kJsonl, points);
-    w.write(sample_read());
+    RecordWriter w(f, RecordFormat::kJsonl, kIoSchema, nullptr);
+    IoRecord r = sample_read();
+    w.write(&r);
   }
   std::fclose(f);
   std::string line(buf, len);
@@ -159,7 +170,7 @@ TEST(IoReport, GroupsPerHostStoragePair) {
   EXPECT_EQ(rep.by_storage().size(), 1u);
   EXPECT_EQ(rep.by_pair().size(), 2u);
   EXPECT_EQ(rep.total()[IoMetric::kDal].count(), 2u);  // keep-alive excluded from latency stats
-  std::string text = render_io_tables(rep);
+  std::string text = cli::render_io_tables(rep);
   EXPECT_NE(text.find("10.0.0.2"), std::string::npos);
   EXPECT_NE(text.find("7.000"), std::string::npos);
 }

@@ -59,6 +59,16 @@ struct PointInfo {
   uint64_t speed_bps = 0;
 };
 
+/// The RDMA endpoints of one frame, decoded statelessly (for front ends that show them).
+struct RoceHeaders {
+  IpAddress src, dst;
+  uint32_t dst_qpn = 0;
+  bool has_src_qpn = false;  ///< UD packets name their sender (DETH)
+  uint32_t src_qpn = 0;
+};
+/// True when the frame is a RoCEv2 packet; fills `out`.
+bool peek_roce(LinkType link, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, RoceHeaders& out);
+
 class Engine {
  public:
   explicit Engine(const Settings& settings);

@@ -20,53 +20,97 @@ DurationNs discovery(DurationNs window) { return std::max<DurationNs>(kNsPerSec,
 
 }  // namespace
 
-bool IoQuality::settled(const Entry& e, bool timeout, Ctx& ctx) const {
+namespace {
+
+// A point is new until it has handled `discovery` of its own traffic (its horizon, its own
+// clock): before that it may share packets with any other point without having shown it.
+bool is_new(const PointTable& pts, PointId q, DurationNs window) {
+  const PointState& p = pts[q];
+  return p.horizon < p.first + discovery(window);
+}
+
+}  // namespace
+
+void IoQuality::compute_horizons(Ctx& ctx) {
   const PointTable& pts = ctx.points;
-  const DurationNs window = ctx.reorder_window;
-  // What the other points must have passed, in the home point's clock.
-  TimeNs need_home;
-  if (timeout) {
-    need_home = e.home_command + io_timeout_;
-  } else {
-    need_home = kTimeMin;
-    for (const Observation& o : e.obs)
-      if (ctx.clock.related(o.point, e.home)) need_home = std::max(need_home, ctx.clock.map(o.last, o.point, e.home));
-    need_home += window;
-  }
+  Horizons& h = horizons_;
+  h.blocked = false;
+  h.component_min.clear();
+  h.new_roots = h.active_roots = 0;
+  h.seen_root.assign(pts.size(), 0);
   for (PointId q = 0; q < pts.size(); ++q) {
-    const PointState& ps = pts[q];
-    if (const Observation* o = e.at(q)) {
-      TimeNs start = o->has(kCommand) ? o->ts[kCommand] : o->last;
-      TimeNs need = timeout ? start + io_timeout_ : o->last + window;
-      if (ps.horizon < need) return false;
-      continue;
+    // A quiet point carries nothing more: everything it will ever add is in already.
+    if (pts[q].quiet) continue;
+    if (!pts[q].seen) {
+      h.blocked = true;  // declared, no packet yet: its copies may all be still to come
+      return;
     }
-    if (pts.idle(q, ctx.idle_point)) continue;
-    if (!ps.seen) return false;  // declared, no packet yet: its copies may all be still to come
-    if (ctx.clock.related(e.home, q)) {
-      if (ps.horizon < ctx.clock.map(need_home, e.home, q)) return false;
-      continue;
+    PointId root = ctx.clock.root(q);
+    TimeNs t = pts[q].horizon + ctx.clock.to_root(q);
+    auto [it, inserted] = h.component_min.emplace(root, t);
+    if (!inserted) it->second = std::min(it->second, t);
+    uint8_t& mark = h.seen_root[root];
+    if (!(mark & 1)) {
+      mark |= 1;
+      ++h.active_roots;
+      h.an_active_root = root;
     }
-    // Carries packets but none shared with this I/O's point yet: wait while it is new.
-    if (pts.progress() < std::max(pts[e.home].first_progress, ps.first_progress) + discovery(window)) return false;
+    if (!(mark & 2) && is_new(pts, q, ctx.reorder_window)) {
+      mark |= 2;
+      ++h.new_roots;
+      h.a_new_root = root;
+    }
   }
-  return true;
+}
+
+TimeNs IoQuality::bound_for(PointId home, Ctx& ctx) const {
+  const Horizons& h = horizons_;
+  if (h.blocked) return kTimeMin;
+  const PointId root = ctx.clock.root(home);
+  // A point that carries packets but shares none with this one yet may be on its path with a
+  // clock seconds behind: while either of them is new, wait for it.
+  auto other_than_root = [&](size_t count, PointId example) { return count > 1 || (count == 1 && example != root); };
+  if (other_than_root(h.new_roots, h.a_new_root)) return kTimeMin;
+  if (is_new(ctx.points, home, ctx.reorder_window) && other_than_root(h.active_roots, h.an_active_root))
+    return kTimeMin;
+  auto it = h.component_min.find(root);
+  if (it == h.component_min.end()) return kTimeMax;  // every related point is idle
+  return it->second - ctx.clock.to_root(home);
+}
+
+bool IoQuality::settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) const {
+  // What every related point must have passed, in the home point's clock: the I/O's latest
+  // packet anywhere and the reorder window (copies still to come), or its timeout.
+  TimeNs need = kTimeMin;
+  if (timeout) {
+    need = e.home_command + io_timeout_;
+  } else {
+    for (const Observation& o : e.obs)
+      if (ctx.clock.related(o.point, e.home)) need = std::max(need, ctx.clock.map(o.last, o.point, e.home));
+    need += ctx.reorder_window;
+  }
+  return need <= bound;
 }
 
 void IoQuality::on_advance(PointId, Ctx& ctx) { drain(ctx); }
 
 void IoQuality::drain(Ctx& ctx) {
-  for (HomeQueues& hq : homes_) {
+  if (live_ == 0 && deferred_.empty()) return;
+  compute_horizons(ctx);
+  for (PointId home = 0; home < homes_.size(); ++home) {
+    HomeQueues& hq = homes_[home];
+    if (hq.completed.empty() && hq.created.empty()) continue;
+    const TimeNs bound = bound_for(home, ctx);
     while (!hq.completed.empty()) {
       Entry* e = get(hq.completed.front());
-      if (e && !settled(*e, false, ctx)) break;
+      if (e && !settled(*e, false, bound, ctx)) break;
       EntryRef r = hq.completed.front();
       hq.completed.pop_front();
       if (e) finalize(r, IoEnd::kTimeout, ctx);  // kCompleted when its iol point saw the completion
     }
     while (!hq.created.empty()) {
       Entry* e = get(hq.created.front());
-      if (e && !e->completed && !settled(*e, true, ctx)) break;
+      if (e && !e->completed && !settled(*e, true, bound, ctx)) break;
       EntryRef r = hq.created.front();
       hq.created.pop_front();
       if (e && !e->completed) finalize(r, IoEnd::kTimeout, ctx);

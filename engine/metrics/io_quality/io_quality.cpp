@@ -9,6 +9,8 @@ namespace {
 
 // Packets a point saw before another point matched them to an I/O are kept this many at most.
 constexpr size_t kMaxPending = 4096;
+// At the limit on I/Os, how many of the oldest are looked through for one that never completed.
+constexpr size_t kEvictionScan = 256;
 
 bool reliable(const Packet& p) {
   return p.roce.op->transport == IbTransport::kRC || p.roce.op->transport == IbTransport::kXRC;
@@ -95,7 +97,9 @@ void IoQuality::on_other_send(const Packet& p, Ctx& ctx) {
 
 EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
   if (live_ >= max_ios_) {
-    // Bounded state: the oldest I/O is reported now, as far as it got.
+    // Bounded state: the oldest I/O still in flight is reported now, as far as it got. One that
+    // has completed (waiting for other points' copies) is spared while a nearby older one has
+    // not: those are the ones that never end.
     while (!all_created_.empty() && !get(all_created_.front())) all_created_.pop_front();
     if (!all_created_.empty()) {
       ctx.warn("max_outstanding_ios", [&] {
@@ -103,9 +107,15 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
                " NVMe I/Os in flight: the oldest are reported early (limit max_ios)";
       });
       ++stats_.evicted;
-      EntryRef oldest = all_created_.front();
-      all_created_.pop_front();
-      finalize(oldest, IoEnd::kEvicted, ctx);
+      size_t pick = 0;
+      for (size_t i = 0; i < all_created_.size() && i < kEvictionScan; ++i)
+        if (Entry* e = get(all_created_[i]); e && !e->completed) {
+          pick = i;
+          break;
+        }
+      EntryRef victim = all_created_[pick];
+      all_created_.erase(all_created_.begin() + long(pick));
+      finalize(victim, IoEnd::kEvicted, ctx);
     }
   }
   uint32_t slot;

@@ -74,7 +74,22 @@ class IoQuality final : public Component {
   void note_stage(const Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx);
 
   // ---- joining and finalisation (io_join.cpp) ----
-  bool settled(const Entry& e, bool timeout, Ctx& ctx) const;
+  /// How far every point that may still add to an I/O has come, per clock component, worked
+  /// out once per drain (see settled()).
+  struct Horizons {
+    bool blocked = false;  ///< a declared point has carried nothing yet: nothing is final
+    std::unordered_map<PointId, TimeNs> component_min;  ///< root -> least horizon, root clock
+    /// Components with a point still being discovered, and with a point that is not idle: how
+    /// many, and one of them (enough to tell whether one other than a given one exists).
+    size_t new_roots = 0, active_roots = 0;
+    PointId a_new_root = kNoPoint, an_active_root = kNoPoint;
+    std::vector<uint8_t> seen_root;  ///< by point id: 1 counted active, 2 counted new too
+  };
+  void compute_horizons(Ctx& ctx);
+  /// The stamp (in `home`'s clock) up to which every point that may add to an I/O of `home`
+  /// has moved.
+  TimeNs bound_for(PointId home, Ctx& ctx) const;
+  bool settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) const;
   void drain(Ctx& ctx);
   void finalize(EntryRef r, IoEnd end, Ctx& ctx);
   void release(Entry& e);
@@ -178,6 +193,7 @@ class IoQuality final : public Component {
   };
   std::deque<Deferred> deferred_;
   uint64_t deferred_version_ = 0;
+  Horizons horizons_;
 
   IoQualityStats stats_;
   NoteKind note_stage_[kStages];

@@ -521,14 +521,16 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     claim_pending_naks(s, *m);
     // Packets the message before took past a gap in its PSNs, from this FIRST on, are this one's.
     if (truncated && truncated->gapped) move_beyond(ctx, *truncated, *m, psn);
-    if (pos == MsgPosition::kFirst) {
+    if (pos != MsgPosition::kOnly) {
       // Packets of this message stamped before its FIRST at this point (reordered, or the
-      // FIRST resent after a loss before the point) opened a message without a FIRST just
-      // after this one in PSN order: it is the rest of this message.
-      auto it = std::find(s.messages.begin(), s.messages.end(), m);
-      if (it != s.messages.end() && std::next(it) != s.messages.end()) {
+      // FIRST resent after a loss before the point) opened messages without a FIRST just after
+      // this one in PSN order: up to its LAST they are the rest of this message.
+      for (;;) {
+        auto it = std::find(s.messages.begin(), s.messages.end(), m);
+        if (it == s.messages.end() || std::next(it) == s.messages.end() || m->has_last) break;
         Message* next = *std::next(it);
-        if (!next->has_first && next->rec.kind == m->rec.kind) absorb(ctx, *m, *next);
+        if (next->has_first || next->rec.kind != m->rec.kind) break;
+        absorb(ctx, *m, *next);
       }
     }
   }

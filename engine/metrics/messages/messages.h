@@ -26,15 +26,12 @@
 
 #include "engine/metrics/messages/message_state.h"
 #include "engine/src/core/component.h"
+#include "rdmatel/notes.h"
 
 namespace rdmatel::messages {
 
 extern const ComponentSpec kSpec;
 
-/// Frame note details of "msg.packet" notes.
-inline constexpr uint32_t kMsgRetransmission = 1u << 0;  ///< PSN not newer than the newest seen here
-inline constexpr uint32_t kMsgDuplicate = 1u << 1;       ///< this exact PSN was already seen here
-inline constexpr uint32_t kMsgOutOfSequence = 1u << 2;   ///< PSN skips ahead: loss before this point
 
 struct MessagesStats {
   uint64_t data_packets = 0;

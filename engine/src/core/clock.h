@@ -30,6 +30,10 @@ class ClockRelations {
   bool related(PointId p, PointId q) const { return p == q || root(p) == root(q); }
   /// Maps a stamp of point `from` into the clock of point `to` (related points only).
   TimeNs map(TimeNs t, PointId from, PointId to) const { return t + to_root(from) - to_root(to); }
+  /// The point whose clock is its component's reference, and the offset that maps a point's
+  /// stamps into it: t_root = t + to_root(id).
+  PointId root(PointId id) const;
+  DurationNs to_root(PointId id) const;
 
   /// The estimate between two directly sampled points: t_q ≈ t_p + offset.
   struct Estimate {
@@ -48,9 +52,6 @@ class ClockRelations {
   };
   static Estimate estimate_of(const Link& l);
   void grow(PointId id);
-  PointId root(PointId id) const;
-  /// Offset that maps this point's stamps into its root's clock: t_root = t + to_root(id).
-  DurationNs to_root(PointId id) const;
 
   struct Node {
     PointId parent = kNoPoint;  ///< kNoPoint: a root

@@ -19,6 +19,8 @@ constexpr TimeNs kStampLimit = (TimeNs(1) << 62) - (TimeNs(1) << 48);
 // Components hear of a point's horizon when it moved at least this much: finalisation needs no
 // finer grain, and the hooks then cost nothing per packet.
 constexpr DurationNs kAdvanceQuantum = 100 * kNsPerUs;
+// How often (in capture progress) the engine looks for points that went quiet.
+constexpr DurationNs kQuietScanEvery = 10 * kNsPerMs;
 
 struct RoleOverride {
   std::string name;
@@ -45,12 +47,25 @@ uint32_t packet_class(const Packet& p) {
   return kPacketOtherRoce;
 }
 
+bool peek_roce(LinkType link, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, RoceHeaders& out) {
+  if (!data) return false;
+  RoceFrame f;
+  if (decode_roce_frame(link, data, cap_len, wire_len, f) != FrameKind::kRoce) return false;
+  out.src = f.src;
+  out.dst = f.dst;
+  out.dst_qpn = f.bth.dest_qp;
+  out.has_src_qpn = f.has(kExtDeth);
+  out.src_qpn = f.deth_src_qp;
+  return true;
+}
+
 class Engine::Impl {
  public:
   explicit Impl(const Settings& settings)
       : settings_(settings),
         window_(std::max<DurationNs>(0, settings.duration("reorder_window"))),
         idle_(settings.duration("idle_point")),
+        max_buffered_(std::max<uint64_t>(1, settings.count("max_reorder_packets"))),
         flows_(settings.count("max_flows")),
         warnings_(sinks_),
         ctx_(settings_, points_, flows_, roles_, clock_, warnings_, sinks_, settings.frame_notes, window_, idle_) {
@@ -108,6 +123,7 @@ class Engine::Impl {
       });
       return;
     }
+    if (points_.progress() >= next_quiet_scan_) mark_quiet_points();
     Packet pkt;
     pkt.frame = in.frame;
     pkt.ts = std::clamp(in.ts, -kStampLimit, kStampLimit);
@@ -145,7 +161,16 @@ class Engine::Impl {
       summarize_capsule(pkt.roce, in.data, pkt.capsule);
     }
     PointState& point = points_[in.point];
-    if (pkt.ts <= point.horizon) {
+    if (pkt.ts > point.watermark) {
+      // A stamp far beyond the point's others, not (yet) confirmed by more: an outlier (a bad
+      // clock, a corrupt record). Handled now rather than held until the watermark catches up.
+      ++stats_.late;
+      warnings_.warn("outlier_stamps", [&] {
+        return "stamps far beyond the others of their point (first at " + point.name + ", frame " +
+               std::to_string(in.frame) + "): handled in arrival order";
+      });
+      handle(pkt);
+    } else if (pkt.ts <= point.horizon) {
       // Later than the reorder window allows: handled now, out of order.
       ++stats_.late;
       warnings_.warn("late_packets", [&] {
@@ -154,13 +179,15 @@ class Engine::Impl {
                "): they are handled out of stamp order; a larger --reorder-window avoids it";
       });
       handle(pkt);
-    } else if (!point.buffer.insert(pkt, hash_bytes(in.data, in.cap_len))) {
-      ++stats_.duplicates;
-      warnings_.warn("duplicate_packets", [&] {
-        return "the same packets were given more than once (first at point " + point.name +
-               ", frame " + std::to_string(in.frame) +
-               "): each is counted once (a file given twice, or overlapping files)";
-      });
+    } else {
+      if (point.buffer.size() >= max_buffered_) force_oldest(in.point);
+      if (!point.buffer.insert(pkt, hash_bytes(in.data, in.cap_len))) {
+        ++stats_.duplicates;
+        warnings_.warn("duplicate_packets", [&] {
+          return "the same packets were given more than once (first at point " + point.name + ", frame " +
+                 std::to_string(in.frame) + "): each is counted once (a file given twice, or overlapping files)";
+        });
+      }
     }
     release(in.point);
   }
@@ -172,9 +199,12 @@ class Engine::Impl {
       while (!p.buffer.empty()) {
         Packet pkt = p.buffer.front();
         p.buffer.pop_front();
+        p.horizon = std::max(p.horizon, pkt.ts);
         handle(pkt);
       }
-      if (p.seen) p.horizon = kTimeMax;
+      // Everything the point carried is handled: its horizon is its newest stamp. What is still
+      // open after this last advance ends with the capture.
+      if (p.seen) p.horizon = std::max(p.horizon, p.watermark);
     }
     finished_ = true;
     for (PointId id = 0; id < points_.size(); ++id)
@@ -223,6 +253,38 @@ class Engine::Impl {
   }
 
  private:
+  // A point that carried nothing while the capture advanced the idle time will not add to what is
+  // open: its buffered packets are handled now, and components stop waiting for it.
+  void mark_quiet_points() {
+    next_quiet_scan_ = points_.progress() + kQuietScanEvery;
+    for (PointId id = 0; id < points_.size(); ++id) {
+      PointState& p = points_[id];
+      if (p.quiet || !points_.idle(id, idle_)) continue;
+      while (!p.buffer.empty()) {
+        Packet pkt = p.buffer.front();
+        p.buffer.pop_front();
+        p.horizon = std::max(p.horizon, pkt.ts);
+        handle(pkt);
+      }
+      if (p.seen) p.horizon = std::max(p.horizon, p.watermark);
+      p.quiet = true;
+      for (auto& c : components_) c->on_advance(id, ctx_);
+    }
+  }
+
+  // Bounded state: a point holding too many packets hands its oldest on now.
+  void force_oldest(PointId id) {
+    PointState& p = points_[id];
+    warnings_.warn("reorder_buffer_full", [&] {
+      return "more than " + std::to_string(max_buffered_) + " packets waiting for reordering at point " + p.name +
+             ": the oldest are handled early (limit max_reorder_packets)";
+    });
+    Packet pkt = p.buffer.front();
+    p.buffer.pop_front();
+    p.horizon = std::max(p.horizon, pkt.ts);
+    handle(pkt);
+  }
+
   // Releases the packets of `id` that the horizon has passed, in stamp order.
   void release(PointId id) {
     PointState& p = points_[id];
@@ -249,6 +311,7 @@ class Engine::Impl {
   Settings settings_;
   DurationNs window_;
   DurationNs idle_;
+  size_t max_buffered_;
   std::vector<RecordSink*> sinks_;
   PointTable points_;
   FlowTable flows_;
@@ -262,6 +325,7 @@ class Engine::Impl {
   std::vector<RoleOverride> overrides_;
   EngineStats stats_;
   uint32_t seq_ = 0;
+  DurationNs next_quiet_scan_ = 0;
   const char* last_error_ = nullptr;
   bool finished_ = false;
 };

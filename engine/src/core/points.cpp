@@ -26,6 +26,7 @@ PointId PointTable::declare(const std::string& name, uint32_t interface_id, uint
 void PointTable::observe(PointId id, TimeNs ts) {
   PointState& p = points_[id];
   ++p.packets;
+  p.quiet = false;
   if (!p.seen) {
     p.seen = true;
     p.first = p.watermark = ts;

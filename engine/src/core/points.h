@@ -41,6 +41,9 @@ struct PointState {
   DurationNs first_progress = 0;     ///< G when it carried its first packet
   DurationNs last_progress = 0;      ///< G when it carried its latest packet
   uint32_t jump_votes = 0;           ///< consecutive stamps far beyond the watermark
+  /// Carried no packet while the capture advanced the idle time: its buffered packets have been
+  /// handled, and nothing waits for it (cleared by its next packet).
+  bool quiet = false;
   ReorderBuffer buffer;
 };
 
@@ -62,7 +65,8 @@ class PointTable {
   /// Capture progress G: the largest elapsed time of any point (clock-independent).
   DurationNs progress() const { return progress_; }
   /// True when the point carried no packet while the capture advanced `idle` (a declared point
-  /// that never carried one counts from its declaration).
+  /// that never carried one counts from its declaration). Components use `quiet`, which the
+  /// engine sets once it has handled such a point's buffered packets.
   bool idle(PointId id, DurationNs idle_ns) const {
     const PointState& p = points_[id];
     return progress_ - (p.seen ? p.last_progress : p.declared_progress) > idle_ns;

@@ -17,6 +17,9 @@ const SettingSpec kCoreSettings[] = {
     {"reorder_window", SettingType::kDuration, "ms", "250", 0, 600000, "MS",
      "How far stamps may go backwards within one observation point: packets are handled in stamp order "
      "within this window, and results wait this long for late copies of their packets"},
+    {"max_reorder_packets", SettingType::kCount, "", "262144", 1, 1e9, "N",
+     "Most packets one observation point holds for reordering; beyond it the oldest is handled at once, "
+     "in the order it arrived"},
     {"idle_point", SettingType::kDuration, "s", "10", 0.001, 86400, "SECONDS",
      "An observation point that carried no packet while the capture advanced this long no longer holds "
      "back results"},

@@ -183,3 +183,16 @@ bool nvme_admin_only_opcode(uint8_t opcode) {
 }
 
 }  // namespace rdmatel
+
+#include "rdmatel/names.h"
+
+namespace rdmatel {
+
+const char* nvme_command_name(uint8_t opcode, uint8_t fctype, NvmeCommandSet set) {
+  NvmeQueueKind k = set == NvmeCommandSet::kAdmin ? NvmeQueueKind::kAdmin
+                    : set == NvmeCommandSet::kIo  ? NvmeQueueKind::kIo
+                                                  : NvmeQueueKind::kUnknown;
+  return nvme_op_name(opcode, fctype, k);
+}
+
+}  // namespace rdmatel

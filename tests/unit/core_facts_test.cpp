@@ -1,0 +1,231 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The engine core's shared facts, each worked out by hand: observation points and their clocks,
+// reorder buffers, roles from command-to-completion spans and TTLs, clock relations, settings.
+#include <gtest/gtest.h>
+
+#include "engine/src/core/clock.h"
+#include "engine/src/core/points.h"
+#include "engine/src/core/reorder_buffer.h"
+#include "engine/src/core/roles.h"
+#include "rdmatel/settings.h"
+
+namespace rdmatel {
+namespace {
+
+constexpr TimeNs kT = 1'700'000'000'000'000'000;
+constexpr TimeNs kHour = 3600 * kNsPerSec;
+
+IpAddress ip(uint8_t a, uint8_t b, uint8_t c, uint8_t d) {
+  uint8_t x[4] = {a, b, c, d};
+  return IpAddress::from_v4(x);
+}
+
+// ---- points ----
+
+TEST(Points, SameNameIsOnePoint) {
+  PointTable t;
+  PointId a = t.declare("leafA", 0, 0);
+  PointId b = t.declare("leafB", 1, 0);
+  EXPECT_NE(a, b);
+  EXPECT_EQ(t.declare("leafA", 5, 100), a);  // a second file or section, same port
+  EXPECT_EQ(t[a].speed_bps, 100u);
+}
+
+TEST(Points, ForwardJumpNeedsConfirmation) {
+  PointTable t;
+  PointId p = t.declare("p", 0, 0);
+  t.observe(p, kT);
+  t.observe(p, kT + kHour);  // one stamp an hour ahead: not trusted yet
+  EXPECT_EQ(t[p].watermark, kT);
+  t.observe(p, kT + 10);
+  EXPECT_EQ(t[p].watermark, kT + 10);
+  for (int i = 1; i <= int(PointTable::kJumpVotes); ++i) t.observe(p, kT + kHour + i);  // a real pause
+  EXPECT_EQ(t[p].watermark, kT + kHour + int(PointTable::kJumpVotes));
+}
+
+TEST(Points, ProgressAndIdleDoNotCompareClocks) {
+  PointTable t;
+  PointId a = t.declare("a", 0, 0), b = t.declare("b", 1, 0);
+  // b's clock is two hours ahead of a's: progress counts each point from its own first stamp.
+  t.observe(a, kT);
+  t.observe(b, kT + 2 * kHour);
+  t.observe(a, kT + 5 * kNsPerSec);
+  EXPECT_EQ(t.progress(), 5 * kNsPerSec);
+  EXPECT_FALSE(t.idle(b, 10 * kNsPerSec));
+  t.observe(a, kT + 16 * kNsPerSec);  // a went on 11 s more while b stayed silent
+  EXPECT_TRUE(t.idle(b, 10 * kNsPerSec));
+  EXPECT_FALSE(t.idle(a, 10 * kNsPerSec));
+  // Horizons lag each point's own watermark by the window.
+  EXPECT_EQ(t.advance_horizon(a, kNsPerSec), kT + 15 * kNsPerSec);
+  EXPECT_EQ(t.advance_horizon(b, kNsPerSec), kT + 2 * kHour - kNsPerSec);
+}
+
+// ---- reorder buffer ----
+
+Packet pkt(TimeNs ts, uint32_t seq, uint64_t key = 0, uint32_t len = 100) {
+  Packet p;
+  p.ts = ts;
+  p.seq = seq;
+  p.order_key = key;
+  p.wire_len = len;
+  return p;
+}
+
+TEST(ReorderBuffer, ReleasesInStampOrderAndTiesByFlowAndPsn) {
+  ReorderBuffer b;
+  EXPECT_TRUE(b.insert(pkt(30, 0), 1));
+  EXPECT_TRUE(b.insert(pkt(10, 1), 2));
+  EXPECT_TRUE(b.insert(pkt(20, 2, 7), 3));
+  EXPECT_TRUE(b.insert(pkt(20, 3, 5), 4));  // same stamp, smaller key: first
+  std::vector<uint32_t> order;
+  while (!b.empty()) {
+    order.push_back(b.front().seq);
+    b.pop_front();
+  }
+  EXPECT_EQ(order, (std::vector<uint32_t>{1, 3, 2, 0}));
+}
+
+TEST(ReorderBuffer, DropsTheSamePacketGivenTwice) {
+  ReorderBuffer b;
+  EXPECT_TRUE(b.insert(pkt(10, 0, 1), 42));
+  EXPECT_TRUE(b.insert(pkt(10, 1, 2), 43));   // same stamp, other bytes: kept
+  EXPECT_FALSE(b.insert(pkt(10, 2, 1), 42));  // same stamp, bytes and length: a duplicate
+  EXPECT_TRUE(b.insert(pkt(11, 3, 1), 42));   // same bytes later: a resend, kept
+  EXPECT_EQ(b.size(), 3u);
+}
+
+// ---- roles ----
+
+TEST(Roles, LongestSpanIsNearestTheHost) {
+  PointTable pts;
+  PointId leaf_a = pts.declare("leafA", 0, 0), spine = pts.declare("spine", 1, 0), leaf_b = pts.declare("leafB", 2, 0);
+  Roles r;
+  IpAddress h = ip(10, 1, 0, 1), s = ip(10, 2, 0, 1);
+  // Spans 900 > 800 > 700 µs: leafA nearest the host, leafB nearest the storage server.
+  Roles::Sighting sg[3] = {{leaf_a, true, 900}, {spine, true, 800}, {leaf_b, true, 700}};
+  r.add_evidence(h, s, sg);
+  PointId seen[3] = {leaf_a, spine, leaf_b};
+  Roles::Sides sides = r.sides(h, s, seen, pts, false);
+  EXPECT_EQ(sides.compute, leaf_a);
+  EXPECT_EQ(sides.storage, leaf_b);
+  // An I/O that never reached the storage leaf: the spine is never its storage side.
+  PointId partial[2] = {leaf_a, spine};
+  sides = r.sides(h, s, partial, pts, false);
+  EXPECT_EQ(sides.compute, leaf_a);
+  EXPECT_EQ(sides.storage, kNoPoint);
+  EXPECT_TRUE(sides.storage_known);
+  EXPECT_EQ(r.role_for(pts, spine, h, s), PointRole::kFabric);
+}
+
+TEST(Roles, PerEndpointLeafMirror) {
+  // leafA faces host h1 and storage s2, leafB faces h2 and s1: each leaf is the compute side
+  // of its host and the storage side of its storage server.
+  PointTable pts;
+  PointId a = pts.declare("leafA", 0, 0), b = pts.declare("leafB", 1, 0);
+  Roles r;
+  IpAddress h1 = ip(10, 1, 0, 1), h2 = ip(10, 1, 0, 2), s1 = ip(10, 2, 0, 1), s2 = ip(10, 2, 0, 2);
+  Roles::Sighting io1[2] = {{a, true, 500}, {b, true, 400}};  // h1 -> s1
+  Roles::Sighting io2[2] = {{a, true, 300}, {b, true, 350}};  // h2 -> s2
+  r.add_evidence(h1, s1, io1);
+  r.add_evidence(h2, s2, io2);
+  PointId both[2] = {a, b};
+  EXPECT_EQ(r.sides(h1, s1, both, pts, false).compute, a);
+  EXPECT_EQ(r.sides(h2, s2, both, pts, false).compute, b);
+  EXPECT_EQ(r.sides(h2, s2, both, pts, false).storage, a);
+  // An I/O of h1 seen at leafA only (its command at the end of the capture): still compute.
+  PointId only_a[1] = {a};
+  Roles::Sides one = r.sides(h1, s1, only_a, pts, false);
+  EXPECT_EQ(one.compute, a);
+  EXPECT_EQ(one.storage, kNoPoint);
+  // h1 with s2, both behind leafA: one point cannot be both sides; it is the compute side.
+  Roles::Sides same = r.sides(h1, s2, only_a, pts, false);
+  EXPECT_EQ(same.compute, a);
+  EXPECT_EQ(same.storage, kNoPoint);
+  uint64_t c = 0, st = 0;
+  r.summarize(a, c, st);
+  EXPECT_EQ(c, 1u);
+  EXPECT_EQ(st, 1u);
+}
+
+TEST(Roles, TtlOrdersPointsWhereTheFabricIsRouted) {
+  PointTable pts;
+  PointId a = pts.declare("a", 0, 0), b = pts.declare("b", 1, 0);
+  Roles r;
+  IpAddress h = ip(10, 1, 0, 1), s = ip(10, 2, 0, 1);
+  // No completion anywhere (no spans): the command's TTL is higher nearer the host.
+  Roles::Sighting sg[2] = {{b, false, 0, 61, -1}, {a, false, 0, 63, -1}};
+  r.add_evidence(h, s, sg);
+  PointId seen[2] = {a, b};
+  EXPECT_EQ(r.sides(h, s, seen, pts, false).compute, a);
+}
+
+TEST(Roles, ContradictionsAndConfiguredRolesAreReported) {
+  PointTable pts;
+  PointId a = pts.declare("a", 0, 0), b = pts.declare("b", 1, 0);
+  pts[a].configured = PointRole::kStorage;  // the user says a faces the storage: the spans disagree
+  Roles r;
+  IpAddress h = ip(10, 1, 0, 1), s = ip(10, 2, 0, 1);
+  Roles::Sighting ok[2] = {{a, true, 500}, {b, true, 400}};
+  Roles::Sighting odd[2] = {{a, true, 300}, {b, true, 400}};
+  for (int i = 0; i < 3; ++i) r.add_evidence(h, s, ok);
+  r.add_evidence(h, s, odd);
+  PointId seen[2] = {a, b};
+  Roles::Sides sides = r.sides(h, s, seen, pts, false);
+  EXPECT_EQ(sides.storage, a);  // configured wins
+  auto text = r.contradictions(pts);
+  ASSERT_EQ(text.size(), 3u);  // the host's and the storage server's votes, and the override
+  EXPECT_NE(text[0].find("3 of 4"), std::string::npos) << text[0];
+  EXPECT_NE(text[2].find("--point a=storage contradicts"), std::string::npos) << text[2];
+}
+
+// ---- clock relations ----
+
+TEST(ClockRelations, OffsetBetweenTheTwoDirectionsMinimalDelays) {
+  ClockRelations c;
+  // b's clock runs 5 ms ahead of a's; packets take 2..9 µs from a to b and 3..7 µs back.
+  const DurationNs off = 5 * kNsPerMs;
+  for (DurationNs d : {2000, 5000, 9000}) c.add_sample(0, kT, 1, kT + off + d, 0);  // a -> b
+  for (DurationNs d : {3000, 7000}) c.add_sample(0, kT + d, 1, kT + off, 1);        // b -> a
+  auto e = c.estimate(0, 1);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->both_directions);
+  // Minimal delays 2 and 3 µs: the offset is off + (2 - 3) / 2 µs, within +-2.5 µs.
+  EXPECT_EQ(e->offset, off - 500);
+  EXPECT_EQ(e->uncertainty, 2500);
+  EXPECT_EQ(c.estimate(1, 0)->offset, -(off - 500));
+  EXPECT_TRUE(c.related(0, 1));
+  EXPECT_EQ(c.map(kT, 0, 1), kT + off - 500);
+}
+
+TEST(ClockRelations, ComponentsMapThroughIntermediatePoints) {
+  ClockRelations c;
+  c.add_sample(0, 1000, 1, 2'001'000, 0);  // 1 is 2 ms ahead of 0
+  c.add_sample(2, 5000, 1, 1'005'000, 0);  // 1 is 1 ms ahead of 2
+  EXPECT_TRUE(c.related(0, 2));
+  EXPECT_FALSE(c.related(0, 3));
+  EXPECT_EQ(c.map(0, 0, 2), 1'000'000);  // so 2 is 1 ms ahead of 0
+  EXPECT_EQ(c.map(0, 2, 0), -1'000'000);
+}
+
+// ---- settings ----
+
+TEST(Settings, ParsedInTheirUnitWithBounds) {
+  Settings s;
+  EXPECT_EQ(s.duration("reorder_window"), 250 * kNsPerMs);
+  EXPECT_EQ(s.duration("io_timeout"), 10 * kNsPerSec);
+  std::string error;
+  EXPECT_TRUE(s.set("io_timeout", "0.5", error));
+  EXPECT_EQ(s.duration("io_timeout"), 500 * kNsPerMs);
+  EXPECT_FALSE(s.set("io_timeout", "-1", error));
+  EXPECT_NE(error.find("--io-timeout"), std::string::npos) << error;
+  EXPECT_FALSE(s.set("max_ios", "1.5", error));
+  EXPECT_FALSE(s.set("no_such_setting", "1", error));
+  EXPECT_TRUE(s.set("point", "a=compute", error));
+  EXPECT_TRUE(s.set("point", "b=storage", error));
+  EXPECT_EQ(s.list("point").size(), 2u);
+  s.reset("point");
+  EXPECT_TRUE(s.list("point").empty());
+}
+
+}  // namespace
+}  // namespace rdmatel

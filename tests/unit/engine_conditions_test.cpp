@@ -1,0 +1,407 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The engine on captures as people really take them, each condition on a hand-built sequence
+// whose answer is worked out by hand: clocks that are not synchronised, file order that is not
+// stamp order, incomplete I/Os at the edges, spines, limits, stamp-less blocks, header-only
+// snaps, hundreds of points, NAKs of READ REQUESTs, a message's LAST before its MIDDLEs.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <string>
+#include <vector>
+
+#include "rdmatel/notes.h"
+#include "rdmatel/records.h"
+#include "tests/support/engine_harness.h"
+#include "tests/support/frame_builder.h"
+
+namespace rdmatel {
+namespace {
+
+using test::Bytes;
+using test::RoceSpec;
+
+constexpr uint8_t kHost[4] = {10, 0, 0, 1};
+constexpr uint8_t kStorage[4] = {10, 0, 1, 1};
+constexpr uint32_t kStorageQp = 0x000100;
+constexpr uint32_t kHostQp = 0x000200;
+constexpr TimeNs kT0 = 1'700'000'000'000'000'000;
+
+RoceSpec up(uint8_t opcode, uint32_t psn) {
+  RoceSpec s;
+  std::copy(kHost, kHost + 4, s.src_ip4);
+  std::copy(kStorage, kStorage + 4, s.dst_ip4);
+  s.opcode = opcode;
+  s.psn = psn;
+  s.dest_qp = kStorageQp;
+  return s;
+}
+RoceSpec down(uint8_t opcode, uint32_t psn) {
+  RoceSpec s = up(opcode, psn);
+  std::copy(kStorage, kStorage + 4, s.src_ip4);
+  std::copy(kHost, kHost + 4, s.dst_ip4);
+  s.dest_qp = kHostQp;
+  return s;
+}
+Bytes command(uint16_t cid, uint32_t psn, uint32_t key) {
+  RoceSpec s = up(0x04, psn);
+  s.payload = test::sqe(0x02, cid, 1, 0x40, 4096, key);
+  return build_roce(s);
+}
+Bytes completion(uint16_t cid, uint32_t psn) {
+  RoceSpec s = down(0x04, psn);
+  s.payload = test::cqe(cid, 0);
+  return build_roce(s);
+}
+Bytes data(uint32_t psn, uint32_t key) {
+  RoceSpec s = down(0x0A, psn);  // RDMA WRITE ONLY
+  s.ext = test::reth(0x1000, key, 4096);
+  s.payload = Bytes(256, 0);
+  return build_roce(s);
+}
+
+struct Frame {
+  size_t point;
+  TimeNs ts;
+  Bytes bytes;
+};
+
+// `n` reads at two points (0 compute, 1 storage), one every 100 µs: command at compute t, at
+// storage t + 3 µs, data at storage t + 40 µs (compute + 3 µs later), completion at storage
+// t + 50 µs, at compute t + 53 µs. The storage point's clock reads `offset` ahead.
+std::vector<Frame> two_point_reads(int n, TimeNs offset) {
+  std::vector<Frame> f;
+  for (int i = 0; i < n; ++i) {
+    TimeNs t = kT0 + TimeNs(i) * 100'000;
+    uint16_t cid = uint16_t(i % 4);
+    uint32_t key = 0x100 + uint32_t(i);
+    f.push_back({0, t, command(cid, 10 + uint32_t(i), key)});
+    f.push_back({1, t + 3'000 + offset, command(cid, 10 + uint32_t(i), key)});
+    f.push_back({1, t + 40'000 + offset, data(500 + 2 * uint32_t(i), key)});
+    f.push_back({0, t + 43'000, data(500 + 2 * uint32_t(i), key)});
+    f.push_back({1, t + 50'000 + offset, completion(cid, 501 + 2 * uint32_t(i))});
+    f.push_back({0, t + 53'000, completion(cid, 501 + 2 * uint32_t(i))});
+  }
+  return f;
+}
+
+test::Collector run(const std::vector<Frame>& frames, Settings s = {},
+                    std::vector<std::string> points = {"compute", "storage"}) {
+  test::Feeder feed(s, points);
+  for (const Frame& f : frames) feed.push(f.point, f.ts, f.bytes);
+  feed.finish();
+  return feed.out;
+}
+
+std::vector<Frame> sorted_by_stamp(std::vector<Frame> f) {
+  std::stable_sort(f.begin(), f.end(), [](const Frame& a, const Frame& b) { return a.ts < b.ts; });
+  return f;
+}
+
+TEST(EngineConditions, ClockOffsetsChangeNoRoleAndNoMetric) {
+  test::Collector base = run(two_point_reads(20, 0));
+  ASSERT_EQ(base.ios.size(), 20u);
+  for (TimeNs offset : {-50'000LL, 50'000LL, -5'000'000LL, 5'000'000LL, -2'000'000'000LL, 2'000'000'000LL}) {
+    for (bool resort : {false, true}) {
+      auto frames = two_point_reads(20, offset);
+      if (resort) frames = sorted_by_stamp(frames);  // as mergecap would merge two files
+      test::Collector r = run(frames);
+      ASSERT_EQ(r.ios.size(), 20u) << offset << (resort ? " re-sorted" : "");
+      for (size_t i = 0; i < r.ios.size(); ++i) {
+        const IoRecord& a = base.ios[i];
+        const IoRecord& b = r.ios[i];
+        SCOPED_TRACE(testing::Message() << "offset " << offset << (resort ? " re-sorted" : "") << " cid " << b.cid);
+        EXPECT_EQ(b.compute_point, a.compute_point);
+        EXPECT_EQ(b.storage_point, a.storage_point);
+        EXPECT_EQ(b.t[1], a.t[1]);               // compute stamps unchanged
+        EXPECT_EQ(b.t[2], a.t[2] + offset);      // storage stamps as the storage clock read them
+        EXPECT_EQ(b.t[5], a.t[5]);
+        IoMetrics ma = io_metrics(a), mb = io_metrics(b);
+        EXPECT_EQ(*mb.rtt, 6'000);  // (53 - 0) - (50 - 3) µs... in ns: 53 000 - 47 000
+        EXPECT_EQ(*mb.rtt, *ma.rtt);
+        EXPECT_EQ(*mb.dal, *ma.dal);
+        EXPECT_EQ(*mb.iol1, *ma.iol1);
+      }
+    }
+  }
+}
+
+TEST(EngineConditions, FileOrderWithinTheWindowChangesNothing) {
+  auto frames = two_point_reads(30, -3'000'000);
+  test::Collector base = run(sorted_by_stamp(frames));
+  // Each point's frames in reversed blocks of 7: stamps going backwards by up to ~600 µs.
+  std::vector<Frame> reversed;
+  for (size_t i = 0; i < frames.size(); i += 7) {
+    size_t end = std::min(frames.size(), i + 7);
+    for (size_t j = end; j > i; --j) reversed.push_back(frames[j - 1]);
+  }
+  test::Collector r = run(reversed);
+  ASSERT_EQ(r.ios.size(), base.ios.size());
+  auto key = [](const IoRecord& x) { return std::make_pair(x.cid, x.cmd_psn); };
+  std::map<std::pair<uint16_t, uint32_t>, IoRecord> want;
+  for (const IoRecord& x : base.ios) want[key(x)] = x;
+  for (const IoRecord& x : r.ios) {
+    const IoRecord& w = want.at(key(x));
+    for (int t = 1; t <= 7; ++t) EXPECT_EQ(x.t.has(t) ? x.t[t] : -1, w.t.has(t) ? w.t[t] : -1) << "T" << t;
+    EXPECT_EQ(x.complete, w.complete);
+  }
+  EXPECT_EQ(r.messages.size(), base.messages.size());
+}
+
+TEST(EngineConditions, IncompleteIoKeepsT1AndComputePoint) {
+  auto frames = two_point_reads(5, 2'000'000'000);  // storage clock 2 s ahead
+  // A sixth command seen at the compute side only: the capture ends before anything else.
+  frames.push_back({0, kT0 + 600'000, command(9, 99, 0x999)});
+  test::Collector r = run(frames);
+  ASSERT_EQ(r.ios.size(), 6u);
+  const IoRecord* last = nullptr;
+  for (const IoRecord& x : r.ios)
+    if (x.cid == 9) last = &x;
+  ASSERT_NE(last, nullptr);
+  EXPECT_FALSE(last->complete);
+  EXPECT_EQ(last->compute_point, r.ios[0].compute_point);
+  EXPECT_TRUE(last->t.has(1));
+  EXPECT_EQ(last->t[1], kT0 + 600'000);
+  EXPECT_FALSE(last->t.has(2));
+}
+
+TEST(EngineConditions, SpineIsNeverTheStorageSide) {
+  // Three points: compute leaf 0, spine 1, storage leaf 2. Two complete reads, then one whose
+  // command got only as far as the spine (the storage leaf never sees it).
+  std::vector<Frame> f;
+  for (int i = 0; i < 2; ++i) {
+    TimeNs t = kT0 + TimeNs(i) * 100'000;
+    uint32_t key = 0x100 + uint32_t(i);
+    for (size_t p = 0; p < 3; ++p) f.push_back({p, t + TimeNs(p) * 2'000, command(uint16_t(i), 10 + uint32_t(i), key)});
+    for (size_t p = 3; p-- > 0;) f.push_back({p, t + 50'000 - TimeNs(p) * 2'000, completion(uint16_t(i), 500 + uint32_t(i))});
+  }
+  f.push_back({0, kT0 + 300'000, command(7, 20, 0x777)});
+  f.push_back({1, kT0 + 302'000, command(7, 20, 0x777)});
+  test::Collector r = run(f, Settings{}, {"leafA", "spine", "leafB"});
+  ASSERT_EQ(r.ios.size(), 3u);
+  for (const IoRecord& x : r.ios) {
+    EXPECT_EQ(x.compute_point, 0u);
+    EXPECT_NE(x.storage_point, 1u);  // never the spine
+  }
+  const IoRecord& lost = r.ios[2];
+  EXPECT_EQ(lost.cid, 7);
+  EXPECT_EQ(lost.storage_point, kNoPoint);
+  EXPECT_FALSE(lost.t.has(2));
+  EXPECT_TRUE(lost.t.has(1));
+}
+
+TEST(EngineConditions, EvictedIosStartNoNewRecords) {
+  // One complete read confirms the queue as NVMe; then 200 reads whose commands the compute
+  // point's block of the file holds before the storage point's copies: with at most 8 I/Os
+  // tracked, the early ones are reported (evicted) before their copies at the storage point
+  // arrive, and those copies must start no new I/O. File order is handled as it comes (reorder
+  // window 0), so the evictions really happen before the copies.
+  std::vector<Frame> all = {{0, kT0, command(900, 5, 0x900)},
+                            {1, kT0 + 500, command(900, 5, 0x900)},
+                            {1, kT0 + 1'000, completion(900, 6)},
+                            {0, kT0 + 1'500, completion(900, 6)}};
+  for (int i = 0; i < 200; ++i)
+    all.push_back({0, kT0 + 10'000 + TimeNs(i) * 1'000, command(uint16_t(i), 10 + uint32_t(i), 0x100 + uint32_t(i))});
+  for (int i = 0; i < 200; ++i)
+    all.push_back({1, kT0 + 10'500 + TimeNs(i) * 1'000, command(uint16_t(i), 10 + uint32_t(i), 0x100 + uint32_t(i))});
+  test::Collector r = run(all, test::settings_with({{"max_ios", "8"}, {"reorder_window", "0"}}));
+  EXPECT_TRUE(r.warned("max_ios"));
+  EXPECT_EQ(r.ios.size(), 201u);  // one record per command, not one more per late copy
+  std::map<uint32_t, int> per_command;
+  for (const IoRecord& x : r.ios) ++per_command[x.cmd_psn];
+  EXPECT_EQ(per_command.size(), 201u);
+}
+
+TEST(EngineConditions, StamplessBlocksAreNotMeasured) {
+  // A read whose completion sits in a pcapng simple packet block (no timestamp): never a
+  // latency of 10^15 µs; the I/O is incomplete and the packet counted, not measured.
+  test::Feeder feed(Settings{}, {"only"});
+  feed.push(0, kT0, command(1, 10, 0x55));
+  feed.push(0, kT0 + 10'000, data(30, 0x55));
+  feed.push(0, 0, completion(1, 31), false);
+  feed.push(0, kT0 + 20'000, command(2, 11, 0x56));
+  feed.push(0, kT0 + 30'000, completion(2, 32));
+  feed.finish();
+  ASSERT_EQ(feed.out.ios.size(), 2u);
+  EXPECT_FALSE(feed.out.ios[0].complete);
+  EXPECT_FALSE(feed.out.ios[0].iol_ns);
+  EXPECT_EQ(*feed.out.ios[1].iol_ns, 10'000);
+  EXPECT_EQ(feed.engine().stats().without_timestamp, 1u);
+  EXPECT_TRUE(feed.out.warned("no timestamp"));
+}
+
+TEST(EngineConditions, HeaderOnlySnapFindsCommandsAndCompletions) {
+  // Frames cut after 40 bytes of the SQE and 14 of the CQE (a 128-byte snap with IPv6 and a
+  // VLAN tag leaves about that much): the I/O is found with every metric.
+  auto cut = [](Bytes b, size_t keep) {
+    b.resize(keep);
+    return b;
+  };
+  RoceSpec c = up(0x04, 10);
+  c.payload = test::sqe(0x02, 3, 1, 0x40, 4096, 0x42);
+  Bytes cmd = build_roce(c);
+  const size_t headers = cmd.size() - 64 - 4;  // payload and ICRC at the end
+  RoceSpec p = down(0x04, 31);
+  p.payload = test::cqe(3, 0);
+  Bytes cpl = build_roce(p);
+  FrameIn in;
+  test::Feeder feed(Settings{}, {"only"});
+  for (auto [ts, bytes, keep] : {std::tuple{kT0, cmd, headers + 40}, std::tuple{kT0 + 10'000, data(30, 0x42), size_t(80)},
+                                std::tuple{kT0 + 12'000, cpl, headers + 14}}) {
+    Bytes b = cut(bytes, keep);
+    in.frame++;
+    in.ts = ts;
+    in.point = feed.id(0);
+    in.data = b.data();
+    in.cap_len = uint32_t(b.size());
+    in.wire_len = uint32_t(bytes.size());
+    feed.engine().push(in);
+  }
+  feed.finish();
+  ASSERT_EQ(feed.out.ios.size(), 1u);
+  const IoRecord& io = feed.out.ios[0];
+  EXPECT_STREQ(io.op, "read");
+  EXPECT_TRUE(io.complete);
+  EXPECT_EQ(*io.iol_ns, 12'000);
+  EXPECT_EQ(io.length, 4096u);
+  EXPECT_FALSE(io.status_known);  // the status bytes were not captured
+}
+
+TEST(EngineConditions, ThousandsOfPointsEachFindTheirIos) {
+  // 5000 capture interfaces (more than the 4096 the CLI once dropped beyond), one read each.
+  std::vector<std::string> names;
+  for (int i = 0; i < 5000; ++i) names.push_back("port" + std::to_string(i));
+  test::Feeder feed(Settings{}, names);
+  for (int i = 0; i < 5000; ++i) {
+    RoceSpec c = up(0x04, 10);
+    c.src_ip4[1] = 100;  // hosts 10.100.x.y, one behind each port
+    c.src_ip4[2] = uint8_t(i >> 8);
+    c.src_ip4[3] = uint8_t(i);
+    c.payload = test::sqe(0x02, 1, 1, 0x40, 4096, 0x42);
+    RoceSpec p = down(0x04, 20);
+    p.dst_ip4[1] = 100;
+    p.dst_ip4[2] = uint8_t(i >> 8);
+    p.dst_ip4[3] = uint8_t(i);
+    p.payload = test::cqe(1, 0);
+    feed.push(size_t(i), kT0 + TimeNs(i) * 1000, build_roce(c));
+    feed.push(size_t(i), kT0 + TimeNs(i) * 1000 + 500, build_roce(p));
+  }
+  feed.finish();
+  EXPECT_EQ(feed.out.ios.size(), 5000u);
+  for (const IoRecord& x : feed.out.ios) EXPECT_EQ(*x.iol_ns, 500);
+}
+
+TEST(EngineConditions, NakOfAReadRequestIsTiedToIt) {
+  // The target's READ REQUEST (storage -> host) is refused by the host with a NAK (host ->
+  // storage, the READ's PSN): the NAK names that READ REQUEST's frame.
+  Settings s;
+  s.frame_notes = true;
+  test::Feeder feed(s, {"only"});
+  RoceSpec ack = down(0x11, 600);  // pairs the two directions: an ACK storage -> host...
+  ack.ext = test::aeth(0x1F, 1);
+  RoceSpec w = up(0x0A, 600);      // ...of a WRITE host -> storage with that PSN
+  w.ext = test::reth(0x1000, 1, 64);
+  w.payload = Bytes(64, 0);
+  feed.push(0, kT0, build_roce(w));
+  feed.push(0, kT0 + 1000, build_roce(ack));
+  RoceSpec rreq = down(0x0C, 700);
+  rreq.ext = test::reth(0x2000, 0x33, 8192);
+  uint64_t rreq_frame = feed.push(0, kT0 + 2000, build_roce(rreq));
+  RoceSpec nak = up(0x11, 700);
+  nak.ext = test::aeth(0x63, 1);  // NAK: remote access error
+  uint64_t nak_frame = feed.push(0, kT0 + 3000, build_roce(nak));
+  feed.finish();
+  NoteKind nak_read = note_kind("msg.nak_read");
+  bool tied = false;
+  for (const FrameNote& n : feed.out.notes)
+    if (n.frame == nak_frame && n.kind == nak_read) tied = n.ref == rreq_frame;
+  EXPECT_TRUE(tied);
+}
+
+TEST(EngineConditions, LastStampedBeforeItsMiddlesIsOneMessage) {
+  // A WRITE FIRST, LAST, MIDDLE, MIDDLE in stamp order at one point (stamped when queued):
+  // one message of four packets, complete.
+  test::Feeder feed(Settings{}, {"only"});
+  RoceSpec f = up(0x06, 100);
+  f.ext = test::reth(0x1000, 7, 4 * 1024);
+  f.payload = Bytes(1024, 0);
+  RoceSpec m1 = up(0x07, 101), m2 = up(0x07, 102), l = up(0x08, 103);
+  m1.payload = m2.payload = l.payload = Bytes(1024, 0);
+  feed.push(0, kT0, build_roce(f));
+  feed.push(0, kT0 + 100, build_roce(l));
+  feed.push(0, kT0 + 200, build_roce(m1));
+  feed.push(0, kT0 + 300, build_roce(m2));
+  feed.finish();
+  ASSERT_EQ(feed.out.messages.size(), 1u);
+  EXPECT_EQ(feed.out.messages[0].packets, 4u);
+  EXPECT_EQ(feed.out.messages[0].first_psn, 100u);
+  EXPECT_EQ(feed.out.messages[0].last_psn, 103u);
+  EXPECT_TRUE(feed.out.messages[0].complete);
+}
+
+TEST(EngineConditions, MiddleStampedBeforeItsFirstJoinsItsMessage) {
+  // Message A = 100..102 whose LAST is lost before the point; B's MIDDLE 104 is stamped before
+  // B's FIRST 103: 104 belongs to B, not to the open A.
+  test::Feeder feed(Settings{}, {"only"});
+  auto pkt = [](uint8_t op, uint32_t psn) {
+    RoceSpec s = up(op, psn);
+    if (op == 0x06) s.ext = test::reth(0x1000, 7, 3 * 512);
+    s.payload = Bytes(512, 0);
+    return build_roce(s);
+  };
+  feed.push(0, kT0, pkt(0x06, 100));
+  feed.push(0, kT0 + 100, pkt(0x07, 101));
+  feed.push(0, kT0 + 200, pkt(0x07, 104));  // B's MIDDLE, before B's FIRST
+  feed.push(0, kT0 + 210, pkt(0x06, 103));  // B's FIRST
+  feed.push(0, kT0 + 300, pkt(0x08, 105));  // B's LAST
+  feed.finish();
+  ASSERT_EQ(feed.out.messages.size(), 2u);
+  std::map<uint32_t, MessageRecord> by_first;
+  for (const MessageRecord& m : feed.out.messages) by_first[m.first_psn] = m;
+  EXPECT_EQ(by_first[100].packets, 2u);
+  EXPECT_EQ(by_first[103].packets, 3u);
+  EXPECT_TRUE(by_first[103].complete);
+  EXPECT_EQ(by_first[103].first_ns, kT0 + 200);  // its earliest packet is the early MIDDLE
+}
+
+TEST(EngineConditions, TheSamePacketsTwiceAreCountedOnce) {
+  auto frames = two_point_reads(10, 0);
+  std::vector<Frame> twice;
+  for (const Frame& f : frames) {
+    twice.push_back(f);
+    twice.push_back(f);  // a file given twice, merged by stamp: each packet next to its copy
+  }
+  test::Collector once = run(frames);
+  test::Collector r = run(twice);
+  ASSERT_EQ(r.ios.size(), once.ios.size());
+  EXPECT_EQ(r.messages.size(), once.messages.size());
+  for (size_t i = 0; i < r.messages.size(); ++i) EXPECT_EQ(r.messages[i].packets, once.messages[i].packets);
+  EXPECT_TRUE(r.warned("more than once"));
+}
+
+TEST(EngineConditions, RoutedFabricRolesFromTtlWithoutCompletions) {
+  // No I/O completes (the target never answers), so no span orders the points; in a routed
+  // fabric the command's TTL does: 64 at the host's leaf, 62 two routers on.
+  Settings s = test::settings_with({{"io_timeout", "0.001"}, {"reorder_window", "0.1"}});
+  std::vector<Frame> f;
+  for (int i = 0; i < 3; ++i) {
+    RoceSpec c = up(0x04, 10 + uint32_t(i));
+    c.payload = test::sqe(0x02, uint16_t(i), 1, 0x40, 4096, 0x100 + uint32_t(i));
+    c.ttl = 64;
+    f.push_back({1, kT0 + TimeNs(i) * 10'000, build_roce(c)});
+    c.ttl = 62;
+    f.push_back({0, kT0 + TimeNs(i) * 10'000 + 9'000'000, build_roce(c)});  // its clock 9 ms ahead
+  }
+  // One completed I/O on another queue confirms the queue pair carries NVMe.
+  f.push_back({1, kT0 + 50'000, command(9, 100, 0x9)});
+  f.push_back({1, kT0 + 60'000, completion(9, 200)});
+  test::Collector r = run(f, s, {"far", "near"});
+  for (const IoRecord& x : r.ios)
+    if (x.cid < 3) {
+      EXPECT_EQ(x.compute_point, 1u) << "cid " << x.cid;  // "near": the higher TTL
+      EXPECT_FALSE(x.complete);
+    }
+}
+
+}  // namespace
+}  // namespace rdmatel
