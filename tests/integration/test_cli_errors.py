@@ -42,6 +42,30 @@ expect(["analyze", sample, "--point", "eth0"], 2, "NAME=ROLE")
 expect(["analyze", sample, "--point", "eth0=router"], 2, "NAME=ROLE")
 expect(["analyze", sample, "--io-timeout", "-1"], 2, "--io-timeout")
 expect(["analyze", sample, "--bogus"], 2, "unknown option")
+expect(["analyze", sample, "--point", "nosuch=compute"], 2, "names no observation point")
+expect(["export", "io", sample, "--max-ios", "1.5"], 2, "--max-ios")
+
+# A --point the traffic contradicts is reported (and used, as the user said).
+p = run("analyze", sample, "--no-progress", "--point", "leafA-gpu=storage", "--point", "leafB-stor=compute")
+if p.returncode != 0 or "contradicts the traffic" not in p.stderr:
+    problems.append(f"swapped --point roles: exit {p.returncode}, no contradiction reported: {p.stderr.strip()[:300]}")
+
+# Standard input is a capture too.
+with open(sample, "rb") as f:
+    p = subprocess.run([cli, "export", "io", "-", "--no-progress"], stdin=f, capture_output=True, text=True,
+                       timeout=120)
+want = run("export", "io", sample, "--no-progress")
+if p.returncode != 0 or p.stdout != want.stdout or not want.stdout:
+    problems.append(f"export io - (standard input): exit {p.returncode}, {len(p.stdout.splitlines())} records "
+                    f"vs {len(want.stdout.splitlines())} from the file: {p.stderr.strip()[:200]}")
+
+# Help for the export kinds and each kind's fields.
+p = run("export", "--help")
+if p.returncode != 0 or "messages" not in p.stdout or "flows" not in p.stdout:
+    problems.append(f"export --help: exit {p.returncode}: {p.stdout[:200]}")
+p = run("export", "io", "--help")
+if p.returncode != 0 or "dal_us" not in p.stdout or "T3 - T2" not in p.stdout:
+    problems.append(f"export io --help: exit {p.returncode}: {p.stdout[:200]}")
 
 # Unreadable input: 3, with the path named.
 missing = os.path.join(tmp, "missing.pcapng")

@@ -373,6 +373,16 @@ def hostile_time_jumps(w, n, rng):
             w.packet(rng.choice((C, S)), t, q.down(roce(0x04, q.hqpn, i, payload=cqe(cid))))
 
 
+def hostile_backwards_stamps(w, n, rng):
+    """Every packet stamped 10 ns before the one ahead of it, all inside the reorder window: each
+    sorts to the front of its point's buffer (quadratic work in an insertion-sorted buffer)."""
+    queues = [Queue(f"10.7.0.{h + 1}", "10.7.1.1", 0x7000 + h, 0x7100 + h) for h in range(8)]
+    for i in range(n):
+        q = queues[i % 8]
+        w.packet(rng.choice((C, S)), EPOCH_HOSTILE + (n - i) * 10,
+                 q.down(roce(0x0A, q.hqpn, i, ext=reth(0, i, 4096), payload=b"\0" * 64)))
+
+
 SCENARIOS = {
     "ios_never_complete": (hostile_ios_never_complete, ["limit max_ios"], 0),
     "many_flows": (hostile_many_flows, ["limit max_flows"], 0),
@@ -382,6 +392,7 @@ SCENARIOS = {
     "lengths": (hostile_lengths, [], 3),
     "cut_mid_packet": (None, [], 3),
     "time_jumps": (hostile_time_jumps, [], 0),
+    "backwards_stamps": (hostile_backwards_stamps, [], 0),
 }
 
 

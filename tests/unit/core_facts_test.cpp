@@ -71,27 +71,59 @@ Packet pkt(TimeNs ts, uint32_t seq, uint64_t key = 0, uint32_t len = 100) {
   return p;
 }
 
-TEST(ReorderBuffer, ReleasesInStampOrderAndTiesByFlowAndPsn) {
-  ReorderBuffer b;
-  EXPECT_TRUE(b.insert(pkt(30, 0), 1));
-  EXPECT_TRUE(b.insert(pkt(10, 1), 2));
-  EXPECT_TRUE(b.insert(pkt(20, 2, 7), 3));
-  EXPECT_TRUE(b.insert(pkt(20, 3, 5), 4));  // same stamp, smaller key: first
+// Drains the buffer: the arrival numbers in release order, copies left out.
+std::vector<uint32_t> drain(ReorderBuffer& b, size_t* repeats = nullptr) {
   std::vector<uint32_t> order;
   while (!b.empty()) {
-    order.push_back(b.front().seq);
+    if (b.front_repeats()) {
+      if (repeats) ++*repeats;
+    } else {
+      order.push_back(b.front().seq);
+    }
     b.pop_front();
   }
-  EXPECT_EQ(order, (std::vector<uint32_t>{1, 3, 2, 0}));
+  return order;
+}
+
+TEST(ReorderBuffer, ReleasesInStampOrderAndTiesByFlowAndPsn) {
+  ReorderBuffer b;
+  b.insert(pkt(30, 0), 1);
+  b.insert(pkt(10, 1), 2);
+  b.insert(pkt(20, 2, 7), 3);
+  b.insert(pkt(20, 3, 5), 4);  // same stamp, smaller key: first
+  EXPECT_EQ(drain(b), (std::vector<uint32_t>{1, 3, 2, 0}));
 }
 
 TEST(ReorderBuffer, DropsTheSamePacketGivenTwice) {
   ReorderBuffer b;
-  EXPECT_TRUE(b.insert(pkt(10, 0, 1), 42));
-  EXPECT_TRUE(b.insert(pkt(10, 1, 2), 43));   // same stamp, other bytes: kept
-  EXPECT_FALSE(b.insert(pkt(10, 2, 1), 42));  // same stamp, bytes and length: a duplicate
-  EXPECT_TRUE(b.insert(pkt(11, 3, 1), 42));   // same bytes later: a resend, kept
-  EXPECT_EQ(b.size(), 3u);
+  b.insert(pkt(10, 0, 1), 42);
+  b.insert(pkt(10, 1, 2), 43);   // same stamp, other bytes: kept
+  b.insert(pkt(10, 2, 1), 42);   // same stamp, bytes and length: a copy
+  b.insert(pkt(10, 3, 1, 60), 42);  // same stamp and bytes, other length: kept
+  b.insert(pkt(11, 4, 1), 42);   // same bytes later: a resend, kept
+  size_t repeats = 0;
+  EXPECT_EQ(drain(b, &repeats), (std::vector<uint32_t>{0, 3, 1, 4}));
+  EXPECT_EQ(repeats, 1u);
+}
+
+// Stamps running backwards (a hostile or broken file) put every packet at the front: they go to
+// the heap, and still leave in stamp order, copies dropped, ring and heap interleaved.
+TEST(ReorderBuffer, BackwardsStampsLeaveInOrder) {
+  ReorderBuffer b;
+  uint32_t seq = 0;
+  for (TimeNs t = 1000; t > 0; t -= 2) b.insert(pkt(t, seq++, 1), uint64_t(t));
+  for (TimeNs t = 1000; t > 0; t -= 2) b.insert(pkt(t, seq++, 1), uint64_t(t));  // copies, late too
+  for (TimeNs t = 1; t < 1000; t += 2) b.insert(pkt(t, seq++, 1), uint64_t(t));  // in order
+  size_t repeats = 0;
+  std::vector<uint32_t> order = drain(b, &repeats);
+  EXPECT_EQ(repeats, 500u);
+  ASSERT_EQ(order.size(), 1000u);
+  // Stamps 1, 2, 3, ... : odd ones from the third run (seq 1000 + (t-1)/2), even ones from the first.
+  for (size_t i = 0; i < order.size(); ++i) {
+    TimeNs t = TimeNs(i) + 1;
+    uint32_t want = t % 2 ? uint32_t(1000 + (t - 1) / 2) : uint32_t((1000 - t) / 2);
+    ASSERT_EQ(order[i], want) << "stamp " << t;
+  }
 }
 
 // ---- roles ----

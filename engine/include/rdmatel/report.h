@@ -88,6 +88,14 @@ struct FlowKeyAtPoint {
   friend bool operator<(const FlowKeyAtPoint& a, const FlowKeyAtPoint& b) {
     return std::tie(a.src, a.dst, a.dst_qpn, a.point) < std::tie(b.src, b.dst, b.dst_qpn, b.point);
   }
+  friend bool operator==(const FlowKeyAtPoint& a, const FlowKeyAtPoint& b) {
+    return a.dst_qpn == b.dst_qpn && a.point == b.point && a.src == b.src && a.dst == b.dst;
+  }
+  struct Hash {
+    size_t operator()(const FlowKeyAtPoint& k) const noexcept {
+      return hash_mix(hash_ip(k.src) * 31 + hash_ip(k.dst) + (uint64_t(k.dst_qpn) << 20) + k.point);
+    }
+  };
 };
 
 struct FlowStats {
@@ -109,11 +117,23 @@ struct FlowStats {
 
 class FlowReport {
  public:
-  void add(const MessageRecord& m) { flows_[{m.src, m.dst, m.dst_qpn, m.point}].add(m); }
-  const std::map<FlowKeyAtPoint, FlowStats>& flows() const { return flows_; }
+  void add(const MessageRecord& m) {
+    flows_[{m.src, m.dst, m.dst_qpn, m.point}].add(m);
+    sorted_valid_ = false;
+  }
+  /// Every flow and point, sorted (built when first asked for after additions).
+  const std::map<FlowKeyAtPoint, FlowStats>& flows() const {
+    if (!sorted_valid_) {
+      sorted_ = std::map<FlowKeyAtPoint, FlowStats>(flows_.begin(), flows_.end());
+      sorted_valid_ = true;
+    }
+    return sorted_;
+  }
 
  private:
-  std::map<FlowKeyAtPoint, FlowStats> flows_;
+  std::unordered_map<FlowKeyAtPoint, FlowStats, FlowKeyAtPoint::Hash> flows_;
+  mutable std::map<FlowKeyAtPoint, FlowStats> sorted_;
+  mutable bool sorted_valid_ = true;
 };
 
 }  // namespace rdmatel

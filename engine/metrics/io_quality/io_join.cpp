@@ -35,9 +35,9 @@ void IoQuality::compute_horizons(Ctx& ctx) {
   const PointTable& pts = ctx.points;
   Horizons& h = horizons_;
   h.blocked = false;
-  h.component_min.clear();
   h.new_roots = h.active_roots = 0;
   h.seen_root.assign(pts.size(), 0);
+  h.component_min.resize(pts.size());
   for (PointId q = 0; q < pts.size(); ++q) {
     // A quiet point carries nothing more: everything it will ever add is in already.
     if (pts[q].quiet) continue;
@@ -47,13 +47,14 @@ void IoQuality::compute_horizons(Ctx& ctx) {
     }
     PointId root = ctx.clock.root(q);
     TimeNs t = pts[q].horizon + ctx.clock.to_root(q);
-    auto [it, inserted] = h.component_min.emplace(root, t);
-    if (!inserted) it->second = std::min(it->second, t);
     uint8_t& mark = h.seen_root[root];
     if (!(mark & 1)) {
       mark |= 1;
       ++h.active_roots;
       h.an_active_root = root;
+      h.component_min[root] = t;
+    } else {
+      h.component_min[root] = std::min(h.component_min[root], t);
     }
     if (!(mark & 2) && is_new(pts, q, ctx.reorder_window)) {
       mark |= 2;
@@ -73,9 +74,8 @@ TimeNs IoQuality::bound_for(PointId home, Ctx& ctx) const {
   if (other_than_root(h.new_roots, h.a_new_root)) return kTimeMin;
   if (is_new(ctx.points, home, ctx.reorder_window) && other_than_root(h.active_roots, h.an_active_root))
     return kTimeMin;
-  auto it = h.component_min.find(root);
-  if (it == h.component_min.end()) return kTimeMax;  // every related point is idle
-  return it->second - ctx.clock.to_root(home);
+  if (root >= h.seen_root.size() || !(h.seen_root[root] & 1)) return kTimeMax;  // every related point is quiet
+  return h.component_min[root] - ctx.clock.to_root(home);
 }
 
 bool IoQuality::settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) const {
@@ -138,33 +138,32 @@ void IoQuality::finish(Ctx& ctx) {
 void IoQuality::release(Entry& e) {
   const Queue& q = queues_[e.queue];
   const CommandKey key{e.queue, e.cid, e.cmd_psn};
-  const EntryRef self = by_command_.at(key);
-  by_command_.erase(key);
-  auto erase_ref = [&](std::vector<EntryRef>& v) {
-    auto it = std::find_if(v.begin(), v.end(), [&](EntryRef r) { return r.id == self.id; });
-    if (it != v.end()) v.erase(it);
+  EntryRef& mapped = *by_command_.find(key);
+  const EntryRef self = mapped;
+  // The key stays, as a tombstone, so that late copies of the command start no new I/O.
+  mapped.slot = kEnded;
+  auto drop = [&](auto& map, const auto& k) {
+    Refs* v = map.find(k);
+    if (!v) return;
+    for (EntryRef* x = v->begin(); x != v->end(); ++x)
+      if (x->id == self.id) {
+        v->erase(x);
+        break;
+      }
+    if (v->empty()) map.erase(k);
   };
-  for (const Observation& o : e.obs) {
-    if (!o.has(kCommand)) continue;
-    auto it = open_.find(PointCid{o.point, e.queue, e.cid});
-    if (it == open_.end()) continue;
-    erase_ref(it->second);
-    if (it->second.empty()) open_.erase(it);
-  }
-  for (uint8_t i = 0; i < e.key_count; ++i) {
-    auto it = by_key_.find(KeyKey{q.host, q.storage, e.keys[i]});
-    if (it == by_key_.end()) continue;
-    erase_ref(it->second);
-    if (it->second.empty()) by_key_.erase(it);
-  }
+  for (const Observation& o : e.obs)
+    if (o.has(kCommand)) drop(open_, PointCid{o.point, e.queue, e.cid});
+  for (uint8_t i = 0; i < e.key_count; ++i) drop(by_key_, KeyKey{q.host, q.storage, e.keys[i]});
   for (int s = 0; s < kStages; ++s)
     if (e.stage_psn_mask & (1u << s)) {
-      auto it = by_packet_.find(packet_key(e.stage_flow[s], e.stage_psn[s], Stage(s)));
-      if (it != by_packet_.end() && it->second.id == self.id) by_packet_.erase(it);
+      uint64_t k = packet_key(e.stage_flow[s], e.stage_psn[s], Stage(s));
+      if (const EntryRef* r = by_packet_.find(k); r && r->id == self.id) by_packet_.erase(k);
     }
-  if (ended_.emplace(key, e.id).second) ended_order_.push_back(key);
+  ended_order_.push_back(key);
   while (ended_order_.size() > kMaxEnded) {
-    ended_.erase(ended_order_.front());
+    const CommandKey old = ended_order_.front();
+    if (const EntryRef* r = by_command_.find(old); r && r->slot == kEnded) by_command_.erase(old);
     ended_order_.pop_front();
   }
   e.id = 0;
@@ -205,19 +204,11 @@ void IoQuality::add_role_evidence(const Entry& e, Ctx& ctx) const {
 
 void IoQuality::emit_or_defer(Entry&& e, IoEnd end, Ctx& ctx) {
   add_role_evidence(e, ctx);
-  bool fallback = false;
-  IoRecord r = build(e, end, false, fallback, ctx);
+  Roles::Sides sides;
+  IoRecord r = build(e, end, false, false, ctx, &sides);
   // Roles can only be learned with several points; an I/O whose endpoints have no evidence
   // yet waits for some (its host's other I/Os), so that the same capture always gives the same
   // roles whatever the order its I/Os end in.
-  const Queue& q = queues_[e.queue];
-  Roles::Sides sides;
-  {
-    std::vector<PointId> seen;
-    for (const Observation& o : e.obs)
-      if (o.has(kCommand)) seen.push_back(o.point);
-    sides = ctx.roles.sides(q.host, q.storage, seen, ctx.points, false);
-  }
   if (ctx.points.size() >= 2 && (!sides.compute_known || !sides.storage_known)) {
     deferred_.push_back(Deferred{std::move(e), end, ctx.points.progress()});
     if (deferred_.size() > kMaxDeferred) {
@@ -238,11 +229,8 @@ void IoQuality::flush_deferred(Ctx& ctx, bool all) {
   deferred_version_ = version;
   std::deque<Deferred> keep;
   for (Deferred& d : deferred_) {
-    const Queue& q = queues_[d.entry.queue];
-    std::vector<PointId> seen;
-    for (const Observation& o : d.entry.obs)
-      if (o.has(kCommand)) seen.push_back(o.point);
-    Roles::Sides sides = ctx.roles.sides(q.host, q.storage, seen, ctx.points, false);
+    Roles::Sides sides;
+    build(d.entry, d.end, false, false, ctx, &sides);
     bool ready = all || now - d.progress > io_timeout_ || (sides.compute_known && sides.storage_known);
     if (!ready) {
       keep.push_back(std::move(d));
@@ -254,7 +242,8 @@ void IoQuality::flush_deferred(Ctx& ctx, bool all) {
   deferred_.swap(keep);
 }
 
-IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fallback, Ctx& ctx) const {
+IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fallback, Ctx& ctx,
+                          Roles::Sides* sides_out) const {
   const Queue& q = queues_[e.queue];
   IoRecord r;
   r.id = e.id;
@@ -281,6 +270,7 @@ IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fall
     if (o.has(kCommand) && n < 64) seen[n++] = o.point;
   r.points = uint16_t(n);
   Roles::Sides sides = ctx.roles.sides(q.host, q.storage, std::span(seen, n), ctx.points, fallback);
+  if (sides_out) *sides_out = sides;
   r.compute_point = sides.compute;
   r.storage_point = sides.storage;
   const Observation* c = sides.compute != kNoPoint ? e.at(sides.compute) : nullptr;

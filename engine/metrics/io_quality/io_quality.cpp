@@ -127,18 +127,15 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
     slots_.emplace_back();
   }
   Entry& e = slots_[slot];
-  std::vector<Observation> keep = std::move(e.obs);
-  keep.clear();
   e = Entry{};
-  e.obs = std::move(keep);
   e.id = next_id_++;
-  const NvmeSqe& sqe = p.capsule.sqe;
+  const CapsuleSummary& sqe = p.capsule;
   e.queue = queue;
   e.cid = sqe.cid;
   e.cmd_psn = p.roce.bth.psn;
   e.opcode = sqe.opcode;
   e.fctype = sqe.fctype;
-  e.in_capsule = sqe.in_capsule();
+  e.in_capsule = sqe.in_capsule;
   e.length = sqe.sgl_len;
   e.key_count = p.capsule.key_count;
   std::copy(p.capsule.keys, p.capsule.keys + e.key_count, e.keys.begin());
@@ -147,7 +144,7 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
   ++live_;
   ++stats_.commands;
   EntryRef ref{slot, e.id};
-  by_command_.emplace(CommandKey{queue, e.cid, e.cmd_psn}, ref);
+  by_command_[CommandKey{queue, e.cid, e.cmd_psn}] = ref;
   const Queue& q = queues_[queue];
   for (uint8_t i = 0; i < e.key_count; ++i) by_key_[KeyKey{q.host, q.storage, e.keys[i]}].push_back(ref);
   if (p.point >= homes_.size()) homes_.resize(size_t(p.point) + 1);
@@ -203,7 +200,7 @@ void IoQuality::remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn,
   e.stage_flow[stage] = flow;
   e.stage_psn_mask |= uint8_t(1u << stage);
   uint64_t key = packet_key(flow, psn, stage);
-  by_packet_[key] = by_command_.at(CommandKey{e.queue, e.cid, e.cmd_psn});
+  by_packet_[key] = *by_command_.find(CommandKey{e.queue, e.cid, e.cmd_psn});
   // Copies seen earlier at points that missed the command.
   auto it = pending_.find(key);
   if (it == pending_.end()) return;
@@ -223,8 +220,8 @@ void IoQuality::remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn,
 
 bool IoQuality::attach_by_identity(const Packet& p, Stage stage, Ctx& ctx) {
   uint64_t key = packet_key(p.flow, p.roce.bth.psn, stage);
-  if (auto it = by_packet_.find(key); it != by_packet_.end()) {
-    if (Entry* e = get(it->second)) {
+  if (const EntryRef* r = by_packet_.find(key)) {
+    if (Entry* e = get(*r)) {
       ++stats_.attached;
       stamp(*e, stage, p, ctx);
       return true;
@@ -241,23 +238,35 @@ bool IoQuality::attach_by_identity(const Packet& p, Stage stage, Ctx& ctx) {
   return false;
 }
 
+void IoQuality::leave_cid_list(const Entry& e, PointId point) {
+  const PointCid key{point, e.queue, e.cid};
+  Refs* v = open_.find(key);
+  if (!v) return;
+  for (EntryRef* x = v->begin(); x != v->end(); ++x)
+    if (x->id == e.id) {
+      v->erase(x);
+      break;
+    }
+  if (v->empty()) open_.erase(key);
+}
+
 void IoQuality::on_command(const Packet& p, Ctx& ctx) {
   const Flow& flow = ctx.flows[p.flow];
   Queue& q = ensure_queue(flow);
   const uint32_t qi = queue_of_flow_[p.flow] - 1;
-  const NvmeSqe& sqe = p.capsule.sqe;
+  const CapsuleSummary& sqe = p.capsule;
   if (sqe.is_connect() && sqe.connect_qid_captured) q.kind = sqe.connect_qid == 0 ? NvmeQueueKind::kAdmin : NvmeQueueKind::kIo;
   else if (q.kind == NvmeQueueKind::kUnknown && nvme_admin_only_opcode(sqe.opcode)) q.kind = NvmeQueueKind::kAdmin;
 
   const CommandKey key{qi, sqe.cid, p.roce.bth.psn};
   EntryRef ref;
-  if (auto it = by_command_.find(key); it != by_command_.end() && get(it->second)) {
-    ref = it->second;  // the same command at another point, or a resend here
-  } else {
-    if (ended_.count(key)) {
+  if (const EntryRef* found = by_command_.find(key)) {
+    if (found->slot == kEnded) {
       ++stats_.late_copies;  // a copy of an I/O already reported (its timeout, the limit)
       return;
     }
+    ref = *found;  // the same command at another point, or a resend here
+  } else {
     ref = create(p, qi, ctx);
   }
   Entry& e = *get(ref);
@@ -267,11 +276,12 @@ void IoQuality::on_command(const Packet& p, Ctx& ctx) {
 void IoQuality::on_keyed(const Packet& p, Stage stage, Ctx& ctx) {
   if (!p.roce.has(kExtReth)) return;
   // Data for a read and READ REQUESTs for a write travel storage → host.
-  auto it = by_key_.find(KeyKey{p.roce.dst, p.roce.src, p.roce.reth.rkey});
-  if (it == by_key_.end()) return;
+  const FlowKey& fk = ctx.flows[p.flow].key;
+  const Refs* refs = by_key_.find(KeyKey{fk.dst, fk.src, p.roce.reth.rkey});
+  if (!refs) return;
   const uint32_t psn = p.roce.bth.psn;
   Entry* pick = nullptr;
-  for (EntryRef r : it->second) {
+  for (EntryRef r : *refs) {
     Entry* e = get(r);
     if (!e) continue;
     const Observation* o = e->at(p.point);
@@ -297,9 +307,9 @@ void IoQuality::on_keyed(const Packet& p, Stage stage, Ctx& ctx) {
 }
 
 void IoQuality::on_read_response(const Packet& p, Ctx& ctx) {
-  auto it = by_packet_.find(packet_key(p.flow, p.roce.bth.psn, kReadResponse));
-  if (it == by_packet_.end()) return;
-  Entry* e = get(it->second);
+  const EntryRef* r = by_packet_.find(packet_key(p.flow, p.roce.bth.psn, kReadResponse));
+  if (!r) return;
+  Entry* e = get(*r);
   if (!e) return;
   stamp(*e, kReadResponse, p, ctx);
 }
@@ -312,15 +322,24 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx) {
   if (cpl_flow.peer != kNoFlow) {
     if (Queue* q = queue_of_flow(cpl_flow.peer)) candidates[n++] = q;
   } else {
-    for (FlowId f : ctx.flows.between(p.roce.dst, p.roce.src)) {
+    for (FlowId f : ctx.flows.between(cpl_flow.key.dst, cpl_flow.key.src)) {
       if (ctx.flows[f].peer != kNoFlow) continue;
       if (Queue* q = queue_of_flow(f); q && n < 64) candidates[n++] = q;
     }
   }
   if (n == 0) return;  // not an NVMe queue (yet): a 16-byte SEND of another protocol
 
-  const uint16_t cid = p.capsule.cqe.cid;
+  const uint16_t cid = p.capsule.cid;
   const uint32_t psn = p.roce.bth.psn;
+  // This very packet matched already (here: a resent copy; at another point: the same
+  // completion on its way): it is that I/O's, whatever CID lists say.
+  if (const EntryRef* r = by_packet_.find(packet_key(p.flow, psn, kCompletion)))
+    if (Entry* e = get(*r)) {
+      if (!e->at(p.point) || !e->at(p.point)->has(kCommand)) ++stats_.attached;
+      stamp(*e, kCompletion, p, ctx);
+      if (Observation* o = e->at(p.point); o && o->has(kCommand)) leave_cid_list(*e, p.point);
+      return;
+    }
   struct Match {
     Queue* q;
     Entry* e;
@@ -329,20 +348,16 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx) {
   size_t m = 0;
   for (size_t i = 0; i < n; ++i) {
     uint32_t qi = uint32_t(candidates[i] - &queues_[0]);
-    auto it = open_.find(PointCid{p.point, qi, cid});
-    if (it == open_.end()) continue;
+    const Refs* refs = open_.find(PointCid{p.point, qi, cid});
+    if (!refs) continue;
+    // The list holds the I/Os whose command this point saw and whose completion it has not:
+    // the oldest is this one's.
     Entry* pick = nullptr;
-    for (EntryRef r : it->second) {
-      Entry* e = get(r);
-      if (!e) continue;
-      const Observation* o = e->at(p.point);
-      if (!o) continue;
-      if (o->has(kCompletion) && o->psn[kCompletion] == psn) {
-        stamp(*e, kCompletion, p, ctx);  // the same completion again here: a copy
-        return;
+    for (EntryRef r : *refs)
+      if (Entry* e = get(r)) {
+        pick = e;
+        break;
       }
-      if (!pick && !o->has(kCompletion)) pick = e;
-    }
     if (pick) matches[m++] = {candidates[i], pick};
   }
   if (m > 1 && p.roce.has(kExtIeth)) {
@@ -374,17 +389,18 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx) {
   if (cpl_flow.peer == kNoFlow) ctx.flows.propose_pair(q.cmd_flow, p.flow);
   q.confirmed = true;
   ++stats_.completions_matched;
-  if (p.capsule.cqe.status_captured && !e.status_known) {
-    e.status = p.capsule.cqe.status;
+  if (p.capsule.status_captured && !e.status_known) {
+    e.status = p.capsule.status;
     e.status_known = true;
   }
   stamp(e, kCompletion, p, ctx);
   remember_stage(e, kCompletion, p.flow, psn, ctx);
+  leave_cid_list(e, p.point);
   if (!e.completed) {
     e.completed = true;
     if (!e.in_completed_queue) {
       e.in_completed_queue = true;
-      homes_[e.home].completed.push_back(by_command_.at(CommandKey{e.queue, e.cid, e.cmd_psn}));
+      homes_[e.home].completed.push_back(*by_command_.find(CommandKey{e.queue, e.cid, e.cmd_psn}));
     }
   }
 }

@@ -28,6 +28,8 @@
 
 #include "engine/metrics/io_quality/io_state.h"
 #include "engine/src/core/component.h"
+#include "engine/src/util/flat_map.h"
+#include "engine/src/util/small_vector.h"
 #include "rdmatel/records.h"
 
 namespace rdmatel::io_quality {
@@ -72,18 +74,21 @@ class IoQuality final : public Component {
   bool attach_by_identity(const Packet& p, Stage stage, Ctx& ctx);
   void remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn, Ctx& ctx);
   void note_stage(const Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx);
+  /// Once a point has seen an I/O's completion, later completions there with its CID are
+  /// another I/O's: it leaves the point's CID list.
+  void leave_cid_list(const Entry& e, PointId point);
 
   // ---- joining and finalisation (io_join.cpp) ----
   /// How far every point that may still add to an I/O has come, per clock component, worked
   /// out once per drain (see settled()).
   struct Horizons {
     bool blocked = false;  ///< a declared point has carried nothing yet: nothing is final
-    std::unordered_map<PointId, TimeNs> component_min;  ///< root -> least horizon, root clock
+    std::vector<TimeNs> component_min;  ///< by root: least horizon of its points, root clock
     /// Components with a point still being discovered, and with a point that is not idle: how
     /// many, and one of them (enough to tell whether one other than a given one exists).
     size_t new_roots = 0, active_roots = 0;
     PointId a_new_root = kNoPoint, an_active_root = kNoPoint;
-    std::vector<uint8_t> seen_root;  ///< by point id: 1 counted active, 2 counted new too
+    std::vector<uint8_t> seen_root;  ///< by root: 1 counted active, 2 counted new too
   };
   void compute_horizons(Ctx& ctx);
   /// The stamp (in `home`'s clock) up to which every point that may add to an I/O of `home`
@@ -95,7 +100,8 @@ class IoQuality final : public Component {
   void release(Entry& e);
   void emit_or_defer(Entry&& e, IoEnd end, Ctx& ctx);
   void flush_deferred(Ctx& ctx, bool all);
-  IoRecord build(const Entry& e, IoEnd end, bool provisional, bool fallback, Ctx& ctx) const;
+  IoRecord build(const Entry& e, IoEnd end, bool provisional, bool fallback, Ctx& ctx,
+                 Roles::Sides* sides = nullptr) const;
   void add_role_evidence(const Entry& e, Ctx& ctx) const;
 
   // Settings.
@@ -123,9 +129,10 @@ class IoQuality final : public Component {
       return hash_mix(uint64_t(k.queue) << 40 ^ uint64_t(k.cid) << 24 ^ k.psn);
     }
   };
-  std::unordered_map<CommandKey, EntryRef, CommandKeyHash> by_command_;
+  FlatMap<CommandKey, EntryRef, CommandKeyHash> by_command_;
 
-  /// Per point, queue and CID: the I/Os whose command the point saw, in its order.
+  /// Per point, queue and CID: the I/Os whose command the point saw and whose completion it has
+  /// not, in its order.
   struct PointCid {
     PointId point;
     uint32_t queue;
@@ -137,7 +144,8 @@ class IoQuality final : public Component {
       return hash_mix(uint64_t(k.point) << 48 ^ uint64_t(k.queue) << 16 ^ k.cid);
     }
   };
-  std::unordered_map<PointCid, std::vector<EntryRef>, PointCidHash> open_;
+  using Refs = SmallVector<EntryRef, 2>;
+  FlatMap<PointCid, Refs, PointCidHash> open_;
 
   /// (host, storage, r_key) -> I/Os whose command names that buffer.
   struct KeyKey {
@@ -150,14 +158,17 @@ class IoQuality final : public Component {
       return hash_mix(hash_ip(k.host) * 31 + hash_ip(k.storage) * 7 + k.rkey);
     }
   };
-  std::unordered_map<KeyKey, std::vector<EntryRef>, KeyKeyHash> by_key_;
+  FlatMap<KeyKey, Refs, KeyKeyHash> by_key_;
 
   /// (flow, PSN) of a matched stage packet -> its I/O and stage; READ RESPONSEs are found by the
   /// READ REQUEST's PSN on the queue's command flow.
   static uint64_t packet_key(FlowId flow, uint32_t psn, Stage stage) {
     return uint64_t(flow) << 32 | uint64_t(stage) << 24 | psn;
   }
-  std::unordered_map<uint64_t, EntryRef> by_packet_;
+  struct U64Hash {
+    size_t operator()(uint64_t x) const noexcept { return hash_mix(x); }
+  };
+  FlatMap<uint64_t, EntryRef, U64Hash> by_packet_;
 
   /// Packets seen at a point that missed the command, before another point matched them.
   struct Pending {
@@ -171,8 +182,9 @@ class IoQuality final : public Component {
   std::unordered_map<uint64_t, std::vector<Pending>> pending_;
   std::deque<uint64_t> pending_order_;  ///< bounded: the oldest are forgotten
 
-  /// Commands of I/Os already reported (timeouts, evictions): their late copies start nothing.
-  std::unordered_map<CommandKey, uint64_t, CommandKeyHash> ended_;
+  /// Commands of I/Os already reported stay in by_command_ as tombstones (slot kEnded) for a
+  /// while, so that their late copies start nothing; the oldest go first.
+  static constexpr uint32_t kEnded = 0xFFFFFFFF;
   std::deque<CommandKey> ended_order_;
 
   // Finalisation queues, per home point: every live entry in creation order (for timeouts), and

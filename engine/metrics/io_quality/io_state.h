@@ -14,6 +14,7 @@
 
 #include "engine/src/decode/nvme_capsule.h"
 #include "engine/src/decode/packet.h"
+#include "engine/src/util/small_vector.h"
 #include "rdmatel/types.h"
 
 namespace rdmatel::io_quality {
@@ -55,7 +56,7 @@ struct Entry {
   bool in_completed_queue = false;
   PointId home = kNoPoint;  ///< the first point that saw it: its clock is the entry's reference
   TimeNs home_command = 0;  ///< the command's stamp there
-  std::vector<Observation> obs;
+  SmallVector<Observation, 3> obs;
 
   bool has_key(uint32_t k) const {
     for (uint8_t i = 0; i < key_count; ++i)

@@ -26,6 +26,13 @@ class PsnBitmap {
   bool mark(uint32_t psn);
   /// Unmarks `psn` (a packet moved to another message).
   void unmark(uint32_t psn);
+  /// Forgets every PSN, keeping the memory (messages are recycled).
+  void clear() {
+    has_base_ = false;
+    base_ = 0;
+    ranges_.clear();
+    distinct_ = 0;
+  }
   uint32_t distinct() const { return distinct_; }
   /// Calls f(psn) for every marked PSN.
   template <typename F>
@@ -66,6 +73,17 @@ struct Message {
   TimeNs contig_last_ns = 0;         ///< latest stamp of the packets before the gap
   uint64_t contig_last_frame = 0;
   std::vector<BeyondGap> beyond;     ///< packets past the gap (bounded)
+
+  /// A recycled message starts over, keeping its vectors' memory.
+  void reset() {
+    PsnBitmap s = std::move(seen);
+    std::vector<BeyondGap> b = std::move(beyond);
+    *this = Message{};
+    s.clear();
+    b.clear();
+    seen = std::move(s);
+    beyond = std::move(b);
+  }
   bool acked = false;
   bool done = false;
   TimeNs acked_at = 0;      ///< the point's newest stamp when the ACK came

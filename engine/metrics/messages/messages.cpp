@@ -142,6 +142,20 @@ FlowPeriodRecord& Messages::period(FlowId flow, PointId point, TimeNs ts, Ctx& c
   return r;
 }
 
+std::deque<Message*>::iterator Messages::locate(Stream& s, const Message* m) {
+  // Messages are kept in PSN order and most often leave from the front.
+  auto& v = s.messages;
+  if (v.empty()) return v.end();
+  if (v.front() == m) return v.begin();
+  if (v.back() == m) return std::prev(v.end());  // just opened
+  auto it = std::partition_point(v.begin(), v.end(), [&](const Message* x) {
+    return psn::distance(x->rec.first_psn, m->rec.first_psn) > 0;
+  });
+  for (; it != v.end() && (*it)->rec.first_psn == m->rec.first_psn; ++it)
+    if (*it == m) return it;
+  return std::find(v.begin(), v.end(), m);  // never expected: the order was broken somewhere
+}
+
 Message* Messages::find(Stream& s, uint32_t psn) const {
   // The latest message starting at or before psn holds it, unless that one ended earlier.
   if (s.messages.empty()) return nullptr;
@@ -163,6 +177,15 @@ Message* Messages::find(Stream& s, uint32_t psn) const {
   if (!contains(*m, psn)) return nullptr;
   s.hint = m;
   return m;
+}
+
+// Messages finished out of queue order (evicted, merged, acknowledged) leave dead references
+// behind; queues are pruned from the front as time passes, but time need not pass. Compacting
+// once the dead outnumber the open keeps each queue within twice the open messages.
+void Messages::push_ref(std::deque<Ref>& queue, Ref ref) {
+  if (queue.size() >= 2 * open_count_ + 1024)
+    queue.erase(std::remove_if(queue.begin(), queue.end(), [](const Ref& r) { return !r.live(); }), queue.end());
+  queue.push_back(ref);
 }
 
 Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first) {
@@ -190,7 +213,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
   if (!free_.empty()) {
     m = free_.back();
     free_.pop_back();
-    *m = Message{};
+    m->reset();
   } else {
     m = &pool_.emplace_back();
   }
@@ -212,8 +235,8 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
   size_t index = size_t(pos - s.messages.begin());
   s.messages.insert(pos, m);
   if (index < s.acked_count) s.acked_count = index;  // rescanned by the next ACK
-  open_.push_back(Ref{m, m->rec.id});
-  queues(s.point).idle.push_back(Ref{m, m->rec.id});
+  push_ref(open_, Ref{m, m->rec.id});
+  push_ref(queues(s.point).idle, Ref{m, m->rec.id});
   ++open_count_;
   ++stats_.messages;
   return m;
@@ -347,7 +370,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   if (from.acked && !into.acked) {
     into.acked = true;
     into.acked_at = from.acked_at;
-    queues(into.rec.point).acked.push_back(Ref{&into, a.id});
+    push_ref(queues(into.rec.point).acked, Ref{&into, a.id});
   }
   // `from` disappears without a record of its own; annotating front ends learn where it went.
   if (frame_notes_) {
@@ -356,7 +379,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
     ctx.emit(kMessageSchema, &gone, true);
   }
   Stream& s = *from.stream;
-  auto it = std::find(s.messages.begin(), s.messages.end(), &from);
+  auto it = locate(s, &from);
   if (it != s.messages.end()) {
     if (size_t(it - s.messages.begin()) < s.acked_count) --s.acked_count;
     s.messages.erase(it);
@@ -507,7 +530,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   if (m && !m->has_first) {
     // A message seen without its FIRST (lost before this point) whose head has now been
     // resent as a message of its own: the two are one message.
-    auto it = std::find(s.messages.begin(), s.messages.end(), m);
+    auto it = locate(s, m);
     if (it != s.messages.begin()) {
       Message* prev = *std::prev(it);
       if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind) {
@@ -526,7 +549,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
       // FIRST resent after a loss before the point) opened messages without a FIRST just after
       // this one in PSN order: up to its LAST they are the rest of this message.
       for (;;) {
-        auto it = std::find(s.messages.begin(), s.messages.end(), m);
+        auto it = locate(s, m);
         if (it == s.messages.end() || std::next(it) == s.messages.end() || m->has_last) break;
         Message* next = *std::next(it);
         if (next->has_first || next->rec.kind != m->rec.kind) break;
@@ -596,7 +619,7 @@ void Messages::on_aeth(const Packet& p, Ctx& ctx) {
     if (!m->acked) {
       m->acked = true;
       m->acked_at = p.ts;
-      queues(p.point).acked.push_back(Ref{m, m->rec.id});
+      push_ref(queues(p.point).acked, Ref{m, m->rec.id});
     }
     ++s.acked_count;
   }
@@ -647,7 +670,7 @@ void Messages::finalize(Ctx& ctx, Message& m) {
                m.seen.distinct() == uint32_t(psn::distance(r.first_psn, r.last_psn)) + 1;
   ctx.emit(kMessageSchema, &r);
   Stream& s = *m.stream;
-  auto it = std::find(s.messages.begin(), s.messages.end(), &m);
+  auto it = locate(s, &m);
   if (it != s.messages.end()) {
     if (size_t(it - s.messages.begin()) < s.acked_count) --s.acked_count;
     s.messages.erase(it);

@@ -67,6 +67,8 @@ class Messages final : public Component {
   Stream& stream(FlowId flow, PointId point, Space space);
   FlowPeriodRecord& period(FlowId flow, PointId point, TimeNs ts, Ctx& ctx);
   Message* find(Stream& s, uint32_t psn) const;
+  /// Where `m` is in its stream's PSN-ordered list (end() when it is not there).
+  static std::deque<Message*>::iterator locate(Stream& s, const Message* m);
   Message* open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first);
   /// Counts one packet into a message; returns true when its PSN was already seen there.
   bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last);
@@ -110,6 +112,7 @@ class Messages final : public Component {
     uint64_t id;
     bool live() const { return !m->done && m->rec.id == id; }
   };
+  void push_ref(std::deque<Ref>& queue, Ref ref);
   std::deque<Ref> open_;  ///< creation order, for eviction and the end of the capture
   /// Per point (each on its own clock): idle messages by deadline, acknowledged messages in ACK
   /// order, open periods in creation order.

@@ -18,7 +18,10 @@ namespace {
 constexpr TimeNs kStampLimit = (TimeNs(1) << 62) - (TimeNs(1) << 48);
 // Components hear of a point's horizon when it moved at least this much: finalisation needs no
 // finer grain, and the hooks then cost nothing per packet.
-constexpr DurationNs kAdvanceQuantum = 100 * kNsPerUs;
+constexpr DurationNs kAdvanceQuantum = kNsPerMs;
+// Bytes at the start of a frame's payload that, with its decoded headers, tell two packets with
+// the same stamp apart when recognising the same packet given twice.
+constexpr uint32_t kHashedPayload = 16;
 // How often (in capture progress) the engine looks for points that went quiet.
 constexpr DurationNs kQuietScanEvery = 10 * kNsPerMs;
 
@@ -29,6 +32,18 @@ struct RoleOverride {
 };
 
 }  // namespace
+
+// What makes a buffered packet this packet: its flow and PSN (order_key), opcode, IP id, lengths,
+// and the start of its payload (a resend has a later stamp anyway; two packets at one point with
+// the same stamp and all of these equal are the same packet given twice).
+uint64_t identity_hash(uint64_t order_key, uint32_t wire_len, const RoceFrame& f, const FrameIn& in) {
+  uint64_t h = hash_mix(order_key ^ (uint64_t(f.bth.opcode) << 56) ^ (uint64_t(f.ip_id) << 40) ^
+                        (uint64_t(wire_len) << 8) ^ in.cap_len);
+  uint32_t off = f.is_roce() ? f.payload_offset : 0;
+  if (off < in.cap_len) h ^= hash_bytes(in.data + off, std::min<uint32_t>(in.cap_len - off, kHashedPayload));
+  if (f.kind == FrameKind::kPfc) h ^= hash_bytes(reinterpret_cast<const uint8_t*>(f.pfc.quanta), sizeof f.pfc.quanta);
+  return h;
+}
 
 uint32_t packet_class(const Packet& p) {
   if (p.is_pfc()) return kPacketPfc;
@@ -124,28 +139,27 @@ class Engine::Impl {
       return;
     }
     if (points_.progress() >= next_quiet_scan_) mark_quiet_points();
-    Packet pkt;
-    pkt.frame = in.frame;
-    pkt.ts = std::clamp(in.ts, -kStampLimit, kStampLimit);
-    pkt.point = in.point;
-    pkt.seq = seq_++;
-    pkt.wire_len = std::max(in.wire_len, in.cap_len);
-    points_.observe(in.point, pkt.ts);
-    switch (decode_roce_frame(in.link, in.data, in.cap_len, in.wire_len, pkt.roce)) {
+    const TimeNs ts = std::clamp(in.ts, -kStampLimit, kStampLimit);
+    const uint32_t wire_len = std::max(in.wire_len, in.cap_len);
+    points_.observe(in.point, ts);
+    RoceFrame& roce = decoded_;
+    switch (decode_roce_frame(in.link, in.data, in.cap_len, in.wire_len, roce)) {
       case FrameKind::kRoce: break;
       case FrameKind::kPfc: ++stats_.pfc; break;
       case FrameKind::kMalformed:
         ++stats_.malformed;
-        last_error_ = pkt.roce.error;
+        last_error_ = roce.error;
         release(in.point);
         return;
       case FrameKind::kOther:
         release(in.point);
         return;
     }
-    if (pkt.is_roce()) {
+    FlowId flow_id = kNoFlow;
+    uint64_t order_key = 0;
+    if (roce.is_roce()) {
       ++stats_.roce;
-      Flow* flow = flows_.get(pkt.roce);
+      Flow* flow = flows_.get(roce);
       if (!flow) {
         warnings_.warn("max_flows", [&] {
           return "more than " + std::to_string(settings_.count("max_flows")) +
@@ -154,40 +168,47 @@ class Engine::Impl {
         release(in.point);
         return;
       }
-      pkt.flow = flow->id;
+      flow_id = flow->id;
       // Flow key, not flow id: ids follow the order flows were first seen, which is file order.
-      pkt.order_key = (hash_mix(hash_ip(pkt.roce.src) * 31 + hash_ip(pkt.roce.dst) + pkt.roce.bth.dest_qp) << 24) |
-                      pkt.roce.bth.psn;
-      summarize_capsule(pkt.roce, in.data, pkt.capsule);
+      order_key = (hash_mix(hash_ip(roce.src) * 31 + hash_ip(roce.dst) + roce.bth.dest_qp) << 24) | roce.bth.psn;
     }
+    const uint32_t seq = seq_++;
+    // Everything but the stamp, order and length, which the buffer sets.
+    auto fill = [&](Packet& p) {
+      p.frame = in.frame;
+      p.point = in.point;
+      p.flow = flow_id;
+      p.roce.assign(roce);
+      if (roce.is_roce()) summarize_capsule(roce, in.data, p.capsule);
+      else p.capsule = CapsuleSummary{};
+    };
     PointState& point = points_[in.point];
-    if (pkt.ts > point.watermark) {
-      // A stamp far beyond the point's others, not (yet) confirmed by more: an outlier (a bad
-      // clock, a corrupt record). Handled now rather than held until the watermark catches up.
+    const bool outlier = ts > point.watermark;  // far beyond the point's others, not confirmed yet
+    if (outlier || ts <= point.horizon) {
       ++stats_.late;
-      warnings_.warn("outlier_stamps", [&] {
-        return "stamps far beyond the others of their point (first at " + point.name + ", frame " +
-               std::to_string(in.frame) + "): handled in arrival order";
-      });
-      handle(pkt);
-    } else if (pkt.ts <= point.horizon) {
-      // Later than the reorder window allows: handled now, out of order.
-      ++stats_.late;
-      warnings_.warn("late_packets", [&] {
-        return "packets arrived more than the reorder window (" + std::to_string(window_ / kNsPerMs) +
-               " ms) behind newer ones of their point (first at " + point.name +
-               "): they are handled out of stamp order; a larger --reorder-window avoids it";
-      });
-      handle(pkt);
+      if (outlier)
+        // A bad clock or a corrupt record: handled now rather than held until the watermark catches up.
+        warnings_.warn("outlier_stamps", [&] {
+          return "stamps far beyond the others of their point (first at " + point.name + ", frame " +
+                 std::to_string(in.frame) + "): handled in arrival order";
+        });
+      else
+        warnings_.warn("late_packets", [&] {
+          return "packets arrived more than the reorder window (" + std::to_string(window_ / kNsPerMs) +
+                 " ms) behind newer ones of their point (first at " + point.name +
+                 "): they are handled out of stamp order; a larger --reorder-window avoids it";
+        });
+      Packet& p = scratch_;
+      p.ts = ts;
+      p.order_key = order_key;
+      p.seq = seq;
+      p.wire_len = wire_len;
+      fill(p);
+      handle(p);
     } else {
       if (point.buffer.size() >= max_buffered_) force_oldest(in.point);
-      if (!point.buffer.insert(pkt, hash_bytes(in.data, in.cap_len))) {
-        ++stats_.duplicates;
-        warnings_.warn("duplicate_packets", [&] {
-          return "the same packets were given more than once (first at point " + point.name + ", frame " +
-                 std::to_string(in.frame) + "): each is counted once (a file given twice, or overlapping files)";
-        });
-      }
+      // The decoded identity and the start of the payload tell two packets apart.
+      fill(*point.buffer.emplace(ts, order_key, seq, wire_len, identity_hash(order_key, wire_len, roce, in)));
     }
     release(in.point);
   }
@@ -196,12 +217,7 @@ class Engine::Impl {
     if (finished_) return;
     for (PointId id = 0; id < points_.size(); ++id) {
       PointState& p = points_[id];
-      while (!p.buffer.empty()) {
-        Packet pkt = p.buffer.front();
-        p.buffer.pop_front();
-        p.horizon = std::max(p.horizon, pkt.ts);
-        handle(pkt);
-      }
+      while (!p.buffer.empty()) release_front(id, true);
       // Everything the point carried is handled: its horizon is its newest stamp. What is still
       // open after this last advance ends with the capture.
       if (p.seen) p.horizon = std::max(p.horizon, p.watermark);
@@ -260,12 +276,7 @@ class Engine::Impl {
     for (PointId id = 0; id < points_.size(); ++id) {
       PointState& p = points_[id];
       if (p.quiet || !points_.idle(id, idle_)) continue;
-      while (!p.buffer.empty()) {
-        Packet pkt = p.buffer.front();
-        p.buffer.pop_front();
-        p.horizon = std::max(p.horizon, pkt.ts);
-        handle(pkt);
-      }
+      while (!p.buffer.empty()) release_front(id, true);
       if (p.seen) p.horizon = std::max(p.horizon, p.watermark);
       p.quiet = true;
       for (auto& c : components_) c->on_advance(id, ctx_);
@@ -279,21 +290,33 @@ class Engine::Impl {
       return "more than " + std::to_string(max_buffered_) + " packets waiting for reordering at point " + p.name +
              ": the oldest are handled early (limit max_reorder_packets)";
     });
-    Packet pkt = p.buffer.front();
+    release_front(id, true);
+  }
+
+  // Hands the earliest packet of point `id` on (in place: nothing inserts while it runs), or drops
+  // it when it is a copy of the one before. Released ahead of the horizon (`advance`), it moves
+  // the horizon to its stamp.
+  void release_front(PointId id, bool advance) {
+    PointState& p = points_[id];
+    const Packet& front = p.buffer.front();
+    if (advance) p.horizon = std::max(p.horizon, front.ts);
+    if (!p.buffer.front_repeats()) {
+      handle(front);
+    } else {
+      ++stats_.duplicates;
+      warnings_.warn("duplicate_packets", [&] {
+        return "the same packets were given more than once (first at point " + p.name + ", frame " +
+               std::to_string(front.frame) + "): each is counted once (a file given twice, or overlapping files)";
+      });
+    }
     p.buffer.pop_front();
-    p.horizon = std::max(p.horizon, pkt.ts);
-    handle(pkt);
   }
 
   // Releases the packets of `id` that the horizon has passed, in stamp order.
   void release(PointId id) {
     PointState& p = points_[id];
     TimeNs horizon = points_.advance_horizon(id, window_);
-    while (!p.buffer.empty() && p.buffer.front().ts <= horizon) {
-      Packet pkt = p.buffer.front();
-      p.buffer.pop_front();
-      handle(pkt);
-    }
+    while (!p.buffer.empty() && p.buffer.front().ts <= horizon) release_front(id, false);
     if (horizon - last_advance_[id] >= kAdvanceQuantum) {
       last_advance_[id] = horizon;
       for (auto& c : components_) c->on_advance(id, ctx_);
@@ -326,6 +349,8 @@ class Engine::Impl {
   EngineStats stats_;
   uint32_t seq_ = 0;
   DurationNs next_quiet_scan_ = 0;
+  RoceFrame decoded_;  ///< the frame being pushed (reused: decoding fills it whole)
+  Packet scratch_;     ///< a packet handled at once (late, outlier)
   const char* last_error_ = nullptr;
   bool finished_ = false;
 };

@@ -75,7 +75,7 @@ const std::vector<FlowId>& FlowTable::between(const IpAddress& src, const IpAddr
   return it == by_pair_.end() ? empty_ : it->second;
 }
 
-void FlowTable::observe(Flow& flow, const RoceFrame& pkt) {
+void FlowTable::observe(Flow& flow, const PacketHeaders& pkt) {
   ++flow.packets;
   if (!pkt.op) return;
   IbOpClass c = pkt.op->op_class;

@@ -69,7 +69,7 @@ class FlowTable {
   size_t size() const { return flows_.size(); }
 
   /// Learns from one packet of `flow` (request PSN span, echoed-PSN pairing).
-  void observe(Flow& flow, const RoceFrame& pkt);
+  void observe(Flow& flow, const PacketHeaders& pkt);
 
   /// Records that `a` and `b` are the two directions of one queue pair. Returns false (and
   /// counts a conflict) when either is already paired with another flow.

@@ -1,69 +1,146 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // One observation point's packets, held until the point's watermark has passed them by the
-// reorder window, and released in stamp order (ties in arrival order). Captures stamp packets
-// when they are queued, and dumpcap interleaves interfaces in blocks, so a point's stamps go
-// backwards by microseconds to tens of milliseconds: sorting them here means no component ever
-// sees file order, and a result never depends on it. Packets with equal stamps are ordered by
-// flow and PSN, not by arrival.
+// reorder window, and released in stamp order. Captures stamp packets when they are queued, and
+// dumpcap interleaves interfaces in blocks, so a point's stamps go backwards by microseconds to
+// tens of milliseconds: sorting them here means no component ever sees file order, and a result
+// never depends on it. Packets with equal stamps are ordered by flow and PSN, then by arrival.
 //
-// The same packet given twice (a file given twice, overlapping ring files) arrives with the
-// same stamp and the same bytes: it is recognised here and dropped.
+// Packets mostly arrive in stamp order: they go to the back of a ring, and one a few places late
+// moves the few stamped after it one slot on. One that is further behind goes to a heap instead,
+// so that no order of stamps (a hostile file stamped backwards) costs more than a logarithm per
+// packet. The front is the earlier of the ring's and the heap's.
+//
+// The same packet given twice (a file given twice, overlapping ring files) has the same stamp,
+// flow, PSN, length and bytes, so its copies leave the buffer one right after the other (only
+// other packets of the same stamp, flow and PSN can come between): front_repeats() tells the
+// copy from the original.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
-#include <deque>
+#include <vector>
 
 #include "engine/src/decode/packet.h"
+#include "engine/src/util/big_array.h"
 
 namespace rdmatel {
 
 class ReorderBuffer {
  public:
-  /// Inserts a packet whose frame bytes hash to `hash`. Returns false (nothing inserted) when
-  /// an identical packet (same stamp, length and bytes) is already waiting here.
-  bool insert(const Packet& p, uint64_t hash) {
-    // Mostly in order: walk back from the end over the few packets that sort after it.
-    auto it = entries_.end();
-    while (it != entries_.begin()) {
-      auto prev = std::prev(it);
-      const Packet& q = prev->packet;
-      if (q.ts < p.ts) break;
-      if (q.ts == p.ts) {
-        if (prev->hash == hash && q.wire_len == p.wire_len) return false;
-        if (before(q, p)) {
-          // It goes here; equal stamps further back may still hold its duplicate.
-          for (auto d = prev; d != entries_.begin();) {
-            --d;
-            if (d->packet.ts != p.ts) break;
-            if (d->hash == hash && d->packet.wire_len == p.wire_len) return false;
-          }
-          break;
-        }
-      }
-      it = prev;
+  /// Makes room for a packet in stamp order and returns its slot, with ts, order_key, seq and
+  /// wire_len set (the caller fills in the rest). `hash` identifies the packet's bytes.
+  Packet* emplace(TimeNs ts, uint64_t order_key, uint32_t seq, uint32_t wire_len, uint64_t hash) {
+    Entry e;
+    e.hash = hash;
+    e.packet.ts = ts;
+    e.packet.order_key = order_key;
+    e.packet.seq = seq;
+    e.packet.wire_len = wire_len;
+    // Walk back from the end over the few packets that sort after it.
+    size_t pos = size_;
+    for (size_t steps = 0; pos > 0 && before(e, at(pos - 1)); --pos)
+      if (++steps > kMaxShift) return &push_late(e).packet;
+    if (size_ == slots_.size()) grow();
+    for (size_t i = size_; i > pos; --i) at(i) = at(i - 1);
+    ++size_;
+    at(pos) = e;
+    return &at(pos).packet;
+  }
+
+  /// Inserts a whole packet (tests).
+  void insert(const Packet& p, uint64_t hash) { *emplace(p.ts, p.order_key, p.seq, p.wire_len, hash) = p; }
+
+  bool empty() const { return size_ == 0 && late_.empty(); }
+  size_t size() const { return size_ + late_.size(); }
+  const Packet& front() const { return front_entry().packet; }
+
+  /// True when the front is a copy of a packet released just before it (same stamp, flow, PSN,
+  /// length and bytes).
+  bool front_repeats() const {
+    const Entry& f = front_entry();
+    if (f.packet.ts != group_ts_ || f.packet.order_key != group_key_) return false;
+    for (size_t i = 0; i < group_size_; ++i)
+      if (group_[i].hash == f.hash && group_[i].wire_len == f.packet.wire_len) return true;
+    return false;
+  }
+
+  void pop_front() {
+    const Entry& f = front_entry();
+    if (f.packet.ts != group_ts_ || f.packet.order_key != group_key_) {
+      group_ts_ = f.packet.ts;
+      group_key_ = f.packet.order_key;
+      group_size_ = 0;
     }
-    entries_.insert(it, Entry{p, hash});
-    return true;
+    if (group_size_ < kGroup) group_[group_size_++] = Released{f.hash, f.packet.wire_len};
+    if (from_ring()) {
+      head_ = (head_ + 1) & (slots_.size() - 1);
+      --size_;
+    } else {
+      std::pop_heap(late_.begin(), late_.end(), after);
+      late_.pop_back();
+    }
+    // Give a burst's memory back once the buffer has drained.
+    if (size_ == 0 && slots_.size() > kShrinkAbove) {
+      slots_ = BigArray<Entry>(kInitial);
+      head_ = 0;
+    }
+    if (late_.empty() && late_.capacity() > kShrinkAbove) std::vector<Entry>().swap(late_);
   }
-
-  /// Order of two packets with the same stamp: by flow and PSN (a flow's packets pass a point
-  /// in PSN order), so that not even equal stamps leave the order to the file; then arrival.
-  static bool before(const Packet& a, const Packet& b) {
-    if (a.order_key != b.order_key) return a.order_key < b.order_key;
-    return a.seq < b.seq;
-  }
-
-  bool empty() const { return entries_.empty(); }
-  size_t size() const { return entries_.size(); }
-  const Packet& front() const { return entries_.front().packet; }
-  void pop_front() { entries_.pop_front(); }
 
  private:
   struct Entry {
     Packet packet;
     uint64_t hash;
   };
-  std::deque<Entry> entries_;
+  struct Released {
+    uint64_t hash;
+    uint32_t wire_len;
+  };
+  static constexpr size_t kInitial = 64;
+  static constexpr size_t kShrinkAbove = 1 << 16;
+  static constexpr size_t kMaxShift = 16;  ///< further behind than this: the heap
+  static constexpr size_t kGroup = 8;      ///< copies recognised among this many of one stamp, flow and PSN
+
+  static bool before(const Entry& a, const Entry& b) {
+    if (a.packet.ts != b.packet.ts) return a.packet.ts < b.packet.ts;
+    if (a.packet.order_key != b.packet.order_key) return a.packet.order_key < b.packet.order_key;
+    return a.packet.seq < b.packet.seq;
+  }
+  static bool after(const Entry& a, const Entry& b) { return before(b, a); }  // min-heap order
+
+  // std::push_heap's sift-up, keeping hold of where the new entry ends up (the caller fills it).
+  Entry& push_late(const Entry& e) {
+    late_.push_back(e);
+    size_t i = late_.size() - 1;
+    while (i > 0) {
+      size_t parent = (i - 1) / 2;
+      if (!before(late_[i], late_[parent])) break;
+      std::swap(late_[i], late_[parent]);
+      i = parent;
+    }
+    return late_[i];
+  }
+
+  bool from_ring() const { return size_ > 0 && (late_.empty() || !before(late_.front(), at(0))); }
+  const Entry& front_entry() const { return from_ring() ? at(0) : late_.front(); }
+
+  Entry& at(size_t i) { return slots_[(head_ + i) & (slots_.size() - 1)]; }
+  const Entry& at(size_t i) const { return slots_[(head_ + i) & (slots_.size() - 1)]; }
+  void grow() {
+    BigArray<Entry> bigger(slots_.size() == 0 ? kInitial : slots_.size() * 2);
+    for (size_t i = 0; i < size_; ++i) bigger[i] = at(i);
+    slots_ = std::move(bigger);
+    head_ = 0;
+  }
+
+  BigArray<Entry> slots_;
+  size_t head_ = 0;
+  size_t size_ = 0;
+  std::vector<Entry> late_;  ///< min-heap by (stamp, order key, arrival)
+  TimeNs group_ts_ = 0;
+  uint64_t group_key_ = 0;
+  size_t group_size_ = 0;
+  Released group_[kGroup];
 };
 
 }  // namespace rdmatel

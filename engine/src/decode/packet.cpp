@@ -23,15 +23,25 @@ void summarize_capsule(const RoceFrame& roce, const uint8_t* frame, CapsuleSumma
     if (parse_nvme_sqe(payload, have, sqe) &&
         (len == kNvmeSqeSize || !only || sqe.in_capsule() || sqe.capsule_list())) {
       c.kind = CapsuleKind::kCommand;
-      c.sqe = sqe;
+      c.opcode = sqe.opcode;
+      c.fctype = sqe.fctype;
+      c.in_capsule = sqe.in_capsule();
+      c.connect_qid_captured = sqe.connect_qid_captured;
+      c.connect_qid = sqe.connect_qid;
+      c.cid = sqe.cid;
+      c.sgl_len = sqe.sgl_len;
       c.key_count = uint8_t(nvme_sgl_keys(sqe, payload, have, c.keys, CapsuleSummary::kMaxKeys));
     }
     return;
   }
   if (only && len == kNvmeCqeSize) {
     if (have < kNvmeCqeMinCaptured) return;
+    NvmeCqe cqe;
+    parse_nvme_cqe(payload, have, cqe);
     c.kind = CapsuleKind::kCompletion;
-    parse_nvme_cqe(payload, have, c.cqe);
+    c.cid = cqe.cid;
+    c.status = cqe.status;
+    c.status_captured = cqe.status_captured;
     return;
   }
   c.kind = CapsuleKind::kOther;

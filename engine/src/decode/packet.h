@@ -24,15 +24,77 @@ enum class CapsuleKind : uint8_t {
   kOther,       ///< a SEND FIRST/ONLY that is neither (another protocol, or a broken capsule)
 };
 
+/// What a component needs of a capsule: the SQE's or the CQE's fields, compactly (every
+/// buffered packet carries one).
 struct CapsuleSummary {
   CapsuleKind kind = CapsuleKind::kNone;
-  NvmeSqe sqe;  ///< kCommand
-  NvmeCqe cqe;  ///< kCompletion
-  /// kCommand: the r_keys of the host buffers the command names (the SQE's keyed SGL, or the
-  /// keyed descriptors of an SGL list carried in the capsule).
+  uint8_t opcode = 0;  ///< command: NVMe opcode
+  uint8_t fctype = 0;  ///< command: fabrics command type (opcode 0x7F)
+  bool in_capsule = false;            ///< command: data in the capsule (offset SGL)
+  bool connect_qid_captured = false;  ///< command: a Connect whose QID was captured
+  bool status_captured = false;       ///< completion: the status bytes were captured
+  uint16_t cid = 0;                   ///< command or completion
+  uint16_t connect_qid = 0;
+  uint16_t status = 0;                ///< completion: status field without the phase bit
+  uint32_t sgl_len = 0;               ///< command: data length from the SGL
+  /// Command: the r_keys of the host buffers it names (the SQE's keyed SGL, or the keyed
+  /// descriptors of an SGL list carried in the capsule).
   static constexpr size_t kMaxKeys = 4;
-  uint32_t keys[kMaxKeys] = {};
   uint8_t key_count = 0;
+  uint32_t keys[kMaxKeys] = {};
+
+  bool is_connect() const { return opcode == kNvmeFabricsOpcode && fctype == 0x01; }
+};
+
+/// The headers of a decoded frame that components read, compactly: every buffered packet
+/// carries one. Member names follow RoceFrame's. The addresses are the flow's (Flow::key).
+struct PacketHeaders {
+  FrameKind kind = FrameKind::kOther;
+  uint8_t ecn = 0;
+  uint8_t ttl = 0;
+  uint16_t ip_id = 0;
+  uint16_t ext = 0;
+  const IbOpcodeInfo* op = nullptr;
+  struct {
+    uint8_t opcode = 0;
+    bool ack_req = false;
+    bool becn = false;
+    bool fecn = false;
+    uint32_t dest_qp = 0;
+    uint32_t psn = 0;
+  } bth;
+  Reth reth;
+  Aeth aeth;
+  uint32_t immediate = 0;
+  uint32_t invalidate_rkey = 0;
+  uint32_t deth_src_qp = 0;
+  uint32_t payload_len = 0;
+  Pfc pfc;
+
+  void assign(const RoceFrame& f) {
+    kind = f.kind;
+    ecn = f.ecn;
+    ttl = f.ttl;
+    ip_id = f.ip_id;
+    ext = f.ext;
+    op = f.op;
+    bth.opcode = f.bth.opcode;
+    bth.ack_req = f.bth.ack_req;
+    bth.becn = f.bth.becn;
+    bth.fecn = f.bth.fecn;
+    bth.dest_qp = f.bth.dest_qp;
+    bth.psn = f.bth.psn;
+    reth = f.reth;
+    aeth = f.aeth;
+    immediate = f.immediate;
+    invalidate_rkey = f.invalidate_rkey;
+    deth_src_qp = f.deth_src_qp;
+    payload_len = f.payload_len;
+    pfc = f.pfc;
+  }
+  bool has(ExtHeader h) const { return (ext & h) != 0; }
+  bool is_nak() const { return has(kExtAeth) && aeth_kind(aeth.syndrome) == AethKind::kNak; }
+  bool ecn_ce() const { return ecn == 3; }
 };
 
 struct Packet {
@@ -43,7 +105,7 @@ struct Packet {
   uint64_t order_key = 0; ///< orders packets with equal stamps: flow key hash, then PSN
   uint32_t wire_len = 0;  ///< frame length on the wire
   FlowId flow = kNoFlow;  ///< RoCE packets: (src IP, dst IP, dst QPN), from the flow table
-  RoceFrame roce;         ///< kind tells RoCE from PFC
+  PacketHeaders roce;     ///< kind tells RoCE from PFC
   CapsuleSummary capsule;
 
   bool is_roce() const { return roce.kind == FrameKind::kRoce; }
