@@ -66,7 +66,7 @@ std::string export_help(const std::string& kind) {
   const RecordSchema* s = find_schema(kind);
   if (!s) return "rdmatel export " + kind + ": not available in this version\n";
   std::string out = "rdmatel export " + kind + " CAPTURE... [--format jsonl|csv] [-o FILE] [options]\n\n";
-  out += "One record per " + std::string(s->help) + ". Fields (JSONL keys, CSV columns, in this order;\n";
+  out += "A record is " + std::string(s->help) + ". Fields (JSONL keys, CSV columns, in this order;\n";
   out += "a value that was not measured is left out of JSON and empty in CSV, never 0):\n\n";
   for (const Column& c : s->columns) out += option_line(c.name, c.help);
   return out;

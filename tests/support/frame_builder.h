@@ -3,6 +3,7 @@
 // vol. 1 §9, RoCEv2 annex A17, RFC 791/8200/768) independently of the engine's decoder.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <initializer_list>
 #include <vector>
@@ -37,6 +38,30 @@ struct RoceSpec {
   Bytes ext;      ///< extension headers, already encoded
   Bytes payload;  ///< payload without pad
 };
+
+// The NVMe queue pair of the hand-built engine tests: host 10.0.0.1, storage server 10.0.1.1.
+constexpr uint8_t kHost[4] = {10, 0, 0, 1};
+constexpr uint8_t kStorage[4] = {10, 0, 1, 1};
+constexpr uint32_t kStorageQp = 0x000100;  ///< destination QPN of host -> storage packets
+constexpr uint32_t kHostQp = 0x000200;     ///< destination QPN of storage -> host packets
+
+/// A host -> storage packet of that queue pair (or of another storage-side QPN).
+inline RoceSpec up(uint8_t opcode, uint32_t psn, uint32_t qp = kStorageQp) {
+  RoceSpec s;
+  std::copy(kHost, kHost + 4, s.src_ip4);
+  std::copy(kStorage, kStorage + 4, s.dst_ip4);
+  s.opcode = opcode;
+  s.psn = psn;
+  s.dest_qp = qp;
+  return s;
+}
+/// A storage -> host packet.
+inline RoceSpec down(uint8_t opcode, uint32_t psn, uint32_t qp = kHostQp) {
+  RoceSpec s = up(opcode, psn, qp);
+  std::copy(kStorage, kStorage + 4, s.src_ip4);
+  std::copy(kHost, kHost + 4, s.dst_ip4);
+  return s;
+}
 
 /// Ethernet [+VLANs] / IPv4|IPv6 / UDP / BTH / ext / payload / pad / ICRC (zeros: not checked).
 inline Bytes build_roce(const RoceSpec& s) {

@@ -21,28 +21,12 @@ namespace {
 using test::Bytes;
 using test::RoceSpec;
 
-constexpr uint8_t kHost[4] = {10, 0, 0, 1};
-constexpr uint8_t kStorage[4] = {10, 0, 1, 1};
-constexpr uint32_t kStorageQp = 0x000100;
-constexpr uint32_t kHostQp = 0x000200;
 constexpr TimeNs kT0 = 1'700'000'000'000'000'000;
+using test::down;
+using test::kHost;
+using test::kStorage;
+using test::up;
 
-RoceSpec up(uint8_t opcode, uint32_t psn) {
-  RoceSpec s;
-  std::copy(kHost, kHost + 4, s.src_ip4);
-  std::copy(kStorage, kStorage + 4, s.dst_ip4);
-  s.opcode = opcode;
-  s.psn = psn;
-  s.dest_qp = kStorageQp;
-  return s;
-}
-RoceSpec down(uint8_t opcode, uint32_t psn) {
-  RoceSpec s = up(opcode, psn);
-  std::copy(kStorage, kStorage + 4, s.src_ip4);
-  std::copy(kHost, kHost + 4, s.dst_ip4);
-  s.dest_qp = kHostQp;
-  return s;
-}
 Bytes command(uint16_t cid, uint32_t psn, uint32_t key) {
   RoceSpec s = up(0x04, psn);
   s.payload = test::sqe(0x02, cid, 1, 0x40, 4096, key);

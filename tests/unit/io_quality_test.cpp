@@ -17,11 +17,10 @@ namespace {
 using test::Bytes;
 using test::RoceSpec;
 
-constexpr uint8_t kHost[4] = {10, 0, 0, 1};
-constexpr uint8_t kStorage[4] = {10, 0, 1, 1};
-constexpr uint32_t kStorageQp = 0x000100;  // destination QPN of host -> storage packets
-constexpr uint32_t kHostQp = 0x000200;     // destination QPN of storage -> host packets
-
+using test::kHost;
+using test::kHostQp;
+using test::kStorage;
+using test::kStorageQp;
 using test::Collector;
 
 // A capture being assembled: frames at points with stamps, fed to the engine in the given order.
@@ -30,22 +29,8 @@ class Capture {
   // Frame notes on: exercises the Wireshark plugin's path (provisional records are filtered).
   explicit Capture(Settings s = {}) : settings_(std::move(s)) { settings_.frame_notes = true; }
 
-  // host -> storage packet
-  RoceSpec up(uint8_t opcode, uint32_t psn, uint32_t qp = kStorageQp) {
-    RoceSpec s;
-    std::copy(kHost, kHost + 4, s.src_ip4);
-    std::copy(kStorage, kStorage + 4, s.dst_ip4);
-    s.opcode = opcode;
-    s.psn = psn;
-    s.dest_qp = qp;
-    return s;
-  }
-  RoceSpec down(uint8_t opcode, uint32_t psn, uint32_t qp = kHostQp) {
-    RoceSpec s = up(opcode, psn, qp);
-    std::copy(kStorage, kStorage + 4, s.src_ip4);
-    std::copy(kHost, kHost + 4, s.dst_ip4);
-    return s;
-  }
+  RoceSpec up(uint8_t opcode, uint32_t psn, uint32_t qp = kStorageQp) { return test::up(opcode, psn, qp); }
+  RoceSpec down(uint8_t opcode, uint32_t psn, uint32_t qp = kHostQp) { return test::down(opcode, psn, qp); }
   RoceSpec command(uint8_t op, uint16_t cid, uint32_t psn, uint32_t len, uint32_t key, uint32_t qp = kStorageQp) {
     RoceSpec s = up(0x04, psn, qp);
     s.payload = test::sqe(op, cid, 1, 0x40, len, key);

@@ -28,7 +28,7 @@ const SettingSpec kCoreSettings[] = {
      "not measured"},
     {"point", SettingType::kList, "", "", 0, 0, "NAME=ROLE",
      "Role of an observation point: compute, storage or fabric; NAME is the interface name or its numeric "
-     "id (repeatable). Default: learned from the traffic (the point with the longest command-to-completion "
+     "id. Default: learned from the traffic (the point with the longest command-to-completion "
      "span of an I/O is nearest the host), per point and per endpoint",
      true, false},
 };
