@@ -82,7 +82,9 @@ chmod 700 "$home/run"
 display=""
 for n in $(seq 90 140); do
   [[ -e /tmp/.X11-unix/X$n || -e /tmp/.X$n-lock ]] && continue
-  Xvfb ":$n" -screen 0 1920x1080x24 -nolisten tcp -ac >"$work/xvfb.log" 2>&1 &
+  # -noreset: by default Xvfb resets when its last client leaves, and a Wireshark started just
+  # after the previous one was stopped can find the display unreachable for that moment.
+  Xvfb ":$n" -screen 0 1920x1080x24 -nolisten tcp -ac -noreset >"$work/xvfb.log" 2>&1 &
   xvfb_pid=$!
   for _ in $(seq 50); do
     if DISPLAY=":$n" xwininfo -root >/dev/null 2>&1; then display=":$n"; break; fi
@@ -129,6 +131,13 @@ if [[ -n "${RDMATEL_TSHARK_PRELOAD:-}" ]]; then
            WIRESHARK_EXTCAP_DIR="$home/no-extcap")
 fi
 start_wireshark() {
+  # The X server must still answer (it may not have survived: say so rather than blame Wireshark).
+  local tries
+  for tries in $(seq 50); do
+    xwininfo -root >/dev/null 2>&1 && break
+    sleep 0.1
+  done
+  xwininfo -root >/dev/null 2>&1 || { echo "FAIL: the X server $display stopped answering: $(tail -3 "$work/xvfb.log")" >&2; return 1; }
   "${as_user[@]}" env HOME="$home" DISPLAY="$display" XDG_RUNTIME_DIR="$home/run" LC_ALL=C.UTF-8 "${preload[@]}" \
     wireshark -C RDMA-Telemetry --disable-protocol rpcordma -r "$capture" "$@" >>"$work/wireshark.log" 2>&1 &
   ws_pid=$!

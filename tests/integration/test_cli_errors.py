@@ -96,13 +96,19 @@ p = run("export", "io", cut)
 if p.returncode != 3 or not p.stdout.strip():
     problems.append(f"export of a cut capture: exit {p.returncode}, {len(p.stdout.splitlines())} records")
 
-# An unsupported link type: read, nothing measured, a clear sentence.
+# No interface of a link type rdmatel decodes: not a capture it can measure, exit 3 (libwiretap
+# reads a few bytes of text as "MP4 media, 1 frames").
 import struct
 unsup = os.path.join(tmp, "unsupported.pcap")
 with open(unsup, "wb") as f:
     f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 147))
     f.write(struct.pack("<IIII", 1, 0, 4, 4) + b"abcd")
-p = expect(["analyze", unsup, "--no-progress"], 0, "link type", stdout_needle="1 frames")
+p = expect(["analyze", unsup, "--no-progress"], 3, "link type 147")
+six = os.path.join(tmp, "six.txt")
+with open(six, "w") as f:
+    f.write("hello\n")
+expect(["analyze", six, "--no-progress"], 3, "not a capture rdmatel can measure")
+expect(["export", "io", six], 3, "not a capture rdmatel can measure")
 
 # Writing the export somewhere impossible is a usage error.
 expect(["export", "io", sample, "-o", os.path.join(tmp, "no", "such", "dir.jsonl")], 2, "cannot write")

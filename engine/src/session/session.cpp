@@ -60,11 +60,32 @@ class Session::Impl {
       in.points.push_back(kNoPoint);
       in.decided.push_back(false);
       if (iface.link == LinkType::kUnsupported)
-        summary_.warnings.push_back(in.label + ": interface " + display_name(iface, id) + " has link type " +
-                                    std::to_string(iface.pcap_linktype) +
-                                    ", which rdmatel does not decode; its packets are skipped");
+        summary_.warnings.push_back(in.label + ": interface " + display_name(iface, id) + " has " +
+                                    link_description(iface) + ", which rdmatel does not decode; its packets are skipped");
       if (!iface.name.empty() || inputs_.size() == 1) decide(in, id, point_name(iface, id));
     }
+  }
+
+  // libwiretap opens many files that are not network captures (a few bytes of text read as "MP4
+  // media, 1 frames"): a file none of whose interfaces carries a link type rdmatel decodes is an
+  // error, not an empty result.
+  static bool decodable(const Input& in) {
+    const auto& ifaces = in.source->interfaces();
+    if (ifaces.empty()) return true;  // an empty capture: nothing to decode, nothing wrong
+    for (const CaptureInterface& iface : ifaces)
+      if (iface.link != LinkType::kUnsupported) return true;
+    return false;
+  }
+  static std::string not_a_network_capture(const Input& in, const std::string& format) {
+    return "not a capture rdmatel can measure: it reads as " + format + " with " +
+           link_description(in.source->interfaces().front()) +
+           ", and rdmatel decodes Ethernet, Linux cooked (SLL, SLL2), raw IP and BSD loopback captures";
+  }
+  // Link type 0 is BSD loopback (decoded): on an undecodable interface it means the reader
+  // (libwiretap) had no pcap link type for the file's encapsulation.
+  static std::string link_description(const CaptureInterface& iface) {
+    if (iface.pcap_linktype == 0) return "frames that are not network packets";
+    return "link type " + std::to_string(iface.pcap_linktype);
   }
 
   static std::string display_name(const CaptureInterface& iface, uint32_t id) {
@@ -169,8 +190,16 @@ class Session::Impl {
         }
       }
     }
-    for (const Input& in : inputs_)
+    for (size_t i = 0; i < inputs_.size(); ++i) {
+      const Input& in = inputs_[i];
       if (!in.source->error().empty()) summary_.errors.push_back(in.label + ": " + in.source->error());
+      else if (!decodable(in)) {
+        // The error says it all: not also one warning per interface.
+        const std::string prefix = in.label + ": interface ";
+        std::erase_if(summary_.warnings, [&](const std::string& w) { return w.rfind(prefix, 0) == 0; });
+        summary_.errors.push_back(in.label + ": " + not_a_network_capture(in, summary_.formats[i]));
+      }
+    }
     engine_.finish();
     return summary_;
   }
