@@ -7,6 +7,12 @@ set -euo pipefail
 cd "$(dirname "$0")"
 scripts/install-deps.sh
 mkdir -p build
+# The first build takes a minute or two: say so, rather than sit silent (the log has the details).
+if [[ -x build/release/cli/rdmatel ]]; then
+  echo "run.sh: bringing the build up to date (build/release.log)" >&2
+else
+  echo "run.sh: building rdmatel and its Wireshark plugin, about 2 minutes on 2 cores (build/release.log)" >&2
+fi
 if ! { cmake -S . -B build/release -DCMAKE_BUILD_TYPE=Release -DRDMATEL_BUILD_TESTS=OFF &&
        cmake --build build/release --target rdmatel rdmatel_plugin -j"$(nproc)"; } >build/release.log 2>&1; then
   tail -40 build/release.log

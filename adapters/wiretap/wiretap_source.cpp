@@ -69,7 +69,11 @@ class WiretapSource final : public CaptureSource {
       }
       return false;
     }
-    format_ = wtap_file_type_subtype_description(wtap_file_type_subtype(wth_));
+    // The short name ("pcapng", "erf"): the descriptions read "Wireshark/... - pcapng".
+    const char* name = wtap_file_type_subtype_name(wtap_file_type_subtype(wth_));
+    format_ = name ? name : wtap_file_type_subtype_description(wtap_file_type_subtype(wth_));
+    if (wtap_get_compression_type(wth_) != WTAP_UNCOMPRESSED)
+      format_ += std::string(" (") + wtap_compression_type_description(wtap_get_compression_type(wth_)) + ")";
     int size_err = 0;
     gint64 sz = wtap_file_size(wth_, &size_err);
     size_ = sz > 0 ? uint64_t(sz) : 0;

@@ -110,6 +110,13 @@ with open(six, "w") as f:
 expect(["analyze", six, "--no-progress"], 3, "not a capture rdmatel can measure")
 expect(["export", "io", six], 3, "not a capture rdmatel can measure")
 
+# A compressed capture read through libwiretap is named by its short format name.
+import gzip
+gz = os.path.join(tmp, "sample.pcapng.gz")
+with open(sample, "rb") as src, gzip.open(gz, "wb") as dst:
+    dst.write(src.read())
+expect(["analyze", gz, "--no-progress"], 0, None, stdout_needle="capture: pcapng (gzip compressed), ")
+
 # Writing the export somewhere impossible is a usage error.
 expect(["export", "io", sample, "-o", os.path.join(tmp, "no", "such", "dir.jsonl")], 2, "cannot write")
 
