@@ -12,6 +12,7 @@
 #include "adapters/wiretap/wiretap_source.h"
 #include "cli/options.h"
 #include "cli/report_printer.h"
+#include "cli/tables.h"
 #include "rdmatel/report.h"
 #include "rdmatel/session.h"
 #include "rdmatel/writers.h"
@@ -35,12 +36,16 @@ class ReportSink final : public RecordSink {
     if (!aggregate_ || r.provisional) return;
     if (r.is(kIoSchema)) report.add(r.as<IoRecord>());
     else if (r.is(kMessageSchema)) flows.add(r.as<MessageRecord>());
+    else if (r.is(kCongestionSchema)) congestion.push_back(r.as<CongestionRecord>());
+    else if (r.is(kPfcSchema)) pfc.push_back(r.as<PfcRecord>());
   }
   void on_warning(const Warning& w) override {
     if (!quiet_) std::fprintf(stderr, "rdmatel: warning: %s\n", w.text.c_str());
   }
   IoReport report;
   FlowReport flows;
+  std::vector<CongestionRecord> congestion;  ///< one per flow and point: small beside the packets
+  std::vector<PfcRecord> pfc;
 
  private:
   bool quiet_, aggregate_;
@@ -77,7 +82,7 @@ int run(const Options& o) {
   if (o.command == Command::kExport) {
     const RecordSchema* schema = find_schema(o.export_kind);
     if (!schema) {
-      std::fprintf(stderr, "rdmatel: export %s is not available in this version (available: io, messages, flows)\n",
+      std::fprintf(stderr, "rdmatel: export %s is not available in this version (rdmatel export --help lists the kinds)\n",
                    o.export_kind.c_str());
       return kExitUsage;
     }
@@ -103,6 +108,7 @@ int run(const Options& o) {
   if (progress_shown) std::fprintf(stderr, "\r%60s\r", "");
 
   if (analyze) print_analysis(stdout, o, engine, summary, report.report, report.flows, RDMATEL_VERSION);
+  if (analyze) std::fputs(render_congestion(report.congestion, report.pfc, engine, o.top).c_str(), stdout);
   // A full disk or a closed pipe must not pass for success: check every output (exit 2, like an
   // output that cannot be opened).
   bool out_failed = out != stdout && (std::fflush(out) != 0 || std::ferror(out));

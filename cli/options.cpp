@@ -74,7 +74,7 @@ std::string export_help(const std::string& kind) {
 
 std::string export_kinds_help() {
   std::string out = "rdmatel export KIND CAPTURE... [--format jsonl|csv] [-o FILE] [options]\n\nKINDS:\n";
-  for (const RecordSchema* s : all_schemas()) out += option_line(s->channel, std::string("one record per ") + s->help);
+  for (const RecordSchema* s : all_schemas()) out += option_line(s->channel, std::string("a record is ") + s->help);
   std::string planned;
   for (const char* k : kPlannedKinds) planned += std::string(planned.empty() ? "" : ", ") + k;
   out += "\nNot available in this version: " + planned + ".\n";

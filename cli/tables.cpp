@@ -135,3 +135,70 @@ std::string render_flow_tables(const FlowReport& report, const Engine& engine, s
 }
 
 }  // namespace rdmatel::cli
+
+namespace rdmatel::cli {
+
+std::string render_congestion(const std::vector<CongestionRecord>& flows, const std::vector<PfcRecord>& pfc,
+                              const Engine& engine, size_t n) {
+  uint64_t ect = 0, ce = 0, cnps = 0, marked_points = 0;
+  for (const CongestionRecord& r : flows) {
+    ect += r.ect_packets;
+    ce += r.ce_packets;
+    cnps += r.cnp_packets;
+    if (r.ce_packets) ++marked_points;
+  }
+  std::string out = "Congestion (ECN, CNP, PFC)\n";
+  char line[512];
+  if (ce == 0 && cnps == 0 && pfc.empty()) return out + "  no CE-marked packet, no CNP, no PFC frame\n\n";
+  std::snprintf(line, sizeof line,
+                "  ECN: %llu of %llu ECN-capable packets marked CE (%.2f%%) in %llu of %zu flow-points; CNPs: %llu\n",
+                (unsigned long long)ce, (unsigned long long)ect, ect ? 100.0 * double(ce) / double(ect) : 0.0,
+                (unsigned long long)marked_points, flows.size(), (unsigned long long)cnps);
+  out += line;
+  std::vector<const CongestionRecord*> marked;
+  for (const CongestionRecord& r : flows)
+    if (r.ce_packets) marked.push_back(&r);
+  std::stable_sort(marked.begin(), marked.end(), [](const CongestionRecord* a, const CongestionRecord* b) {
+    return *a->ce_ratio() > *b->ce_ratio();
+  });
+  if (marked.size() > n) marked.resize(n);
+  if (!marked.empty()) {
+    out += "  flows: highest CE ratio\n";
+    std::snprintf(line, sizeof line, "  %-44s %-12s %10s %10s %9s %10s\n", "flow (src > dst qpn)", "point", "packets",
+                  "CE", "CE ratio", "CNPs recv");
+    out += line;
+    for (const CongestionRecord* r : marked) {
+      std::string flow = r->src.to_string() + " > " + r->dst.to_string() + " " + std::to_string(r->dst_qpn);
+      std::string recv = r->cnps_received ? std::to_string(*r->cnps_received) : "-";
+      std::snprintf(line, sizeof line, "  %-44s %-12s %10llu %10llu %8.2f%% %10s\n", flow.c_str(),
+                    engine.point_name(r->point).c_str(), (unsigned long long)r->packets,
+                    (unsigned long long)r->ce_packets, 100.0 * r->ce_ratio().value_or(0), recv.c_str());
+      out += line;
+    }
+  }
+  if (pfc.empty()) {
+    out += "  PFC: no PFC frame\n\n";
+    return out;
+  }
+  out += "  PFC per point and priority (pause times at the link speed; - where it is unknown: --link-speed)\n";
+  std::snprintf(line, sizeof line, "  %-20s %4s %10s %10s %10s %12s %12s  %s\n", "point", "prio", "frames", "pauses",
+                "resumes", "pause ms", "longest ms", "storm");
+  out += line;
+  auto ms = [](const std::optional<DurationNs>& d) {
+    if (!d) return std::string("-");
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f", double(*d) / 1e6);
+    return std::string(b);
+  };
+  for (const PfcRecord& r : pfc) {
+    std::snprintf(line, sizeof line, "  %-20s %4u %10llu %10llu %10llu %12s %12s  %s\n",
+                  engine.point_name(r.point).c_str(), unsigned(r.priority), (unsigned long long)r.frames,
+                  (unsigned long long)r.pauses, (unsigned long long)r.resumes, ms(r.pause_ns).c_str(),
+                  ms(r.longest_pause_ns).c_str(), r.storm ? "STORM" : "");
+    out += line;
+  }
+  out += "\n";
+  return out;
+}
+
+}  // namespace rdmatel::cli

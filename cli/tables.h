@@ -3,8 +3,10 @@
 #pragma once
 
 #include <string>
+#include <vector>
 
 #include "rdmatel/engine.h"
+#include "rdmatel/records.h"
 #include "rdmatel/report.h"
 
 namespace rdmatel::cli {
@@ -13,5 +15,9 @@ namespace rdmatel::cli {
 std::string render_io_tables(const IoReport& report);
 /// "Flows" section: top `n` by bytes, worst `n` by FET and by FNR.
 std::string render_flow_tables(const FlowReport& report, const Engine& engine, size_t n);
+/// "Congestion" section: ECN totals, the `n` flows with the highest CE ratio, PFC per point and
+/// priority.
+std::string render_congestion(const std::vector<CongestionRecord>& flows, const std::vector<PfcRecord>& pfc,
+                              const Engine& engine, size_t n);
 
 }  // namespace rdmatel::cli

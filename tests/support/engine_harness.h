@@ -20,6 +20,8 @@ struct Collector : RecordSink {
   std::vector<IoRecord> ios;
   std::vector<MessageRecord> messages;
   std::vector<FlowPeriodRecord> periods;
+  std::vector<CongestionRecord> congestion;
+  std::vector<PfcRecord> pfc;
   std::vector<FrameNote> notes;
   std::vector<std::string> warnings;
   bool keep_provisional = false;
@@ -33,6 +35,8 @@ struct Collector : RecordSink {
     if (r.is(kIoSchema)) ios.push_back(r.as<IoRecord>());
     else if (r.is(kMessageSchema)) messages.push_back(r.as<MessageRecord>());
     else if (r.is(kFlowSchema)) periods.push_back(r.as<FlowPeriodRecord>());
+    else if (r.is(kCongestionSchema)) congestion.push_back(r.as<CongestionRecord>());
+    else if (r.is(kPfcSchema)) pfc.push_back(r.as<PfcRecord>());
   }
   void on_note(const FrameNote& n) override { notes.push_back(n); }
   void on_warning(const Warning& w) override { warnings.push_back(w.text); }
@@ -58,9 +62,13 @@ inline Settings settings_with(std::initializer_list<std::pair<const char*, std::
 /// An engine with named points, fed frames numbered 1, 2, ... in the order given.
 class Feeder {
  public:
-  explicit Feeder(const Settings& s, std::vector<std::string> points = {"compute", "storage"}) : engine_(s) {
+  /// `speeds_bps`: the interfaces' link speeds (pcapng if_speed), 0 or absent when unknown.
+  explicit Feeder(const Settings& s, std::vector<std::string> points = {"compute", "storage"},
+                  std::vector<uint64_t> speeds_bps = {})
+      : engine_(s) {
     engine_.subscribe(out);
-    for (size_t i = 0; i < points.size(); ++i) ids_.push_back(engine_.declare_point(points[i], uint32_t(i)));
+    for (size_t i = 0; i < points.size(); ++i)
+      ids_.push_back(engine_.declare_point(points[i], uint32_t(i), i < speeds_bps.size() ? speeds_bps[i] : 0));
   }
   /// Feeds one frame seen at point number `point` (index into the names) with stamp `ts`.
   uint64_t push(size_t point, TimeNs ts, const std::vector<uint8_t>& bytes, bool has_ts = true) {

@@ -121,6 +121,18 @@ inline Bytes build_roce(const RoceSpec& s) {
   return f;
 }
 
+/// An 802.1Qbb PFC frame (MAC control opcode 0x0101): class-enable vector and 8 quanta, padded
+/// to the 60-byte minimum.
+inline Bytes pfc_frame(uint8_t enabled, const uint16_t (&quanta)[8]) {
+  Bytes f = {0x01, 0x80, 0xC2, 0, 0, 0x01, 0x02, 0, 0, 0, 0, 1};
+  put16(f, 0x8808);
+  put16(f, 0x0101);
+  put16(f, enabled);
+  for (uint16_t q : quanta) put16(f, q);
+  f.resize(60, 0);
+  return f;
+}
+
 inline Bytes reth(uint64_t va, uint32_t rkey, uint32_t len) {
   Bytes b;
   put64(b, va);

@@ -126,4 +126,47 @@ struct FlowPeriodRecord {
   double fet_bps() const { return period_ns ? double(effective_bytes()) * 8e9 / double(period_ns) : 0.0; }
 };
 
+// ---- Congestion (channels "congestion" and "pfc") ----
+
+/// ECN marks and CNPs of one flow at one observation point over the capture.
+struct CongestionRecord {
+  IpAddress src, dst;
+  uint32_t dst_qpn = 0;
+  PointId point = kNoPoint;
+  uint64_t packets = 0;      ///< RoCE packets of the flow at the point
+  uint64_t ect_packets = 0;  ///< ECN-capable transport (ECT(0), ECT(1)) or CE-marked
+  uint64_t ce_packets = 0;   ///< congestion experienced (ECN 11)
+  uint64_t cnp_packets = 0;  ///< CNPs carried by this flow (its source is the notification point)
+  /// CNPs on the reverse direction of the queue pair at the point: how often this flow's sender
+  /// was told to slow down. Absent until the two directions are paired.
+  std::optional<uint64_t> cnps_received;
+  TimeNs first_ns = 0, last_ns = 0;  ///< its packets at the point (that point's clock)
+  std::optional<TimeNs> first_ce_ns;
+
+  /// CE-marked / ECN-capable packets; absent without ECN-capable packets.
+  std::optional<double> ce_ratio() const {
+    if (!ect_packets) return std::nullopt;
+    return double(ce_packets) / double(ect_packets);
+  }
+};
+
+/// 802.1Qbb priority flow control at one observation point, for one priority.
+struct PfcRecord {
+  PointId point = kNoPoint;
+  uint8_t priority = 0;
+  uint64_t frames = 0;   ///< PFC frames with this priority enabled
+  uint64_t pauses = 0;   ///< of which quanta > 0
+  uint64_t resumes = 0;  ///< of which quanta 0 (XON)
+  uint64_t quanta = 0;   ///< sum of the pause quanta (512 bit times each)
+  /// The pause time the quanta ask for at the point's link speed; absent when it is unknown.
+  std::optional<DurationNs> pause_ns;
+  /// Longest time the priority stayed paused without a break (later pauses refresh the timer,
+  /// a resume ends it); absent when the link speed is unknown.
+  std::optional<DurationNs> longest_pause_ns;
+  bool storm = false;  ///< paused without a break for at least the storm threshold
+  TimeNs first_ns = 0, last_ns = 0;
+  uint64_t first_frame = 0;
+  uint64_t speed_bps = 0;  ///< link speed used, 0 when unknown
+};
+
 }  // namespace rdmatel

@@ -71,6 +71,8 @@ struct Record {
 extern const RecordSchema kIoSchema;        ///< channel "io": one per NVMe I/O
 extern const RecordSchema kMessageSchema;   ///< channel "messages": one per RDMA message and point
 extern const RecordSchema kFlowSchema;      ///< channel "flows": per flow, point and period
+extern const RecordSchema kCongestionSchema;  ///< channel "congestion": per flow and point
+extern const RecordSchema kPfcSchema;         ///< channel "pfc": per point and priority
 
 /// Every schema the engine's components can emit (for `export KIND`, database tables).
 std::span<const RecordSchema* const> all_schemas();

@@ -1,24 +1,155 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/metrics/congestion/congestion.h"
 
+#include <algorithm>
+#include <string>
+#include <vector>
+
 namespace rdmatel::congestion {
 namespace {
+
+const SettingSpec kSettings[] = {
+    {"pfc_storm", SettingType::kDuration, "ms", "100", 0.001, 3600000, "MS",
+     "A priority paused without a break for this long at one point is a PFC storm"},
+    {"link_speed", SettingType::kCount, "", "0", 0, 1000000, "GBPS",
+     "Link speed in Gb/s for PFC pause times where the capture does not record the interface's speed "
+     "(pcapng if_speed); 0: pause times only where it does"},
+};
+const RecordSchema* const kOutputs[] = {&kCongestionSchema, &kPfcSchema};
 const char* const kNotes[] = {"cong.ecn_ce", "cong.cnp"};
+
+// One pause quantum is 512 bit times.
+DurationNs quanta_ns(uint64_t quanta, uint64_t speed_bps) {
+  return DurationNs((unsigned __int128)quanta * 512u * 1'000'000'000u / speed_bps);
+}
+
 }  // namespace
 
-const ComponentSpec kSpec = {"congestion", kPacketAllRoce, {}, {}, kNotes};
+const ComponentSpec kSpec = {"congestion", kPacketAllRoce | kPacketPfc, kOutputs, kSettings, kNotes};
 
-Congestion::Congestion(Ctx&) : note_ce_(note_kind("cong.ecn_ce")), note_cnp_(note_kind("cong.cnp")) {}
+Congestion::Congestion(Ctx& ctx)
+    : note_ce_(note_kind("cong.ecn_ce")),
+      note_cnp_(note_kind("cong.cnp")),
+      storm_(ctx.settings.duration("pfc_storm")),
+      default_speed_bps_(ctx.settings.count("link_speed") * 1'000'000'000ull) {}
 
 void Congestion::on_packet(const Packet& p, Ctx& ctx) {
-  bool cnp = p.roce.op && p.roce.op->op_class == IbOpClass::kCnp;
-  bool ce = p.roce.ecn_ce();
-  if (!cnp && !ce) return;
-  CongestionCounts& c = counts_[uint64_t(p.flow) << 32 | p.point];
-  if (ce) ++c.ecn_ce;
-  if (cnp) ++c.cnp;
-  if (ce) ctx.note(p.frame, note_ce_, 0);
-  if (cnp) ctx.note(p.frame, note_cnp_, 0);
+  if (p.is_pfc()) on_pfc(p, ctx);
+  else if (p.flow != kNoFlow) on_roce(p, ctx);
+}
+
+void Congestion::on_roce(const Packet& p, Ctx& ctx) {
+  CongestionRecord& r = flows_[uint64_t(p.flow) << 32 | p.point];
+  if (r.packets == 0) {
+    const FlowKey& key = ctx.flows[p.flow].key;
+    r.src = key.src;
+    r.dst = key.dst;
+    r.dst_qpn = key.dst_qpn;
+    r.point = p.point;
+    r.first_ns = p.ts;
+  }
+  ++r.packets;
+  r.last_ns = p.ts;
+  const bool ce = p.roce.ecn_ce();
+  if (p.roce.ecn != 0) ++r.ect_packets;
+  if (ce) {
+    ++r.ce_packets;
+    if (!r.first_ce_ns) r.first_ce_ns = p.ts;
+    ctx.note(p.frame, note_ce_, 0);
+  }
+  if (p.roce.op && p.roce.op->op_class == IbOpClass::kCnp) {
+    ++r.cnp_packets;
+    ctx.note(p.frame, note_cnp_, 0);
+  }
+}
+
+uint64_t Congestion::speed_of(PointId point, const Ctx& ctx) const {
+  uint64_t s = ctx.points[point].speed_bps;
+  return s ? s : default_speed_bps_;
+}
+
+void Congestion::on_pfc(const Packet& p, Ctx& ctx) {
+  const uint64_t speed = speed_of(p.point, ctx);
+  for (uint8_t prio = 0; prio < 8; ++prio) {
+    if (!(p.roce.pfc.enabled & (1u << prio))) continue;
+    PriorityState& s = pfc_[uint64_t(p.point) << 3 | prio];
+    PfcRecord& r = s.rec;
+    if (r.frames == 0) {
+      r.point = p.point;
+      r.priority = prio;
+      r.first_ns = p.ts;
+      r.first_frame = p.frame;
+      r.speed_bps = speed;
+      if (speed) r.pause_ns = r.longest_pause_ns = 0;
+    }
+    ++r.frames;
+    r.last_ns = p.ts;
+    const uint16_t q = p.roce.pfc.quanta[prio];
+    if (q == 0) {
+      ++r.resumes;
+      if (s.paused) {
+        s.paused_until = std::min(s.paused_until, p.ts);
+        end_pause(s, ctx);
+      }
+      continue;
+    }
+    ++r.pauses;
+    r.quanta += q;
+    if (!speed) continue;
+    const DurationNs d = quanta_ns(q, speed);
+    *r.pause_ns += d;
+    // A pause received while paused restarts the timer with its own quanta (802.1Qbb).
+    if (s.paused && p.ts > s.paused_until) end_pause(s, ctx);
+    if (!s.paused) {
+      s.paused = true;
+      s.pause_start = p.ts;
+    }
+    s.paused_until = p.ts + d;
+  }
+}
+
+void Congestion::end_pause(PriorityState& s, Ctx& ctx) {
+  s.paused = false;
+  PfcRecord& r = s.rec;
+  const DurationNs length = s.paused_until - s.pause_start;
+  if (r.longest_pause_ns) r.longest_pause_ns = std::max(*r.longest_pause_ns, length);
+  if (length >= storm_ && !r.storm) {
+    r.storm = true;
+    ctx.warn("pfc_storm", [&] {
+      return "PFC storm: priority " + std::to_string(r.priority) + " at point " + ctx.points[r.point].name +
+             " paused without a break for " + std::to_string(length / 1000) + " µs (threshold --pfc-storm " +
+             std::to_string(storm_ / 1'000'000) + " ms)";
+    });
+  }
+}
+
+void Congestion::finish(Ctx& ctx) {
+  // Stable order: by point, then flow (flows are numbered as first seen, in stamp order).
+  std::vector<uint64_t> keys;
+  keys.reserve(flows_.size());
+  for (const auto& [k, r] : flows_) keys.push_back(k);
+  std::sort(keys.begin(), keys.end(), [](uint64_t a, uint64_t b) {
+    return (a & 0xFFFFFFFFu) != (b & 0xFFFFFFFFu) ? (a & 0xFFFFFFFFu) < (b & 0xFFFFFFFFu) : a < b;
+  });
+  for (uint64_t k : keys) {
+    CongestionRecord& r = flows_[k];
+    const FlowId peer = ctx.flows[FlowId(k >> 32)].peer;
+    if (peer != kNoFlow) {
+      auto it = flows_.find(uint64_t(peer) << 32 | r.point);
+      r.cnps_received = it == flows_.end() ? 0 : it->second.cnp_packets;
+    }
+    ctx.emit(kCongestionSchema, &r);
+  }
+  keys.clear();
+  for (const auto& [k, s] : pfc_) keys.push_back(k);
+  std::sort(keys.begin(), keys.end());
+  for (uint64_t k : keys) {
+    PriorityState& s = pfc_[k];
+    if (s.paused) end_pause(s, ctx);
+    ctx.emit(kPfcSchema, &s.rec);
+  }
+  flows_.clear();
+  pfc_.clear();
 }
 
 }  // namespace rdmatel::congestion

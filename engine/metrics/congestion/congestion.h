@@ -1,33 +1,42 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// congestion: ECN congestion-experienced marks and RoCEv2 CNPs (SPEC §6, first part): counted
-// per flow and point, and noted on their frames.
+// congestion: ECN marks and CNPs per flow and point, and 802.1Qbb priority flow control per
+// point and priority (pauses, resumes, pause time at the link speed, storms). Each count is of
+// one point's packets; nothing compares the clocks of two points.
 #pragma once
 
+#include <cstdint>
 #include <unordered_map>
 
 #include "engine/src/core/component.h"
+#include "rdmatel/records.h"
 
 namespace rdmatel::congestion {
 
 extern const ComponentSpec kSpec;
-
-struct CongestionCounts {
-  uint64_t ecn_ce = 0;
-  uint64_t cnp = 0;
-};
 
 class Congestion final : public Component {
  public:
   explicit Congestion(Ctx&);
   void on_packet(const Packet& p, Ctx& ctx) override;
   void on_advance(PointId, Ctx&) override {}
-  void finish(Ctx&) override {}
-  /// Counts per (flow, point), keyed flow << 32 | point.
-  const std::unordered_map<uint64_t, CongestionCounts>& counts() const { return counts_; }
+  void finish(Ctx& ctx) override;
 
  private:
+  struct PriorityState {
+    PfcRecord rec;
+    bool paused = false;
+    TimeNs pause_start = 0, paused_until = 0;
+  };
+  void on_roce(const Packet& p, Ctx& ctx);
+  void on_pfc(const Packet& p, Ctx& ctx);
+  void end_pause(PriorityState& s, Ctx& ctx);
+  uint64_t speed_of(PointId point, const Ctx& ctx) const;
+
   NoteKind note_ce_, note_cnp_;
-  std::unordered_map<uint64_t, CongestionCounts> counts_;
+  DurationNs storm_;
+  uint64_t default_speed_bps_;
+  std::unordered_map<uint64_t, CongestionRecord> flows_;  ///< by flow << 32 | point
+  std::unordered_map<uint64_t, PriorityState> pfc_;       ///< by point << 3 | priority
 };
 
 }  // namespace rdmatel::congestion

@@ -1,0 +1,135 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""export congestion, export pfc and the analyze section on a capture this test writes: ECN
+marks, CNPs and PFC pauses at two points, one with a recorded link speed. Expected values come
+from what was written (worked out in the comments), not from rdmatel."""
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+from rdmatel_testlib import fail_if
+
+cli = sys.argv[1]
+tmp = tempfile.mkdtemp(prefix="rdmatel_cong_")
+problems = []
+T0 = 1_800_000_000_000_000_000
+US = 1000
+
+
+def block(btype, body):
+    body += b"\0" * (-len(body) % 4)
+    return struct.pack("<II", btype, 12 + len(body)) + body + struct.pack("<I", 12 + len(body))
+
+
+def option(code, value):
+    return struct.pack("<HH", code, len(value)) + value + b"\0" * (-len(value) % 4)
+
+
+def roce(src, dst, qpn, opcode, psn, ecn, ext=b"", payload=b""):
+    bth = struct.pack(">BBHII", opcode, 0, 0xFFFF, qpn & 0xFFFFFF, psn & 0xFFFFFF)
+    l4 = bth + ext + payload + b"\0" * 4  # ICRC (not checked)
+    udp = struct.pack(">HHHH", 0xC000, 4791, 8 + len(l4), 0) + l4
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, ecn, 20 + len(udp), 0, 0x4000, 64, 17, 0,
+                     bytes(map(int, src.split("."))), bytes(map(int, dst.split(".")))) + udp
+    return b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00" + ip
+
+
+def pfc(enabled, quanta):
+    f = b"\x01\x80\xc2\0\0\x01\x02\0\0\0\0\x01" + struct.pack(">HHH", 0x8808, 0x0101, enabled)
+    f += b"".join(struct.pack(">H", q) for q in quanta)
+    return f + b"\0" * (60 - len(f))
+
+
+H, S = "10.9.0.1", "10.9.1.1"
+frames = []  # (interface, ts, bytes)
+for point, skew in ((0, 0), (1, 2 * US)):
+    # Host -> storage: 20 WRITE ONLY, every 4th CE-marked (ECN 11), the rest ECT(0) (ECN 10).
+    for i in range(20):
+        reth = struct.pack(">QII", 0x1000, 0x77, 64)
+        frames.append((point, T0 + i * US + skew, roce(H, S, 0x111, 0x0A, i, 3 if i % 4 == 3 else 2, reth, b"\0" * 64)))
+    # Storage -> host: the ACK of PSN 19 (pairs the two directions), then 3 CNPs.
+    frames.append((point, T0 + 30 * US + skew, roce(S, H, 0x222, 0x11, 19, 2, struct.pack(">I", 1))))
+    for i in range(3):
+        frames.append((point, T0 + (40 + i) * US + skew, roce(S, H, 0x222, 0x81, 0, 2, b"", b"\0" * 16)))
+# PFC at leaf1 (100 Gb/s), priority 3: pause 0xFFFF at 1.0 ms and at 1.2 ms, resume at 1.3 ms.
+frames += [(0, T0 + 1000 * US, pfc(0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])),
+           (0, T0 + 1200 * US, pfc(0x08, [0, 0, 0, 0xFFFF, 0, 0, 0, 0])),
+           (0, T0 + 1300 * US, pfc(0x08, [0] * 8))]
+# PFC at leaf2 (speed not recorded), priority 0: one pause of 100 quanta.
+frames.append((1, T0 + 1000 * US, pfc(0x01, [100, 0, 0, 0, 0, 0, 0, 0])))
+frames.sort(key=lambda f: f[1])
+
+cap = os.path.join(tmp, "congestion.pcapng")
+with open(cap, "wb") as f:
+    f.write(block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)))
+    f.write(block(1, struct.pack("<HHI", 1, 0, 65535) + option(2, b"leaf1") + option(9, b"\x09") +
+                  option(8, struct.pack("<Q", 100_000_000_000)) + b"\0\0\0\0"))
+    f.write(block(1, struct.pack("<HHI", 1, 0, 65535) + option(2, b"leaf2") + option(9, b"\x09") + b"\0\0\0\0"))
+    for iface, ts, data in frames:
+        f.write(block(6, struct.pack("<IIIII", iface, ts >> 32, ts & 0xFFFFFFFF, len(data), len(data)) + data))
+
+
+def export(kind, *extra):
+    p = subprocess.run([cli, "export", kind, cap, *extra], capture_output=True, text=True, timeout=120)
+    if p.returncode != 0:
+        problems.append(f"export {kind} {extra}: exit {p.returncode}: {p.stderr}")
+        return [], p.stderr
+    return [json.loads(l) for l in p.stdout.splitlines()], p.stderr
+
+
+def check(label, rec, want):
+    for k, v in want.items():
+        got = rec.get(k) if rec else None
+        if got != v:
+            problems.append(f"{label}: {k} = {got!r}, want {v!r}")
+
+
+recs, _ = export("congestion")
+by = {(r["src"], r["point"]): r for r in recs}
+if len(recs) != 4:
+    problems.append(f"congestion: {len(recs)} records, want 4 (2 flows x 2 points)")
+for point in ("leaf1", "leaf2"):
+    # 20 packets, all ECN-capable, 5 CE (i = 3, 7, 11, 15, 19): ratio 0.25; the reverse carried 3 CNPs.
+    check(f"{point} host->storage", by.get((H, point)),
+          {"dst": S, "dst_qpn": 0x111, "packets": 20, "ect_packets": 20, "ce_packets": 5, "ce_ratio": 0.25,
+           "cnp_packets": 0, "cnps_received": 3})
+    # 1 ACK + 3 CNPs, ECT(0), none CE; the host sent no CNP.
+    check(f"{point} storage->host", by.get((S, point)),
+          {"packets": 4, "ect_packets": 4, "ce_packets": 0, "cnp_packets": 3, "cnps_received": 0})
+check("leaf1 first CE", by.get((H, "leaf1")), {"first_ce_ns": T0 + 3 * US})
+
+# PFC at 100 Gb/s: one quantum = 5.12 ns, 0xFFFF quanta = 335,539 ns (335.5392 truncated);
+# paused from 1.0 ms, refreshed at 1.2 ms, resumed at 1.3 ms: 300 us without a break.
+recs, _ = export("pfc")
+by = {(r["point"], r["priority"]): r for r in recs}
+check("pfc leaf1 prio 3", by.get(("leaf1", 3)),
+      {"frames": 3, "pauses": 2, "resumes": 1, "quanta": 131070, "pause_us": 671.078, "longest_pause_us": 300.0,
+       "storm": False, "speed_bps": 100_000_000_000})
+check("pfc leaf2 prio 0", by.get(("leaf2", 0)), {"frames": 1, "pauses": 1, "quanta": 100, "speed_bps": 0})
+if by.get(("leaf2", 0), {}).get("pause_us") is not None:
+    problems.append("pfc leaf2: a pause time without a link speed")
+# A storm threshold below 300 us makes it a storm, with a warning; --link-speed 10 gives leaf2
+# 100 x 512 / 10e9 s = 5.120 us.
+recs, err = export("pfc", "--pfc-storm", "0.25", "--link-speed", "10")
+by = {(r["point"], r["priority"]): r for r in recs}
+check("pfc storm", by.get(("leaf1", 3)), {"storm": True})
+check("pfc --link-speed", by.get(("leaf2", 0)), {"pause_us": 5.12, "speed_bps": 10_000_000_000})
+if "PFC storm" not in err:
+    problems.append(f"no PFC storm warning: {err!r}")
+
+# The analyze section: 2 points x (20 + 4) ECN-capable packets, 2 x 5 CE, 2 x 3 CNPs.
+p = subprocess.run([cli, "analyze", cap, "--pfc-storm", "0.25"], capture_output=True, text=True, timeout=120)
+out = p.stdout
+for needle in ("Congestion (ECN, CNP, PFC)", "ECN: 10 of 48 ECN-capable packets marked CE (20.83%) in 2 of 4 flow-points; CNPs: 6",
+               "STORM"):
+    if needle not in out:
+        problems.append(f"analyze lacks {needle!r}")
+if p.returncode != 0:
+    problems.append(f"analyze: exit {p.returncode}: {p.stderr}")
+
+shutil.rmtree(tmp, ignore_errors=True)
+fail_if(problems, "congestion problems")
+print("OK: congestion and PFC records")
