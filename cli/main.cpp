@@ -38,6 +38,7 @@ class ReportSink final : public RecordSink {
     else if (r.is(kMessageSchema)) flows.add(r.as<MessageRecord>());
     else if (r.is(kCongestionSchema)) congestion.push_back(r.as<CongestionRecord>());
     else if (r.is(kPfcSchema)) pfc.push_back(r.as<PfcRecord>());
+    else if (r.is(kOffsetSchema)) offsets.push_back(r.as<OffsetRecord>());
   }
   void on_warning(const Warning& w) override {
     if (!quiet_) std::fprintf(stderr, "rdmatel: warning: %s\n", w.text.c_str());
@@ -46,6 +47,7 @@ class ReportSink final : public RecordSink {
   FlowReport flows;
   std::vector<CongestionRecord> congestion;  ///< one per flow and point: small beside the packets
   std::vector<PfcRecord> pfc;
+  std::vector<OffsetRecord> offsets;
 
  private:
   bool quiet_, aggregate_;
@@ -109,6 +111,7 @@ int run(const Options& o) {
 
   if (analyze) print_analysis(stdout, o, engine, summary, report.report, report.flows, RDMATEL_VERSION);
   if (analyze) std::fputs(render_congestion(report.congestion, report.pfc, engine, o.top).c_str(), stdout);
+  if (analyze) std::fputs(render_offsets(report.offsets, engine).c_str(), stdout);
   // A full disk or a closed pipe must not pass for success: check every output (exit 2, like an
   // output that cannot be opened).
   bool out_failed = out != stdout && (std::fflush(out) != 0 || std::ferror(out));

@@ -201,4 +201,17 @@ std::string render_congestion(const std::vector<CongestionRecord>& flows, const 
   return out;
 }
 
+std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine) {
+  if (offsets.empty()) return "";
+  std::string out = "Clock offsets between observation points (no metric needs them: each is measured on one clock)\n";
+  char line[512];
+  for (const OffsetRecord& r : offsets) {
+    std::snprintf(line, sizeof line, "  %s - %s: %+.3f µs ± %.3f µs (%llu packets%s)\n", engine.point_name(r.point).c_str(),
+                  engine.point_name(r.reference).c_str(), double(r.offset_ns) / 1e3, double(r.uncertainty_ns) / 1e3,
+                  (unsigned long long)r.samples, r.both_directions ? "" : ", one direction only: includes the delay");
+    out += line;
+  }
+  return out + "\n";
+}
+
 }  // namespace rdmatel::cli

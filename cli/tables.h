@@ -17,6 +17,8 @@ std::string render_io_tables(const IoReport& report);
 std::string render_flow_tables(const FlowReport& report, const Engine& engine, size_t n);
 /// "Congestion" section: ECN totals, the `n` flows with the highest CE ratio, PFC per point and
 /// priority.
+/// "Clock offsets" section: each pair of points seen together.
+std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine);
 std::string render_congestion(const std::vector<CongestionRecord>& flows, const std::vector<PfcRecord>& pfc,
                               const Engine& engine, size_t n);
 

@@ -16,6 +16,8 @@ NoteKinds::NoteKinds() {
   msg_nak_read = note_kind("msg.nak_read");
   ecn_ce = note_kind("cong.ecn_ce");
   cnp = note_kind("cong.cnp");
+  pfc = note_kind("cong.pfc");
+  pfc_storm = note_kind("cong.pfc_storm");
 }
 
 int NoteKinds::stage_of(NoteKind k) const {

@@ -43,7 +43,7 @@ struct FrameEndpoints {
 /// Note kinds the display knows, resolved by name once.
 struct NoteKinds {
   NoteKind io_stage[5];  ///< command, data, read_request, read_response, completion
-  NoteKind io_unparseable, io_orphan, msg_packet, msg_nak, msg_nak_read, ecn_ce, cnp;
+  NoteKind io_unparseable, io_orphan, msg_packet, msg_nak, msg_nak_read, ecn_ce, cnp, pfc, pfc_storm;
   NoteKinds();
   /// 0..4 for the I/O stages, -1 otherwise.
   int stage_of(NoteKind k) const;

@@ -130,6 +130,19 @@ void register_fields(int proto) {
                  "IP ECN field is Congestion Experienced", HFILL}},
     {&f.cnp, {"CNP", "rdmatel.cnp", FT_BOOLEAN, BASE_NONE, nullptr, 0,
               "RoCEv2 congestion notification packet (BTH opcode 0x81)", HFILL}},
+    {&f.pfc_priority, {"PFC priority", "rdmatel.pfc.priority", FT_UINT8, BASE_DEC, nullptr, 0,
+                       "802.1p priority this PFC frame pauses or resumes (one item per enabled priority)", HFILL}},
+    {&f.pfc_quanta, {"PFC quanta", "rdmatel.pfc.quanta", FT_UINT16, BASE_DEC, nullptr, 0,
+                     "Pause quanta for the priority (512 bit times each; 0 = resume)", HFILL}},
+    {&f.pfc_pause_time, {"PFC pause time (µs)", "rdmatel.pfc.pause_time", FT_DOUBLE, BASE_NONE, nullptr, 0,
+                         "The pause the quanta ask for at the point's link speed, microseconds (absent when "
+                         "the speed is unknown: pcapng if_speed or the link_speed preference)", HFILL}},
+    {&f.pfc_resume, {"PFC resume", "rdmatel.pfc.resume", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                     "Quanta 0: the priority may send again", HFILL}},
+    {&f.pfc_storm, {"PFC storm", "rdmatel.pfc.storm", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                    "This frame began a pause that lasted at least the storm threshold (pfc_storm)", HFILL}},
+    {&f.pfc_storm_time, {"PFC storm length (µs)", "rdmatel.pfc.storm_time", FT_DOUBLE, BASE_NONE, nullptr, 0,
+                         "How long the priority stayed paused without a break, microseconds", HFILL}},
   };
   static int* ett[] = {&f.ett, &f.ett_io, &f.ett_msg};
   static ei_register_info ei[] = {
@@ -143,6 +156,9 @@ void register_fields(int proto) {
                                  "SEND on an NVMe queue pair that is not a valid NVMe capsule", EXPFILL}},
     {&f.ei_orphan_completion, {"rdmatel.io.orphan", PI_SEQUENCE, PI_NOTE,
                                "NVMe completion whose command is not in the capture", EXPFILL}},
+    {&f.ei_pfc_pause, {"rdmatel.pfc.pause.expert", PI_SEQUENCE, PI_NOTE, "PFC pause", EXPFILL}},
+    {&f.ei_pfc_storm, {"rdmatel.pfc.storm.expert", PI_SEQUENCE, PI_WARN,
+                       "PFC storm: a priority paused without a break for the storm threshold", EXPFILL}},
     {&f.ei_retransmission, {"rdmatel.retrans.expert", PI_SEQUENCE, PI_NOTE,
                             "Retransmission: PSN not newer than the newest seen at this point", EXPFILL}},
     {&f.ei_duplicate, {"rdmatel.duplicate", PI_SEQUENCE, PI_NOTE,

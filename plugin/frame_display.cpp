@@ -170,6 +170,26 @@ void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
   gen(proto_tree_add_uint64(t, fields.msg_naks, tvb, 0, 0, m->naks));
 }
 
+// One enabled priority of a PFC frame: detail = priority | quanta << 8, ref = pause time in ns
+// (0 when the link speed is unknown).
+void display_pfc(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const FrameNote& n) {
+  const unsigned prio = n.detail & 0xFF, quanta = n.detail >> 8;
+  proto_item_set_generated(proto_tree_add_uint(tree, fields.pfc_priority, tvb, 0, 0, prio));
+  proto_item* q = proto_tree_add_uint(tree, fields.pfc_quanta, tvb, 0, 0, quanta);
+  proto_item_set_generated(q);
+  if (quanta == 0) {
+    add_generated_bool(tree, fields.pfc_resume, tvb);
+    return;
+  }
+  if (n.ref) {
+    proto_item_set_generated(proto_tree_add_double(tree, fields.pfc_pause_time, tvb, 0, 0, double(n.ref) / 1e3));
+    expert_add_info_format(pinfo, q, &fields.ei_pfc_pause, "PFC pause, priority %u: %u quanta (%.3f µs)", prio,
+                           quanta, double(n.ref) / 1e3);
+  } else {
+    expert_add_info_format(pinfo, q, &fields.ei_pfc_pause, "PFC pause, priority %u: %u quanta", prio, quanta);
+  }
+}
+
 void display_nak(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const FrameNote& n, uint64_t named_frame) {
   proto_item* it = nullptr;
   add_generated_bool(tree, fields.nak, tvb, &it);
@@ -241,6 +261,15 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
       add_generated_bool(t, fields.ecn_ce, tvb);
     } else if (n.kind == k.cnp) {
       add_generated_bool(t, fields.cnp, tvb);
+    } else if (n.kind == k.pfc) {
+      display_pfc(tvb, pinfo, t, n);
+    } else if (n.kind == k.pfc_storm) {
+      add_generated_bool(t, fields.pfc_storm, tvb);
+      proto_item* it = proto_tree_add_double(t, fields.pfc_storm_time, tvb, 0, 0, double(n.ref) / 1e3);
+      proto_item_set_generated(it);
+      expert_add_info_format(pinfo, it, &fields.ei_pfc_storm,
+                             "PFC storm: priority %u paused without a break for %.3f µs from this frame", n.detail,
+                             double(n.ref) / 1e3);
     } else if (k.stage_of(n.kind) >= 0) {
       if (const IoRecord* r = state.io(n.ref)) display_io(tvb, pinfo, t, n, *r);
     }

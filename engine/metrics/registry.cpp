@@ -5,6 +5,7 @@
 #include "engine/metrics/congestion/congestion.h"
 #include "engine/metrics/io_quality/io_quality.h"
 #include "engine/metrics/messages/messages.h"
+#include "engine/metrics/offsets/offsets.h"
 
 namespace rdmatel {
 namespace {
@@ -18,6 +19,7 @@ const ComponentFactory kRegistry[] = {
     {&io_quality::kSpec, make<io_quality::IoQuality>},
     {&messages::kSpec, make<messages::Messages>},
     {&congestion::kSpec, make<congestion::Congestion>},
+    {&offsets::kSpec, make<offsets::Offsets>},  // last: reports what the others learned
 };
 
 }  // namespace

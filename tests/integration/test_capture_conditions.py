@@ -99,6 +99,24 @@ tshark_caps = [caps["storage_-2s_sorted"], caps["cross_-2s"], caps["ipv6_vlan_sn
 run_script("test_tshark_truth.py", plugin, *tshark_caps)
 run_script("test_cli_vs_tshark.py", cli, plugin, *tshark_caps)
 
+# Clock offsets: every pair of points seen together, against the offsets the generator applied
+# (truth points[].clock_offset_ns: added to every stamp of that point), within the uncertainty
+# rdmatel states; with I/Os going both ways the uncertainty is about half the smallest round trip
+# (wider, but still a bound, where hosts and storage servers sit behind both points: --cross).
+checked_offsets = 0
+for name, path in caps.items():
+    with open(path.replace(".pcapng", ".truth.json")) as f:
+        truth_offsets = {p["name"]: p.get("clock_offset_ns", 0) for p in json.load(f)["points"]}
+    for r in export("offsets", path):
+        want_us = (truth_offsets[r["point"]] - truth_offsets[r["reference"]]) / 1000
+        err = abs(r["offset_us"] - want_us)
+        if not r["both_directions"] or err > r["uncertainty_us"] + 0.001 or r["uncertainty_us"] > 1000:
+            problems.append(f"{name}: offset {r['point']} - {r['reference']} = {r['offset_us']} ± "
+                            f"{r['uncertainty_us']} µs, truth {want_us} µs (both directions: {r['both_directions']})")
+        checked_offsets += 1
+if checked_offsets < len(caps):
+    problems.append(f"only {checked_offsets} clock offsets reported for {len(caps)} captures of 2 to 5 points")
+
 # ---- 2. the same capture edited afterwards ----
 base = generate("base", ["--scenario", "mixed", "--points", "3", "--order", "blocks"])
 base_io, base_msg, base_flows = export("io", base), export("messages", base), export("flows", base)

@@ -10,9 +10,10 @@ import subprocess
 import sys
 import tempfile
 
-from rdmatel_testlib import fail_if
+from rdmatel_testlib import Tshark, fail_if
 
 cli = sys.argv[1]
+plugin = sys.argv[2] if len(sys.argv) > 2 else None
 tmp = tempfile.mkdtemp(prefix="rdmatel_cong_")
 problems = []
 T0 = 1_800_000_000_000_000_000
@@ -129,6 +130,31 @@ for needle in ("Congestion (ECN, CNP, PFC)", "ECN: 10 of 48 ECN-capable packets 
         problems.append(f"analyze lacks {needle!r}")
 if p.returncode != 0:
     problems.append(f"analyze: exit {p.returncode}: {p.stderr}")
+
+# Wireshark: the same PFC facts on the frames. Wireshark 4.0 gives a dissector no interface
+# speed, so pause times need the link_speed preference there (100 Gb/s, as leaf1's if_speed).
+if plugin:
+    ts = Tshark(plugin)
+    try:
+        rows = ts.fields(cap, ["frame.number", "rdmatel.point", "rdmatel.pfc.priority", "rdmatel.pfc.quanta",
+                               "rdmatel.pfc.pause_time", "rdmatel.pfc.resume", "rdmatel.pfc.storm",
+                               "rdmatel.pfc.storm_time", "rdmatel.ecn_ce", "rdmatel.cnp"],
+                         extra=["-o", "rdmatel.link_speed:100", "-o", "rdmatel.pfc_storm:0.25"])
+        pfc_rows = [(r["rdmatel.point"], r["rdmatel.pfc.priority"], r["rdmatel.pfc.quanta"], r["rdmatel.pfc.pause_time"],
+                     r["rdmatel.pfc.resume"], r["rdmatel.pfc.storm"], r["rdmatel.pfc.storm_time"])
+                    for r in rows if r["rdmatel.pfc.priority"]]
+        # File order: leaf1 pause (the storm's first frame: 300 us), leaf2 pause (100 quanta =
+        # 0.512 us at 100 Gb/s), leaf1 pause, leaf1 resume.
+        want = [("leaf1", "3", "65535", "335.539", "", "1", "300"), ("leaf2", "0", "100", "0.512", "", "", ""),
+                ("leaf1", "3", "65535", "335.539", "", "", ""), ("leaf1", "3", "0", "", "1", "", "")]
+        if pfc_rows != want:
+            problems.append(f"tshark PFC fields: {pfc_rows}, want {want}")
+        ce = sum(1 for r in rows if r["rdmatel.ecn_ce"])
+        cnp = sum(1 for r in rows if r["rdmatel.cnp"])
+        if (ce, cnp) != (10, 6):
+            problems.append(f"tshark: {ce} CE-marked and {cnp} CNP frames, want 10 and 6")
+    finally:
+        ts.close()
 
 shutil.rmtree(tmp, ignore_errors=True)
 fail_if(problems, "congestion problems")

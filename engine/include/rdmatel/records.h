@@ -150,6 +150,20 @@ struct CongestionRecord {
   }
 };
 
+/// How the clock of one observation point relates to another's, estimated from packets seen at
+/// both (channel "offsets"). No metric needs it (each is a difference of stamps of one point);
+/// it says how far apart the capture clocks were.
+struct OffsetRecord {
+  PointId point = kNoPoint;
+  PointId reference = kNoPoint;
+  DurationNs offset_ns = 0;       ///< this point's clock minus the reference's
+  DurationNs uncertainty_ns = 0;  ///< the offset lies within ± this (both directions seen)
+  uint64_t samples = 0;           ///< packets seen at both points
+  /// Packets travelled both ways between the two points: the one-way delays cancel. Otherwise
+  /// the offset still holds the delay between them.
+  bool both_directions = false;
+};
+
 /// 802.1Qbb priority flow control at one observation point, for one priority.
 struct PfcRecord {
   PointId point = kNoPoint;

@@ -73,6 +73,7 @@ extern const RecordSchema kMessageSchema;   ///< channel "messages": one per RDM
 extern const RecordSchema kFlowSchema;      ///< channel "flows": per flow, point and period
 extern const RecordSchema kCongestionSchema;  ///< channel "congestion": per flow and point
 extern const RecordSchema kPfcSchema;         ///< channel "pfc": per point and priority
+extern const RecordSchema kOffsetSchema;      ///< channel "offsets": per pair of points seen together
 
 /// Every schema the engine's components can emit (for `export KIND`, database tables).
 std::span<const RecordSchema* const> all_schemas();

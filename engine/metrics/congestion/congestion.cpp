@@ -16,7 +16,10 @@ const SettingSpec kSettings[] = {
      "(pcapng if_speed); 0: pause times only where it does"},
 };
 const RecordSchema* const kOutputs[] = {&kCongestionSchema, &kPfcSchema};
-const char* const kNotes[] = {"cong.ecn_ce", "cong.cnp"};
+// cong.pfc: one per enabled priority of a PFC frame (detail: priority | quanta << 8; ref: the
+// pause time in ns, 0 when the link speed is unknown). cong.pfc_storm: on the frame that began a
+// pause that became a storm (detail: priority; ref: its length in ns).
+const char* const kNotes[] = {"cong.ecn_ce", "cong.cnp", "cong.pfc", "cong.pfc_storm"};
 
 // One pause quantum is 512 bit times.
 DurationNs quanta_ns(uint64_t quanta, uint64_t speed_bps) {
@@ -30,6 +33,8 @@ const ComponentSpec kSpec = {"congestion", kPacketAllRoce | kPacketPfc, kOutputs
 Congestion::Congestion(Ctx& ctx)
     : note_ce_(note_kind("cong.ecn_ce")),
       note_cnp_(note_kind("cong.cnp")),
+      note_pfc_(note_kind("cong.pfc")),
+      note_storm_(note_kind("cong.pfc_storm")),
       storm_(ctx.settings.duration("pfc_storm")),
       default_speed_bps_(ctx.settings.count("link_speed") * 1'000'000'000ull) {}
 
@@ -85,6 +90,7 @@ void Congestion::on_pfc(const Packet& p, Ctx& ctx) {
     ++r.frames;
     r.last_ns = p.ts;
     const uint16_t q = p.roce.pfc.quanta[prio];
+    ctx.note(p.frame, note_pfc_, speed && q ? uint64_t(quanta_ns(q, speed)) : 0, uint32_t(prio) | uint32_t(q) << 8);
     if (q == 0) {
       ++r.resumes;
       if (s.paused) {
@@ -103,6 +109,7 @@ void Congestion::on_pfc(const Packet& p, Ctx& ctx) {
     if (!s.paused) {
       s.paused = true;
       s.pause_start = p.ts;
+      s.pause_frame = p.frame;
     }
     s.paused_until = p.ts + d;
   }
@@ -113,6 +120,7 @@ void Congestion::end_pause(PriorityState& s, Ctx& ctx) {
   PfcRecord& r = s.rec;
   const DurationNs length = s.paused_until - s.pause_start;
   if (r.longest_pause_ns) r.longest_pause_ns = std::max(*r.longest_pause_ns, length);
+  if (length >= storm_) ctx.note(s.pause_frame, note_storm_, uint64_t(length), r.priority);
   if (length >= storm_ && !r.storm) {
     r.storm = true;
     ctx.warn("pfc_storm", [&] {

@@ -26,13 +26,14 @@ class Congestion final : public Component {
     PfcRecord rec;
     bool paused = false;
     TimeNs pause_start = 0, paused_until = 0;
+    uint64_t pause_frame = 0;  ///< the frame that began the current pause
   };
   void on_roce(const Packet& p, Ctx& ctx);
   void on_pfc(const Packet& p, Ctx& ctx);
   void end_pause(PriorityState& s, Ctx& ctx);
   uint64_t speed_of(PointId point, const Ctx& ctx) const;
 
-  NoteKind note_ce_, note_cnp_;
+  NoteKind note_ce_, note_cnp_, note_pfc_, note_storm_;
   DurationNs storm_;
   uint64_t default_speed_bps_;
   std::unordered_map<uint64_t, CongestionRecord> flows_;  ///< by flow << 32 | point

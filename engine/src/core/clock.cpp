@@ -56,6 +56,13 @@ DurationNs ClockRelations::to_root(PointId id) const {
   return off;
 }
 
+std::vector<ClockRelations::PairEstimate> ClockRelations::pairs() const {
+  std::vector<PairEstimate> out;
+  out.reserve(links_.size());
+  for (const Link& l : links_) out.push_back(PairEstimate{l.p, l.q, estimate_of(l)});
+  return out;
+}
+
 void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int direction) {
   if (p == q || p == kNoPoint || q == kNoPoint) return;
   if (p > q) {

@@ -43,6 +43,12 @@ class ClockRelations {
     bool both_directions = false;
   };
   std::optional<Estimate> estimate(PointId p, PointId q) const;
+  /// Every directly sampled pair of points (p < q), in the order first sampled.
+  struct PairEstimate {
+    PointId p, q;
+    Estimate estimate;
+  };
+  std::vector<PairEstimate> pairs() const;
 
  private:
   struct Link {

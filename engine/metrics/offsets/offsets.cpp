@@ -1,0 +1,54 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/metrics/offsets/offsets.h"
+
+#include "rdmatel/records.h"
+#include "rdmatel/schema.h"
+
+namespace rdmatel {
+namespace {
+
+const OffsetRecord& off(const void* p) { return *static_cast<const OffsetRecord*>(p); }
+
+const Column kOffsetColumns[] = {
+    {"point", ValueType::kPoint, [](const void* p, Value& v) { v.point = off(p).point; return true; },
+     "Observation point"},
+    {"reference", ValueType::kPoint, [](const void* p, Value& v) { v.point = off(p).reference; return true; },
+     "The point whose clock it is compared with"},
+    {"offset_us", ValueType::kMicros, [](const void* p, Value& v) { v.i = off(p).offset_ns; return true; },
+     "This point's clock minus the reference's, µs"},
+    {"uncertainty_us", ValueType::kMicros, [](const void* p, Value& v) { v.i = off(p).uncertainty_ns; return true; },
+     "The offset lies within ± this, µs (half the smallest round trip between the points)"},
+    {"samples", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = off(p).samples; return true; },
+     "Packets seen at both points"},
+    {"both_directions", ValueType::kBool, [](const void* p, Value& v) { v.b = off(p).both_directions; return true; },
+     "Packets went both ways between the points (else the offset still holds the one-way delay)"},
+};
+
+}  // namespace
+
+const RecordSchema kOffsetSchema = {"offsets", "the clock offset between two observation points", kOffsetColumns};
+
+namespace offsets {
+namespace {
+const RecordSchema* const kOutputs[] = {&kOffsetSchema};
+}  // namespace
+
+// Consumes no packet: the samples come from the components that match packets across points
+// (io_quality), so it must finish after them (it is last in the registry).
+const ComponentSpec kSpec = {"offsets", 0, kOutputs, {}, {}};
+
+void Offsets::finish(Ctx& ctx) {
+  for (const ClockRelations::PairEstimate& e : ctx.clock.pairs()) {
+    OffsetRecord r;
+    r.point = e.q;
+    r.reference = e.p;
+    r.offset_ns = e.estimate.offset;
+    r.uncertainty_ns = e.estimate.uncertainty;
+    r.samples = e.estimate.samples;
+    r.both_directions = e.estimate.both_directions;
+    ctx.emit(kOffsetSchema, &r);
+  }
+}
+
+}  // namespace offsets
+}  // namespace rdmatel
