@@ -81,6 +81,13 @@ try:
     p = ts.run("-r", ts.stage(cap), "-q", "-o", 'uat:rdmatel_point_roles:"x","bogus"', check=False)
     if p.returncode == 0 or "bogus" not in p.stderr:
         problems.append(f"a bad role was accepted: exit {p.returncode}: {p.stderr}")
+    # Every field says what it is (Wireshark shows the description in the packet details and
+    # the filter dialog); expert items (FT_NONE) have their text in the expert info instead.
+    undescribed = [cols[2] for cols in (l.split("\t") for l in ts.run("-G", "fields").stdout.splitlines())
+                   if len(cols) >= 8 and cols[0] == "F" and cols[2].startswith("rdmatel.") and cols[3] != "FT_NONE"
+                   and not cols[7].strip()]
+    if undescribed:
+        problems.append(f"fields without a description: {undescribed}")
 finally:
     ts.close()
 
