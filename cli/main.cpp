@@ -12,7 +12,6 @@
 #include "adapters/wiretap/wiretap_source.h"
 #include "cli/options.h"
 #include "cli/report_printer.h"
-#include "cli/tables.h"
 #include "rdmatel/report.h"
 #include "rdmatel/session.h"
 #include "rdmatel/writers.h"
@@ -34,20 +33,16 @@ class ReportSink final : public RecordSink {
   ReportSink(bool quiet, bool aggregate) : quiet_(quiet), aggregate_(aggregate) {}
   void on_record(const Record& r) override {
     if (!aggregate_ || r.provisional) return;
-    if (r.is(kIoSchema)) report.add(r.as<IoRecord>());
-    else if (r.is(kMessageSchema)) flows.add(r.as<MessageRecord>());
-    else if (r.is(kCongestionSchema)) congestion.push_back(r.as<CongestionRecord>());
-    else if (r.is(kPfcSchema)) pfc.push_back(r.as<PfcRecord>());
-    else if (r.is(kOffsetSchema)) offsets.push_back(r.as<OffsetRecord>());
+    if (r.is(kIoSchema)) analysis.ios.add(r.as<IoRecord>());
+    else if (r.is(kMessageSchema)) analysis.flows.add(r.as<MessageRecord>());
+    else if (r.is(kCongestionSchema)) analysis.congestion.push_back(r.as<CongestionRecord>());
+    else if (r.is(kPfcSchema)) analysis.pfc.push_back(r.as<PfcRecord>());
+    else if (r.is(kOffsetSchema)) analysis.offsets.push_back(r.as<OffsetRecord>());
   }
   void on_warning(const Warning& w) override {
     if (!quiet_) std::fprintf(stderr, "rdmatel: warning: %s\n", w.text.c_str());
   }
-  IoReport report;
-  FlowReport flows;
-  std::vector<CongestionRecord> congestion;  ///< one per flow and point: small beside the packets
-  std::vector<PfcRecord> pfc;
-  std::vector<OffsetRecord> offsets;
+  Analysis analysis;
 
  private:
   bool quiet_, aggregate_;
@@ -109,9 +104,7 @@ int run(const Options& o) {
                                                  : ProgressFn());
   if (progress_shown) std::fprintf(stderr, "\r%60s\r", "");
 
-  if (analyze) print_analysis(stdout, o, engine, summary, report.report, report.flows, RDMATEL_VERSION);
-  if (analyze) std::fputs(render_congestion(report.congestion, report.pfc, engine, o.top).c_str(), stdout);
-  if (analyze) std::fputs(render_offsets(report.offsets, engine).c_str(), stdout);
+  if (analyze) print_analysis(stdout, o, engine, summary, report.analysis, RDMATEL_VERSION);
   // A full disk or a closed pipe must not pass for success: check every output (exit 2, like an
   // output that cannot be opened).
   bool out_failed = out != stdout && (std::fflush(out) != 0 || std::ferror(out));

@@ -26,7 +26,9 @@ std::string role_text(const PointInfo& p) {
 }  // namespace
 
 void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const SessionSummary& input,
-                    const IoReport& report, const FlowReport& flows, const char* version) {
+                    const Analysis& analysis, const char* version) {
+  const IoReport& report = analysis.ios;
+  const FlowReport& flows = analysis.flows;
   const EngineStats& st = engine.stats();
   std::string files;
   for (size_t i = 0; i < o.captures.size(); ++i) files += (i ? ", " : "") + o.captures[i];
@@ -64,6 +66,8 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
   else
     std::fputs(render_io_tables(report).c_str(), out);
   if (!flows.flows().empty()) std::fputs(render_flow_tables(flows, engine, o.top).c_str(), out);
+  std::fputs(render_congestion(analysis.congestion, analysis.pfc, engine, o.top).c_str(), out);
+  std::fputs(render_offsets(analysis.offsets, engine).c_str(), out);
 }
 
 }  // namespace rdmatel::cli

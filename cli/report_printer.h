@@ -3,14 +3,25 @@
 #pragma once
 
 #include <cstdio>
+#include <vector>
 
 #include "cli/options.h"
+#include "rdmatel/records.h"
 #include "rdmatel/report.h"
 #include "rdmatel/session.h"
 
 namespace rdmatel::cli {
 
+/// What `analyze` aggregates from the final records.
+struct Analysis {
+  IoReport ios;
+  FlowReport flows;
+  std::vector<CongestionRecord> congestion;  ///< one per flow and point: small beside the packets
+  std::vector<PfcRecord> pfc;
+  std::vector<OffsetRecord> offsets;
+};
+
 void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const SessionSummary& input,
-                    const IoReport& report, const FlowReport& flows, const char* version);
+                    const Analysis& analysis, const char* version);
 
 }  // namespace rdmatel::cli
