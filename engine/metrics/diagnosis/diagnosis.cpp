@@ -33,10 +33,16 @@ struct Judged {
   bool eligible[kSegments] = {};
   int finding = -1;  ///< the segment that stands out most, -1 for none
   int blamed = -1;   ///< the segment blamed for it: the finding's, or the network when packets were lost
+  bool loss_only = false;  ///< a path losing packets, its latency within bounds
   bool standing = false;
   PathEvidence path;  ///< what was seen on the scope's paths
   double loss_peer_median = 0;  ///< the peers' median share of retransmitted packets
 };
+
+// A path loses clearly more than its peers when its share of retransmitted packets is at least
+// twice theirs and this much above it, with at least kLossMinPackets of them.
+constexpr double kLossExcess = 0.02;
+constexpr uint64_t kLossMinPackets = 20;
 
 double loss_ratio(const PathEvidence& e) { return e.packets ? double(e.retrans_packets) / double(e.packets) : 0; }
 
@@ -103,21 +109,29 @@ void compare_group(std::vector<Judged>& group, uint64_t min_ios, const PeerRule&
 
 // Lost packets cost retransmission timeouts wherever they fall: a lost READ REQUEST between the
 // compute-side point and the host shows as DPL, a lost data packet as DAL. A finding on a scope
-// whose paths lose clearly more packets than its peers' is the network's.
-void blame_loss(std::vector<Judged>& group) {
+// whose paths lose clearly more packets than its peers' is the network's; a pair's path that
+// does is a finding of its own even when its latency stays within bounds (loss costs throughput
+// first).
+void blame_loss(std::vector<Judged>& group, bool pairs) {
   std::vector<double> ratios;
   for (const Judged& j : group)
     if (j.path.packets) ratios.push_back(loss_ratio(j.path));
   for (Judged& j : group) {
     j.blamed = j.finding;
-    if (j.finding < 0 || !j.path.packets) continue;
+    if (!j.path.packets) continue;
     std::vector<double> peers;
     for (const Judged& o : group)
       if (&o != &j && o.path.packets) peers.push_back(loss_ratio(o.path));
     if (peers.empty()) continue;
     j.loss_peer_median = median(peers);
     const double r = loss_ratio(j.path);
-    if (r >= 0.01 + j.loss_peer_median && r >= 2 * j.loss_peer_median) j.blamed = kNetwork;
+    const bool lossy = r >= kLossExcess + j.loss_peer_median && r >= 2 * j.loss_peer_median;
+    if (j.finding >= 0 && lossy) j.blamed = kNetwork;
+    if (j.finding < 0 && pairs && lossy && j.path.retrans_packets >= kLossMinPackets) {
+      j.loss_only = true;
+      j.standing = true;
+      j.blamed = kNetwork;
+    }
   }
 }
 
@@ -151,7 +165,7 @@ void explain_by_ends(std::vector<Judged>& pairs, const std::vector<Judged>& stor
     for (const auto* group : {&storages, &hosts}) {
       for (const Judged& e : *group) {
         const bool end = group == &storages ? *e.rec.storage == *p.rec.storage : *e.rec.host == *p.rec.host;
-        if (end && e.standing && e.blamed == p.blamed) {
+        if (end && e.standing && e.finding == p.finding) {
           p.standing = false;
           p.rec.explained_by = scope_text(e.rec);
         }
@@ -276,7 +290,7 @@ void Diagnosis::finish(Ctx& ctx) {
   for (auto* group : {&hosts, &storages, &pairs}) {
     for (Judged& j : *group) j.path = evidence_for(j.rec);
     compare_group(*group, min_ios_, rule_);
-    blame_loss(*group);
+    blame_loss(*group, group == &pairs);
   }
   explain_by_pairs(storages, pairs, false);
   explain_by_pairs(hosts, pairs, true);
@@ -286,8 +300,9 @@ void Diagnosis::finish(Ctx& ctx) {
   for (auto* group : {&storages, &hosts, &pairs})
     for (Judged& j : *group)
       if (j.standing) ranked.push_back(&j);
-  std::stable_sort(ranked.begin(), ranked.end(),
-                   [](const Judged* a, const Judged* b) { return a->cmp[a->finding].excess > b->cmp[b->finding].excess; });
+  // By the time the finding costs its I/Os; paths that only lose packets come after those.
+  auto cost = [](const Judged* j) { return j->finding >= 0 ? j->cmp[j->finding].excess : 0.0; };
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const Judged* a, const Judged* b) { return cost(a) > cost(b); });
   for (size_t i = 0; i < ranked.size(); ++i) ranked[i]->rec.rank = uint32_t(i + 1);
 
   for (auto* group : {&hosts, &storages, &pairs}) {
@@ -295,19 +310,24 @@ void Diagnosis::finish(Ctx& ctx) {
       DiagnosisRecord& r = j.rec;
       // The segment that decided, or for a scope where nothing stands out the one closest to
       // it (the highest value against its peer median).
-      int g = j.finding;
+      int g = j.loss_only ? kSegments : j.finding;
       auto ratio = [&](int s) { return j.stats->by_segment[s].value() / std::max(1.0, j.cmp[s].peer_median); };
       if (g < 0)
         for (int s = 0; s < kSegments; ++s)
           if (j.eligible[s] && j.cmp[s].peers && (g < 0 || ratio(s) > ratio(g))) g = s;
-      if (g >= 0) {
+      if (g >= 0 && g < kSegments) {
         r.metric = segment_metric(Segment(g));
         r.value_ns = DurationNs(j.stats->by_segment[g].value() + 0.5);
         if (j.cmp[g].peers) r.peer_median_ns = DurationNs(j.cmp[g].peer_median + 0.5);
       }
       if (j.blamed >= 0) r.segment = segment_name(Segment(j.blamed));
       std::string& ev = r.evidence;
-      if (g < 0) {
+      if (j.loss_only) {
+        ev = percent(double(j.path.retrans_packets), double(j.path.packets)) + " of the packets on this path were "
+             "retransmissions (" + std::to_string(j.path.retrans_packets) + " of " + std::to_string(j.path.packets) +
+             ") against a peer median of " + percent(j.loss_peer_median, 1.0) + ": the path loses packets";
+        if (j.path.naks) ev += "; " + std::to_string(j.path.naks) + (j.path.naks == 1 ? " NAK" : " NAKs");
+      } else if (g < 0) {
         bool any = false;
         for (bool e : j.eligible) any |= e;
         ev = any ? "no peer of its kind in the capture to compare with"
@@ -319,12 +339,12 @@ void Diagnosis::finish(Ctx& ctx) {
              std::to_string(j.stats->by_segment[g].n) + " I/Os)";
         if (j.finding < 0) ev = "nothing stands out; closest: " + ev;
       }
-      if (j.blamed == kNetwork && j.finding != kNetwork) {
+      if (j.finding >= 0 && j.blamed == kNetwork && j.finding != kNetwork) {
         ev += "; on its paths " + percent(double(j.path.retrans_packets), double(j.path.packets)) +
               " of packets were retransmissions against a peer median of " +
               percent(j.loss_peer_median, 1.0) + ": lost packets, not the " + segment_name(Segment(j.finding)) +
               ", cost the time";
-      } else if (g == kNetwork || j.blamed == kNetwork) {
+      } else if (!j.loss_only && (g == kNetwork || j.blamed == kNetwork)) {
         const std::string path = path_text(j.path);
         if (!path.empty()) ev += "; on its paths: " + path;
       }
