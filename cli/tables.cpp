@@ -241,7 +241,8 @@ std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t
       if (e.explained_by == scope(*r)) also += (also.empty() ? "" : ", ") + scope(e);
     if (!also.empty()) out += "     The same finding on " + also + " comes from it.\n";
   }
-  out += "\n  Where the time goes (share of IOL1; storage = IOL2 minus DPL, network = RTT, host = DPL)\n";
+  out += "\n  Where the time goes (completed reads and writes; share of IOL1: storage = IOL2 minus DPL, network = RTT, "
+         "host = DPL)\n";
   char line[512];
   std::snprintf(line, sizeof line, "    %-33s %7s %9s %9s %9s  %s\n", "scope", "I/Os", "storage", "network", "host",
                 "verdict");
