@@ -203,23 +203,7 @@ std::string render_congestion(const std::vector<CongestionRecord>& flows, const 
 
 std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t top) {
   if (records.empty()) return "";
-  // The same words the records' explained_by uses.
-  auto scope = [](const DiagnosisRecord& r) {
-    switch (r.scope) {
-      case DiagnosisScope::kHost: return "host " + r.host->to_string();
-      case DiagnosisScope::kStorage: return "storage " + r.storage->to_string();
-      case DiagnosisScope::kPair: return "pair " + r.host->to_string() + " - " + r.storage->to_string();
-      case DiagnosisScope::kJob: return "job " + r.job;
-    }
-    return std::string();
-  };
-  auto blame = [](const DiagnosisRecord& r) -> std::string {
-    const std::string seg = r.segment;
-    if (seg == "storage") return "the storage is slow";
-    if (seg == "host") return "the host is slow to prepare write data";
-    if (seg == "network") return std::string(r.metric) == "rtt" ? "the network is slow" : "the network loses packets";
-    return seg;
-  };
+  auto scope = [](const DiagnosisRecord& r) { return diagnosis_scope_text(r); };
   std::vector<const DiagnosisRecord*> ranked;
   bool split = false;
   for (const DiagnosisRecord& r : records) {
@@ -235,7 +219,8 @@ std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t
   if (ranked.empty())
     out += "  Nothing stands out: no host, storage server or pair is slower than its peers in this capture.\n";
   for (const DiagnosisRecord* r : ranked) {
-    out += "  " + std::to_string(r->rank) + ". " + scope(*r) + ": " + blame(*r) + ".\n     " + r->evidence + ".\n";
+    out += "  " + std::to_string(r->rank) + ". " + scope(*r) + ": " + diagnosis_verdict_text(*r) + ".\n     " +
+           r->evidence + ".\n";
     std::string also;
     for (const DiagnosisRecord& e : records)
       if (e.explained_by == scope(*r)) also += (also.empty() ? "" : ", ") + scope(e);

@@ -4,7 +4,10 @@ storage server, one slow host (DPL), one congested path and one lossy path must 
 scope and segment first; healthy captures must name nobody; a one-point capture must say why
 it cannot split the latency. Shares and means are checked against the generator's truth.
 
-usage: test_diagnosis.py RDMATEL_CLI RDMATEL_SYNTH
+In Wireshark (with the plugin given): each finding on the frame it names (rdmatel.diagnosis,
+expert info) and as a row of -z rdmatel,diagnosis, the same as the CLI's records.
+
+usage: test_diagnosis.py RDMATEL_CLI RDMATEL_SYNTH [PLUGIN_SO]
 """
 
 import json
@@ -13,7 +16,7 @@ import subprocess
 import sys
 import tempfile
 
-from rdmatel_testlib import fail, fail_if, load_truth, run_cli
+from rdmatel_testlib import Tshark, fail, fail_if, load_truth, run_cli
 
 HOST = "10.1.0.{}".format
 STORAGE = "10.2.0.{}".format
@@ -53,6 +56,12 @@ def generate(synth, tmp, name, args, seed):
 def diagnosis(cli, capture):
     out = run_cli(cli, "export", "diagnosis", capture, "--format", "jsonl", "--no-progress").stdout
     return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def describe_scope(r):
+    if r["scope"] == "pair":
+        return f"pair {r['host']} - {r['storage']}"
+    return f"{r['scope']} {r.get('host') or r.get('storage')}"
 
 
 def describe(r):
@@ -132,8 +141,44 @@ def check_against_truth(cli, capture):
     return problems
 
 
+def check_wireshark(plugin, cli, captures):
+    """Every finding of the CLI's records is on its worst_frame in tshark, in the expert info and
+    in the -z rdmatel,diagnosis table, with the same numbers."""
+    ts = Tshark(plugin)
+    problems = []
+    try:
+        for capture in captures:
+            findings = sorted((r for r in diagnosis(cli, capture) if r["rank"]), key=lambda r: r["rank"])
+            if not findings:
+                problems.append(f"{capture}: no finding to look for in Wireshark")
+                continue
+            rows = ts.fields(capture, ["frame.number", "rdmatel.diagnosis.rank", "rdmatel.diagnosis.segment",
+                                       "rdmatel.diagnosis.scope"], display_filter="rdmatel.diagnosis")
+            got = {(int(r["frame.number"]), int(r["rdmatel.diagnosis.rank"]), r["rdmatel.diagnosis.segment"])
+                   for r in rows}
+            want = {(f["worst_frame"], f["rank"], f["segment"]) for f in findings}
+            if got != want:
+                problems.append(f"{capture}: rdmatel.diagnosis on {sorted(got)}, the CLI says {sorted(want)}")
+            staged = ts.stage(capture)
+            table = ts.run("-2", "-q", "-r", staged, "-z", "rdmatel,diagnosis").stdout
+            for f in findings:
+                line = next((l for l in table.splitlines() if l.startswith(f"{f['rank']} |")), None)
+                cells = [c.strip() for c in line.split("|")] if line else []
+                if (len(cells) < 12 or abs(float(cells[4]) - float(f["value_us"])) > 0.0005
+                        or cells[10] != str(f["worst_frame"]) or cells[1] != describe_scope(f)):
+                    problems.append(f"{capture}: -z rdmatel,diagnosis row {line!r} for {describe(f)}")
+            expert = ts.run("-2", "-q", "-r", staged, "-z", "expert,warn").stdout
+            n = sum(1 for l in expert.splitlines() if "Diagnosis #" in l)
+            if n != len(findings):
+                problems.append(f"{capture}: {n} diagnosis expert items, {len(findings)} findings")
+    finally:
+        ts.close()
+    return problems
+
+
 def main():
     cli, synth = sys.argv[1], sys.argv[2]
+    plugin = sys.argv[3] if len(sys.argv) > 3 else None
     tmp = tempfile.mkdtemp(prefix="rdmatel_diagnosis_")
     problems = []
     runs = 0
@@ -167,6 +212,10 @@ def main():
         problems.append("one-point capture: a verdict or a share without the storage side")
     if "seen on one side only" not in run_cli(cli, "analyze", one, "--no-progress").stdout:
         problems.append("one-point capture: analyze does not say why there is no diagnosis")
+
+    if plugin:
+        wireshark = [generate(synth, tmp, f"ws{i}", BASE + args + LOSSLESS, 5) for i, (args, _) in enumerate(FAULTS[:4])]
+        problems += check_wireshark(plugin, cli, wireshark)
 
     fail_if(problems, "diagnosis problems")
     print(f"diagnosis: {runs} generated captures (faults named first, healthy ones name nobody), truth shares exact")

@@ -189,6 +189,11 @@ struct PfcRecord {
 /// What a diagnosis record is about (SPEC §7).
 enum class DiagnosisScope : uint8_t { kHost, kStorage, kPair, kJob };
 const char* diagnosis_scope_name(DiagnosisScope s);
+struct DiagnosisRecord;
+/// "storage 10.2.0.2", "host 10.1.0.1", "pair 10.1.0.1 - 10.2.0.2", "job NAME".
+std::string diagnosis_scope_text(const DiagnosisRecord& r);
+/// The verdict in words: "the storage is slow", "the network loses packets", ..., "" for none.
+const char* diagnosis_verdict_text(const DiagnosisRecord& r);
 
 /// Where the time of a scope's I/Os goes and, when one segment stands out against the scope's
 /// peers in the same capture, which one is to blame (method: docs/metrics.md, "Diagnosis").
@@ -210,6 +215,9 @@ struct DiagnosisRecord {
   /// storage): that scope, as text. Empty when the finding stands on its own.
   std::string explained_by;
   uint32_t rank = 0;  ///< 1 = the biggest standing finding of the capture, 2 the next...; 0 = none
+  /// Where to look: the command frame of the scope's I/O with the highest `metric`, or for a
+  /// path that loses packets the first frame of its message with the most retransmissions.
+  uint64_t worst_frame = 0;
 };
 
 }  // namespace rdmatel

@@ -58,16 +58,6 @@ std::string upper(const char* metric) {
   return s;
 }
 
-std::string scope_text(const DiagnosisRecord& r) {
-  switch (r.scope) {
-    case DiagnosisScope::kHost: return "host " + r.host->to_string();
-    case DiagnosisScope::kStorage: return "storage " + r.storage->to_string();
-    case DiagnosisScope::kPair: return "pair " + r.host->to_string() + " - " + r.storage->to_string();
-    case DiagnosisScope::kJob: return "job " + r.job;
-  }
-  return "";
-}
-
 std::string path_text(const PathEvidence& e) {
   std::string out;
   auto add = [&](uint64_t n, const char* what) {
@@ -153,7 +143,7 @@ void explain_by_pairs(std::vector<Judged>& group, const std::vector<Judged>& pai
     }
     if (eligible >= 2 && worst && out * 2 <= eligible) {
       j.standing = false;
-      j.rec.explained_by = scope_text(worst->rec);
+      j.rec.explained_by = diagnosis_scope_text(worst->rec);
     }
   }
 }
@@ -167,7 +157,7 @@ void explain_by_ends(std::vector<Judged>& pairs, const std::vector<Judged>& stor
         const bool end = group == &storages ? *e.rec.storage == *p.rec.storage : *e.rec.host == *p.rec.host;
         if (end && e.standing && e.finding == p.finding) {
           p.standing = false;
-          p.rec.explained_by = scope_text(e.rec);
+          p.rec.explained_by = diagnosis_scope_text(e.rec);
         }
       }
       if (!p.standing) break;
@@ -177,7 +167,9 @@ void explain_by_ends(std::vector<Judged>& pairs, const std::vector<Judged>& stor
 
 }  // namespace
 
-const ComponentSpec kSpec = {"diagnosis", 0, kOutputs, kSettings, {}, kInputs};
+const char* const kNotes[] = {"diag.finding"};  // ref: the finding's rank
+
+const ComponentSpec kSpec = {"diagnosis", 0, kOutputs, kSettings, kNotes, kInputs};
 
 void PathEvidence::max_with(const PathEvidence& o) {
   packets = std::max(packets, o.packets);
@@ -186,6 +178,14 @@ void PathEvidence::max_with(const PathEvidence& o) {
   ect_packets = std::max(ect_packets, o.ect_packets);
   ce_packets = std::max(ce_packets, o.ce_packets);
   cnps = std::max(cnps, o.cnps);
+  keep_worst(o);
+}
+
+void PathEvidence::keep_worst(const PathEvidence& o) {
+  if (o.worst_retrans > worst_retrans) {
+    worst_retrans = o.worst_retrans;
+    worst_retrans_frame = o.worst_retrans_frame;
+  }
 }
 
 void PathEvidence::add(const PathEvidence& o) {
@@ -195,10 +195,11 @@ void PathEvidence::add(const PathEvidence& o) {
   ect_packets += o.ect_packets;
   ce_packets += o.ce_packets;
   cnps += o.cnps;
+  keep_worst(o);
 }
 
 Diagnosis::Diagnosis(Ctx& ctx)
-    : min_ios_(ctx.settings.count("diag_min_ios")), max_scopes_(kMaxScopes) {
+    : min_ios_(ctx.settings.count("diag_min_ios")), note_finding_(note_kind("diag.finding")), max_scopes_(kMaxScopes) {
   rule_.min_excess_ns = double(ctx.settings.duration("diag_min_excess"));
 }
 
@@ -215,6 +216,10 @@ void Diagnosis::on_record(const Record& r, Ctx& ctx) {
     e.packets += m.packets;
     e.retrans_packets += m.retrans_packets;
     e.naks += m.naks;
+    if (m.retrans_packets > e.worst_retrans) {
+      e.worst_retrans = m.retrans_packets;
+      e.worst_retrans_frame = m.first_frame;
+    }
   } else if (r.is(kCongestionSchema)) {
     const CongestionRecord& c = r.as<CongestionRecord>();
     PathEvidence& e = evidence_at(c.src, c.dst, c.point);
@@ -244,7 +249,7 @@ void Diagnosis::on_io(const IoRecord& r, Ctx& ctx) {
     return &map[key];
   };
   for (ScopeStats* s : {slot(hosts_, r.host), slot(storages_, r.storage), slot(pairs_, IpPair{r.host, r.storage})})
-    if (s) s->add(m);
+    if (s) s->add(m, r.cmd_frame);
 }
 
 void Diagnosis::finish(Ctx& ctx) {
@@ -315,8 +320,10 @@ void Diagnosis::finish(Ctx& ctx) {
       if (g < 0)
         for (int s = 0; s < kSegments; ++s)
           if (j.eligible[s] && j.cmp[s].peers && (g < 0 || ratio(s) > ratio(g))) g = s;
+      if (j.loss_only) r.worst_frame = j.path.worst_retrans_frame;
       if (g >= 0 && g < kSegments) {
         r.metric = segment_metric(Segment(g));
+        r.worst_frame = j.stats->by_segment[g].max_frame;
         r.value_ns = DurationNs(j.stats->by_segment[g].value() + 0.5);
         if (j.cmp[g].peers) r.peer_median_ns = DurationNs(j.cmp[g].peer_median + 0.5);
       }
@@ -353,6 +360,8 @@ void Diagnosis::finish(Ctx& ctx) {
           ev += "; PFC pauses in the capture: " + std::to_string(pfc_pauses_) + (pfc_storm_ ? " (a storm)" : "");
       }
       ctx.emit(kDiagnosisSchema, &r);
+      // The plugin shows a finding on the frame to look at.
+      if (r.rank && r.worst_frame) ctx.note(r.worst_frame, note_finding_, r.rank);
     }
   }
 }

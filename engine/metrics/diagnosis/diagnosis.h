@@ -31,6 +31,7 @@ class Diagnosis final : public Component {
   PathEvidence& evidence_at(const IpAddress& a, const IpAddress& b, PointId point);
 
   uint64_t min_ios_;
+  NoteKind note_finding_;
   PeerRule rule_;
   size_t max_scopes_;
   std::map<IpAddress, ScopeStats> hosts_, storages_;

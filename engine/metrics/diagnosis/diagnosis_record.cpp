@@ -16,6 +16,25 @@ const char* diagnosis_scope_name(DiagnosisScope s) {
   return "";
 }
 
+std::string diagnosis_scope_text(const DiagnosisRecord& r) {
+  auto ip = [](const std::optional<IpAddress>& a) { return a ? a->to_string() : std::string("?"); };
+  switch (r.scope) {
+    case DiagnosisScope::kHost: return "host " + ip(r.host);
+    case DiagnosisScope::kStorage: return "storage " + ip(r.storage);
+    case DiagnosisScope::kPair: return "pair " + ip(r.host) + " - " + ip(r.storage);
+    case DiagnosisScope::kJob: return "job " + r.job;
+  }
+  return "";
+}
+
+const char* diagnosis_verdict_text(const DiagnosisRecord& r) {
+  const std::string_view seg = r.segment;
+  if (seg == "storage") return "the storage is slow";
+  if (seg == "host") return "the host is slow to prepare write data";
+  if (seg == "network") return std::string_view(r.metric) == "rtt" ? "the network is slow" : "the network loses packets";
+  return "";
+}
+
 namespace diagnosis {
 const char* segment_name(Segment s) {
   static const char* const kNames[] = {"storage", "network", "host"};
@@ -85,6 +104,13 @@ const Column kDiagnosisColumns[] = {
      "The narrower or wider scope a finding belongs to (e.g. one slow path of a host)"},
     {"rank", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = dg(p).rank; return true; },
      "1 for the finding that costs most, 2 the next, ...; 0 when the record names no culprit"},
+    {"worst_frame", ValueType::kUnsigned,
+     [](const void* p, Value& v) {
+       v.u = dg(p).worst_frame;
+       return v.u != 0;
+     },
+     "Where to look: the command frame of the scope's I/O with the highest metric (for a lossy path, the first "
+     "frame of its message with the most retransmissions)"},
 };
 
 }  // namespace
