@@ -33,8 +33,13 @@ class ReportSink final : public RecordSink {
   ReportSink(bool quiet, bool aggregate) : quiet_(quiet), aggregate_(aggregate) {}
   void on_record(const Record& r) override {
     if (!aggregate_ || r.provisional) return;
-    if (r.is(kIoSchema)) analysis.ios.add(r.as<IoRecord>());
-    else if (r.is(kMessageSchema)) analysis.flows.add(r.as<MessageRecord>());
+    if (r.is(kIoSchema)) {
+      analysis.ios.add(r.as<IoRecord>());
+      if (analysis.by) analysis.by->add(r.as<IoRecord>());
+    } else if (r.is(kMessageSchema)) {
+      analysis.flows.add(r.as<MessageRecord>());
+      if (analysis.by) analysis.by->add(r.as<MessageRecord>());
+    }
     else if (r.is(kCongestionSchema)) analysis.congestion.push_back(r.as<CongestionRecord>());
     else if (r.is(kPfcSchema)) analysis.pfc.push_back(r.as<PfcRecord>());
     else if (r.is(kOffsetSchema)) analysis.offsets.push_back(r.as<OffsetRecord>());
@@ -73,6 +78,8 @@ int run(const Options& o) {
   const Engine& engine = session->engine();
   const bool analyze = o.command == Command::kAnalyze;
   ReportSink report(o.quiet, analyze);
+  if (!o.by.empty())
+    report.analysis.by.emplace(o.by == "gpu" ? Dimension::kGpu : o.by == "node" ? Dimension::kNode : Dimension::kJob);
   session->subscribe(report);
 
   std::FILE* out = stdout;

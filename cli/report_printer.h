@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdio>
+#include <optional>
 #include <vector>
 
 #include "cli/options.h"
@@ -20,6 +21,7 @@ struct Analysis {
   std::vector<PfcRecord> pfc;
   std::vector<OffsetRecord> offsets;
   std::vector<DiagnosisRecord> diagnosis;  ///< one per host, storage and pair
+  std::optional<DimensionReport> by;       ///< analyze --by gpu|node|job
 };
 
 void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const SessionSummary& input,

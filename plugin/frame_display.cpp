@@ -238,6 +238,20 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
   if (view.point && role != PointRole::kUnknown)
     proto_item_set_generated(proto_tree_add_string(t, fields.point_role, tvb, 0, 0, point_role_name(role)));
   if (endpoints) {
+    // GPU binding: interned names, valid for the life of the program.
+    const GpuMap& gpus = state.engine().gpus();
+    const GpuBinding* s = gpus.find(endpoints->src);
+    const GpuBinding* d = gpus.find(endpoints->dst);
+    if (s) {
+      proto_item_set_generated(proto_tree_add_string(t, fields.gpu_src, tvb, 0, 0, s->gpu));
+      proto_item_set_generated(proto_tree_add_string(t, fields.node_src, tvb, 0, 0, s->node));
+    }
+    if (d) {
+      proto_item_set_generated(proto_tree_add_string(t, fields.gpu_dst, tvb, 0, 0, d->gpu));
+      proto_item_set_generated(proto_tree_add_string(t, fields.node_dst, tvb, 0, 0, d->node));
+    }
+    if (s && d && s->job && s->job == d->job)
+      proto_item_set_generated(proto_tree_add_string(t, fields.job, tvb, 0, 0, s->job));
     // Like tcp.port: rdmatel.qp matches either end; the source is shown once known.
     if (endpoints->src_qpn_known) {
       proto_item_set_generated(proto_tree_add_uint(t, fields.qp_src, tvb, 0, 0, endpoints->src_qpn));

@@ -37,6 +37,16 @@ struct IoTimes {
   }
 };
 
+/// The GPUs, nodes and job of a message's or flow's two ends (SPEC §7, `--gpu-map`); null where
+/// the map does not bind the IP. `job` is set when both ends are in the same job.
+struct GpuEnds {
+  const char* src_gpu = nullptr;
+  const char* dst_gpu = nullptr;
+  const char* src_node = nullptr;
+  const char* dst_node = nullptr;
+  const char* job = nullptr;
+};
+
 struct IoRecord {
   uint64_t id = 0;
   const char* op = "";  ///< "read", "write", "flush", "identify", ... (static string)
@@ -63,6 +73,11 @@ struct IoRecord {
   std::optional<DurationNs> iol_ns;
   uint64_t cmd_frame = 0;  ///< 0 = not seen
   uint64_t rsp_frame = 0;
+  /// The host's GPU, node and job (`--gpu-map`; null when unbound). Interned: valid for the
+  /// life of the process.
+  const char* host_gpu = nullptr;
+  const char* host_node = nullptr;
+  const char* job = nullptr;
 
   bool fabrics() const { return opcode == 0x7F; }
   bool is_read() const { return !admin && opcode == 0x02 && !fabrics(); }
@@ -100,6 +115,7 @@ struct MessageRecord {
   uint64_t packets = 0, retrans_packets = 0;
   uint64_t bytes = 0, retrans_bytes = 0;
   uint64_t naks = 0;
+  GpuEnds gpu;
 
   DurationNs fct_ns() const { return last_ns - first_ns; }
   /// (bytes - retrans_bytes) * 8 / FCT in bit/s; absent when FCT is 0.
@@ -121,6 +137,7 @@ struct FlowPeriodRecord {
   uint64_t retrans_packets = 0, retrans_bytes = 0;
   uint64_t naks = 0;
   uint64_t oos_packets = 0;
+  GpuEnds gpu;
 
   uint64_t effective_bytes() const { return bytes - retrans_bytes; }
   /// Effective bytes * 8 / period, bit/s.

@@ -37,6 +37,13 @@ struct Value {
   PointId point = kNoPoint;
 };
 
+/// For column getters: a name that may be absent (null).
+inline bool name_or_absent(const char* s, Value& v) {
+  if (!s) return false;
+  v.s = s;
+  return true;
+}
+
 struct Column {
   const char* name;  ///< JSONL key and CSV header, e.g. "dal_us"
   ValueType type;
