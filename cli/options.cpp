@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "rdmatel/alert_rule.h"
 #include "rdmatel/gpu_map.h"
 #include "rdmatel/schema.h"
 
@@ -216,6 +217,7 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
           return false;
         }
       }
+      if (std::string_view(s->name) == "alert" && !alerts::AlertRule::parse(v, error)) return false;
       if (std::string_view(s->name) == "gpu" && !gpus.add(v, error)) {
         error = "--gpu: " + error;
         return false;

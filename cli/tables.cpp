@@ -285,6 +285,35 @@ std::string render_by_dimension(const DimensionReport& report, const Engine& eng
   return out + "\n";
 }
 
+std::string render_alerts(const std::map<std::string, uint64_t>& per_rule, const std::vector<AlertRecord>& first,
+                          const Engine& engine, size_t top) {
+  if (per_rule.empty()) return "";
+  std::string out = "Alerts (rdmatel export alerts has every one)\n";
+  char line[512];
+  for (const auto& [rule, n] : per_rule) {
+    std::snprintf(line, sizeof line, "  %-40s %8llu\n", rule.c_str(), (unsigned long long)n);
+    out += line;
+  }
+  out += "  first alerts:\n";
+  size_t shown = 0;
+  for (const AlertRecord& a : first) {
+    if (shown++ == top) break;
+    std::string what;
+    if (a.host) what = "I/O " + a.host->to_string() + " > " + a.storage->to_string() + " CID " + std::to_string(*a.cid);
+    else if (a.src)
+      what = "message " + a.src->to_string() + " > " + a.dst->to_string() + " QP " + std::to_string(*a.dst_qpn) + " at " +
+             engine.point_name(a.point);
+    else what = a.scope;
+    char frame[32] = "";
+    if (a.frame) std::snprintf(frame, sizeof frame, " (frame %llu)", (unsigned long long)a.frame);
+    std::snprintf(line, sizeof line, "    %-9s %-4s %14.3f %s %-12.6g %s%s\n", a.kind, a.metric, a.value,
+                  a.threshold ? "vs threshold" : "vs baseline ", a.threshold ? *a.threshold : a.baseline.value_or(0),
+                  what.c_str(), frame);
+    out += line;
+  }
+  return out + "\n";
+}
+
 std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t top) {
   if (records.empty()) return "";
   auto scope = [](const DiagnosisRecord& r) { return diagnosis_scope_text(r); };

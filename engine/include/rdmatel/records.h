@@ -237,4 +237,31 @@ struct DiagnosisRecord {
   uint64_t worst_frame = 0;
 };
 
+// ---- Alerts (channel "alerts") ----
+
+/// One alert (SPEC §7): a record whose metric crossed a threshold rule (`--alert`), or a period
+/// whose mean spiked against its scope's rolling baseline.
+struct AlertRecord {
+  const char* kind = "threshold";  ///< "threshold" or "spike"
+  TimeNs time_ns = 0;              ///< the I/O's command, the message's first packet, the period's start
+  const char* metric = "";         ///< "dal", ..., "fnr" (as in the records, without unit)
+  double value = 0;                ///< µs for latencies and FCT, bit/s for FET, a ratio for FNR
+  std::optional<double> threshold;  ///< kind threshold
+  std::optional<double> baseline;   ///< kind spike: the median of the scope's previous periods
+  std::string rule;                 ///< the rule as given, or how the spike was found
+  // What fired: an I/O's keys, a message's keys, or a spike's scope.
+  std::optional<IpAddress> host, storage;
+  std::optional<uint32_t> qpn;
+  std::optional<uint16_t> cid;
+  uint64_t cmd_frame = 0;
+  std::optional<IpAddress> src, dst;
+  std::optional<uint32_t> dst_qpn;
+  PointId point = kNoPoint;
+  std::optional<uint32_t> first_psn;
+  std::string scope;     ///< kind spike: "host 10.1.0.1", "flow 10.3.0.1 > 10.4.0.1 QP 17 at leafA-gpu", ...
+  uint64_t frame = 0;    ///< where Wireshark shows it: the frame that counts the I/O or completes the message
+  uint64_t io_id = 0;       ///< the engine's I/O id (front ends link alerts to records; not exported)
+  uint64_t message_id = 0;  ///< the engine's message id
+};
+
 }  // namespace rdmatel
