@@ -7,6 +7,7 @@
 
 #include "rdmatel/alert_rule.h"
 #include "rdmatel/gpu_map.h"
+#include "rdmatel/sampling.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel::cli {
@@ -218,6 +219,7 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
         }
       }
       if (std::string_view(s->name) == "alert" && !alerts::AlertRule::parse(v, error)) return false;
+      if (std::string_view(s->name) == "key_flow" && !KeyFlowRule::parse(v, error)) return false;
       if (std::string_view(s->name) == "gpu" && !gpus.add(v, error)) {
         error = "--gpu: " + error;
         return false;

@@ -78,6 +78,8 @@ struct IoRecord {
   const char* host_gpu = nullptr;
   const char* host_node = nullptr;
   const char* job = nullptr;
+  bool key_flow = false;                 ///< matches a --key-flow rule
+  std::optional<TimeNs> poll_period_ns;  ///< with --poll-ports: start of the period of its first stamp
 
   bool fabrics() const { return opcode == 0x7F; }
   bool is_read() const { return !admin && opcode == 0x02 && !fabrics(); }
@@ -116,6 +118,8 @@ struct MessageRecord {
   uint64_t bytes = 0, retrans_bytes = 0;
   uint64_t naks = 0;
   GpuEnds gpu;
+  bool key_flow = false;                 ///< matches a --key-flow rule
+  std::optional<TimeNs> poll_period_ns;  ///< with --poll-ports: start of the period of its first packet
 
   DurationNs fct_ns() const { return last_ns - first_ns; }
   /// (bytes - retrans_bytes) * 8 / FCT in bit/s; absent when FCT is 0.
@@ -138,6 +142,7 @@ struct FlowPeriodRecord {
   uint64_t naks = 0;
   uint64_t oos_packets = 0;
   GpuEnds gpu;
+  bool key_flow = false;  ///< matches a --key-flow rule (with --poll-ports, period_start_ns is the polling period)
 
   uint64_t effective_bytes() const { return bytes - retrans_bytes; }
   /// Effective bytes * 8 / period, bit/s.

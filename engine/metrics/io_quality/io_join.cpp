@@ -254,6 +254,7 @@ IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fall
   r.host = q.host;
   r.storage = q.storage;
   r.qpn = q.qpn;
+  r.key_flow = ctx.sampling.key_flow(q.host, q.storage);
   if (const GpuBinding* g = ctx.gpus.find(q.host)) {
     r.host_gpu = g->gpu;
     r.host_node = g->node;
@@ -315,6 +316,12 @@ IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fall
     r.complete = iol->has(kCompletion);
   }
   r.end = r.complete ? IoEnd::kCompleted : end;
+  // The polling period of its first stamp (an I/O seen only where roles are unknown: its command there).
+  if (ctx.sampling.polling()) {
+    for (int i = 1; i <= 7 && !r.poll_period_ns; ++i)
+      if (r.t.has(i)) r.poll_period_ns = ctx.sampling.period_start(r.t[i]);
+    if (!r.poll_period_ns && iol && iol->has(kCommand)) r.poll_period_ns = ctx.sampling.period_start(iol->ts[kCommand]);
+  }
   return r;
 }
 

@@ -29,7 +29,9 @@ const char* const kNotes[] = {"io.command",    "io.data",        "io.read_reques
 }  // namespace
 
 const ComponentSpec kSpec = {"io_quality", kPacketSend | kPacketWrite | kPacketReadRequest | kPacketReadResponse,
-                             kOutputs, kSettings, kNotes};
+                             kOutputs,   kSettings,
+                             kNotes,     {},
+                             Sampled::kIo};
 
 IoQuality::IoQuality(Ctx& ctx)
     : io_timeout_(ctx.settings.duration("io_timeout")), max_ios_(std::max<uint64_t>(1, ctx.settings.count("max_ios"))) {
