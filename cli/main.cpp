@@ -10,6 +10,7 @@
 #include <string>
 
 #include "adapters/wiretap/wiretap_source.h"
+#include "cli/live.h"
 #include "cli/options.h"
 #include "cli/report_printer.h"
 #include "rdmatel/report.h"
@@ -144,6 +145,7 @@ int main(int argc, char** argv) {
     default: break;
   }
   try {
+    if (o.command == Command::kLive) return run_live(o);
     return run(o);
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "rdmatel: out of memory (lower --max-ios / --max-flows / --max-messages)\n");

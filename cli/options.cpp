@@ -92,6 +92,7 @@ Usage:
   rdmatel export KIND CAPTURE... [options]      write records: )" +
                     kinds_list() + R"(
   rdmatel export --help                         the kinds; rdmatel export KIND --help: its fields
+  rdmatel live -i IFACE... | -r CAPTURE... [options]   measure continuously (see Live mode)
   rdmatel version
 
 Captures: pcap or pcapng (read directly), or any format Wireshark reads (gzip, ...); - is
@@ -115,6 +116,7 @@ Output:
     if (s->type == SettingType::kList) help += " (repeatable)";
     out += option_line(option_of(*s) + " " + s->metavar, help);
   }
+  out += live_usage_text();
   out += "\nExit status: 0 success, 2 bad usage, 3 unreadable or corrupt input (after reporting what was read).\n";
   return out;
 }
@@ -129,13 +131,14 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
   const std::string cmd = args[i++];
   if (cmd == "analyze") o.command = Command::kAnalyze;
   else if (cmd == "export") o.command = Command::kExport;
+  else if (cmd == "live") o.command = Command::kLive;
   else if (cmd == "version" || cmd == "--version") { o.command = Command::kVersion; return true; }
   else if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     o.command = Command::kHelp;
     o.help_text = usage_text();
     return true;
   } else {
-    error = "unknown command '" + cmd + "' (commands: analyze, export, version)";
+    error = "unknown command '" + cmd + "' (commands: analyze, export, live, version)";
     return false;
   }
   if (o.command == Command::kExport) {
@@ -189,6 +192,11 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       o.progress = false;
     } else if (a == "-q" || a == "--quiet") {
       o.quiet = true;
+    } else if (o.command == Command::kLive && a == "-r") {
+      if (!value(a, v)) return false;
+      o.captures.push_back(v);
+    } else if (int r = parse_live_option(args, i, a, o.command == Command::kLive, o.live, error); r != 0) {
+      if (r < 0) return false;
     } else if (const SettingSpec* s = setting_for_option(a)) {
       if (!value(a, v)) return false;
       if (std::string_view(s->name) == "point") {
@@ -203,9 +211,19 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
     } else if (a.size() > 1 && a[0] == '-') {
       error = "unknown option '" + a + "' (see rdmatel --help)";
       return false;
+    } else if (o.command == Command::kLive) {
+      error = "live takes interfaces with -i and captures with -r (got '" + a + "')";
+      return false;
     } else {
       o.captures.push_back(a);
     }
+  }
+  if (o.command == Command::kLive) {
+    if (o.live.interfaces.empty() == o.captures.empty()) {
+      error = "live needs either interfaces (-i IFACE) or captures (-r CAPTURE, - for standard input)";
+      return false;
+    }
+    return true;
   }
   if (o.captures.empty()) {
     error = "no capture file given";
