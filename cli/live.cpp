@@ -5,6 +5,10 @@
 #include <time.h>
 
 #include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -134,32 +138,54 @@ int run_live(const Options& o) {
   }
   outputs.subscribe(session);
 
+  // The session's thread blocks in the sources (a silent pipe), so records are flushed and the
+  // summary printed by a thread of their own each period; stdio locks the stream, and the
+  // summary its counters. Counters of the sources are copied at their ticks.
   const double period = double(o.settings.duration("period")) / 1e9;
   const double start = monotonic_s();
-  double period_start = start;
-  bool out_failed = false;
-  auto packets = [&] { return pcap ? pcap->packets() : engine.stats().frames; };
-  auto dropped = [&] { return pcap ? pcap->drops().dropped : 0; };
+  std::atomic<uint64_t> packets{0}, dropped{0};
+  std::atomic<bool> out_failed{false};
+  auto capture_counts = [&] {
+    packets.store(pcap ? pcap->packets() : engine.stats().frames);
+    dropped.store(pcap ? pcap->drops().dropped : 0);
+  };
   on_tick = [&] {
+    capture_counts();
+    outputs.tick(engine, packets.load(), dropped.load());
+  };
+  std::mutex period_mutex;
+  std::condition_variable period_cv;
+  bool run_over = false;
+  double period_start = start;
+  auto end_period = [&] {
     const double now = monotonic_s();
-    outputs.tick(engine, packets(), dropped());
-    if (now - period_start < period) return;
-    // Records reach their reader each period, not whenever stdio's buffer fills.
     if (std::fflush(out) != 0 || std::ferror(out)) {
-      out_failed = true;
-      g_stop.store(true);
+      out_failed.store(true);
+      g_stop.store(true);  // nobody reads what we write: stop as if told to
     }
-    if (!o.quiet) std::fprintf(stderr, "rdmatel: %s\n", summary.line(now - period_start, packets(), dropped()).c_str());
+    if (!o.quiet)
+      std::fprintf(stderr, "rdmatel: %s\n", summary.line(now - period_start, packets.load(), dropped.load()).c_str());
     period_start = now;
   };
+  std::thread periodic([&] {
+    std::unique_lock<std::mutex> lock(period_mutex);
+    while (!period_cv.wait_for(lock, std::chrono::duration<double>(period), [&] { return run_over; })) end_period();
+  });
 
   SessionSummary result = session.run();
+  {
+    std::lock_guard<std::mutex> lock(period_mutex);
+    run_over = true;
+  }
+  period_cv.notify_all();
+  periodic.join();
   on_tick = nullptr;
-  outputs.tick(engine, packets(), dropped());
+  capture_counts();
+  outputs.tick(engine, packets.load(), dropped.load());
+  end_period();
   if (!o.quiet) {
-    std::fprintf(stderr, "rdmatel: %s\n", summary.line(monotonic_s() - period_start, packets(), dropped()).c_str());
     std::fprintf(stderr, "rdmatel: stopped after %.1f s: %llu packets", monotonic_s() - start,
-                 (unsigned long long)packets());
+                 (unsigned long long)packets.load());
     if (pcap) {
       live::PcapDrops d = pcap->drops();
       std::fprintf(stderr, ", %llu dropped by the kernel, %llu by the interface", (unsigned long long)d.dropped,
@@ -170,13 +196,13 @@ int run_live(const Options& o) {
   int status = result.errors.empty() ? kExitOk : kExitBadInput;
   if (!outputs.finish(o.quiet)) status = kExitBadInput;
 
-  out_failed = out_failed || std::fflush(out) != 0 || std::ferror(out);
+  bool failed = out_failed.load() || std::fflush(out) != 0 || std::ferror(out);
   int out_errno = errno;
   if (out != stdout && std::fclose(out) != 0) {
-    out_failed = true;
+    failed = true;
     out_errno = errno;
   }
-  if (out_failed) {
+  if (failed) {
     std::fprintf(stderr, "rdmatel: cannot write %s: %s\n", o.output.empty() ? "standard output" : o.output.c_str(),
                  std::strerror(out_errno));
     return kExitUsage;

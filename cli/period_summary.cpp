@@ -20,25 +20,27 @@ std::string stat_text(const char* name, DurationNs sum, uint64_t n, DurationNs m
 
 void PeriodSummary::on_record(const Record& r) {
   if (r.provisional) return;
+  std::lock_guard<std::mutex> lock(mutex_);
   if (r.is(kIoSchema)) {
     const IoRecord& io = r.as<IoRecord>();
-    ++ios_;
-    if (io.complete) ++complete_;
-    if (io.status_known && io.status != 0) ++errors_;
+    ++c_.ios;
+    if (io.complete) ++c_.complete;
+    if (io.status_known && io.status != 0) ++c_.errors;
     IoMetrics m = io_metrics(io);
-    if (m.iol1) iol1_.add(*m.iol1);
-    if (m.rtt) rtt_.add(*m.rtt);
-    if (m.dal) dal_.add(*m.dal);
+    if (m.iol1) c_.iol1.add(*m.iol1);
+    if (m.rtt) c_.rtt.add(*m.rtt);
+    if (m.dal) c_.dal.add(*m.dal);
   } else if (r.is(kMessageSchema)) {
     const MessageRecord& msg = r.as<MessageRecord>();
-    ++messages_;
-    bytes_ += msg.bytes;
-    retrans_packets_ += msg.retrans_packets;
-    naks_ += msg.naks;
+    ++c_.messages;
+    c_.bytes += msg.bytes;
+    c_.retrans_packets += msg.retrans_packets;
+    c_.naks += msg.naks;
   }
 }
 
 std::string PeriodSummary::line(double seconds, uint64_t packets, uint64_t dropped) {
+  std::lock_guard<std::mutex> lock(mutex_);
   char when[32] = "";
   std::time_t now = std::time(nullptr);
   std::tm tm{};
@@ -46,19 +48,18 @@ std::string PeriodSummary::line(double seconds, uint64_t packets, uint64_t dropp
   char head[256];
   std::snprintf(head, sizeof head, "%s UTC, %.1f s: %llu packets (%llu dropped), %llu I/Os (%llu complete, %llu errors)",
                 when, seconds, (unsigned long long)(packets - last_packets_), (unsigned long long)dropped,
-                (unsigned long long)ios_, (unsigned long long)complete_, (unsigned long long)errors_);
+                (unsigned long long)c_.ios, (unsigned long long)c_.complete, (unsigned long long)c_.errors);
   std::string out = head;
-  out += stat_text("IOL1", iol1_.sum, iol1_.n, iol1_.max);
-  out += stat_text("RTT", rtt_.sum, rtt_.n, rtt_.max);
-  out += stat_text("DAL", dal_.sum, dal_.n, dal_.max);
+  out += stat_text("IOL1", c_.iol1.sum, c_.iol1.n, c_.iol1.max);
+  out += stat_text("RTT", c_.rtt.sum, c_.rtt.n, c_.rtt.max);
+  out += stat_text("DAL", c_.dal.sum, c_.dal.n, c_.dal.max);
   char tail[192];
   std::snprintf(tail, sizeof tail, "; %llu messages, %llu bytes, %llu retransmitted packets, %llu NAKs",
-                (unsigned long long)messages_, (unsigned long long)bytes_, (unsigned long long)retrans_packets_,
-                (unsigned long long)naks_);
+                (unsigned long long)c_.messages, (unsigned long long)c_.bytes,
+                (unsigned long long)c_.retrans_packets, (unsigned long long)c_.naks);
   out += tail;
-  const uint64_t packets_now = packets;
-  *this = PeriodSummary{};
-  last_packets_ = packets_now;
+  c_ = Counts{};
+  last_packets_ = packets;
   return out;
 }
 

@@ -5,6 +5,7 @@
 
 #include <cstdint>
 #include <cstdio>
+#include <mutex>
 #include <string>
 
 #include "rdmatel/sink.h"
@@ -12,6 +13,7 @@
 
 namespace rdmatel::cli {
 
+/// Fed by the session's thread, read by the thread that prints each period: locked.
 class PeriodSummary final : public RecordSink {
  public:
   void on_record(const Record& r) override;
@@ -20,6 +22,7 @@ class PeriodSummary final : public RecordSink {
   std::string line(double seconds, uint64_t packets, uint64_t dropped);
 
  private:
+  std::mutex mutex_;
   struct Stat {
     uint64_t n = 0;
     DurationNs sum = 0, max = 0;
@@ -29,9 +32,12 @@ class PeriodSummary final : public RecordSink {
       if (v > max) max = v;
     }
   };
-  uint64_t ios_ = 0, complete_ = 0, errors_ = 0;
-  Stat iol1_, rtt_, dal_;
-  uint64_t messages_ = 0, bytes_ = 0, retrans_packets_ = 0, naks_ = 0;
+  struct Counts {
+    uint64_t ios = 0, complete = 0, errors = 0;
+    Stat iol1, rtt, dal;
+    uint64_t messages = 0, bytes = 0, retrans_packets = 0, naks = 0;
+  };
+  Counts c_;
   uint64_t last_packets_ = 0;
 };
 
