@@ -90,6 +90,11 @@ int run_live(const Options& o) {
     }
     src->set_tick(tick);
     pcap = src.get();
+    if (!o.quiet) {
+      std::string names;
+      for (const CaptureInterface& i : src->interfaces()) names += (names.empty() ? "" : ", ") + i.name;
+      std::fprintf(stderr, "rdmatel: capturing on %s\n", names.c_str());
+    }
     inputs.push_back(SessionInput{"live", std::move(src)});
   }
   for (const std::string& path : o.captures) {
