@@ -71,15 +71,15 @@ void Exporter::declare() {
                                     T::kCounter, {"point", "priority"});
   f.pfc_storms = reg_.family("rdmatel_pfc_storms_total", "Priorities paused without a break for the storm threshold.", T::kCounter,
                              {"point", "priority"});
-  f.packets = reg_.family("rdmatel_capture_packets_total", "Packets captured.", T::kCounter, {});
-  f.dropped = reg_.family("rdmatel_capture_dropped_packets_total", "Packets the kernel dropped before rdmatel read them.", T::kCounter, {});
-  f.roce = reg_.family("rdmatel_roce_packets_total", "RoCEv2 packets decoded.", T::kCounter, {});
-  f.malformed = reg_.family("rdmatel_malformed_packets_total", "Packets that could not be decoded.", T::kCounter, {});
-  f.late = reg_.family("rdmatel_late_packets_total", "Packets later than the reorder window at their point.", T::kCounter, {});
-  f.series = reg_.family("rdmatel_prometheus_series", "Label sets held over all rdmatel metrics.", T::kGauge, {});
-  f.series_limit = reg_.family("rdmatel_prometheus_series_limit", "The limit on label sets (--prometheus-max-series).", T::kGauge, {});
-  f.series_dropped = reg_.family("rdmatel_prometheus_dropped_total",
-                                 "Observations not recorded because their label set would exceed the limit.", T::kCounter, {});
+  f.packets = reg_.own_family("rdmatel_capture_packets_total", "Packets captured.", T::kCounter);
+  f.dropped = reg_.own_family("rdmatel_capture_dropped_packets_total", "Packets the kernel dropped before rdmatel read them.", T::kCounter);
+  f.roce = reg_.own_family("rdmatel_roce_packets_total", "RoCEv2 packets decoded.", T::kCounter);
+  f.malformed = reg_.own_family("rdmatel_malformed_packets_total", "Packets that could not be decoded.", T::kCounter);
+  f.late = reg_.own_family("rdmatel_late_packets_total", "Packets later than the reorder window at their point.", T::kCounter);
+  f.series = reg_.own_family("rdmatel_prometheus_series", "Label sets held over all rdmatel metrics.", T::kGauge);
+  f.series_limit = reg_.own_family("rdmatel_prometheus_series_limit", "The limit on label sets (--prometheus-max-series).", T::kGauge);
+  f.series_dropped = reg_.own_family("rdmatel_prometheus_dropped_total",
+                                 "Observations not recorded because their label set would exceed the limit.", T::kCounter);
   update(CaptureCounters{});
 }
 

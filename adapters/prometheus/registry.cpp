@@ -33,15 +33,23 @@ size_t Registry::family(std::string name, std::string help, MetricType type, std
   return families_.size() - 1;
 }
 
+size_t Registry::own_family(std::string name, std::string help, MetricType type) {
+  size_t f = family(std::move(name), std::move(help), type, {});
+  families_[f].exempt = true;
+  return f;
+}
+
 Registry::Series* Registry::find(size_t f, const std::vector<std::string>& labels) {
   Family& fam = families_[f];
   auto it = fam.series.find(labels);
   if (it != fam.series.end()) return &it->second;
-  if (series_ >= max_series_) {
-    ++dropped_;
-    return nullptr;
+  if (!fam.exempt) {
+    if (series_ >= max_series_) {
+      ++dropped_;
+      return nullptr;
+    }
+    ++series_;
   }
-  ++series_;
   Series& s = fam.series[labels];
   if (fam.type == MetricType::kHistogram) s.buckets.assign(fam.bounds.size(), 0);
   return &s;

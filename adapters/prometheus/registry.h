@@ -23,6 +23,9 @@ class Registry {
   /// index. Histograms take their bucket upper bounds (ascending; +Inf is implicit).
   size_t family(std::string name, std::string help, MetricType type, std::vector<std::string> labels,
                 std::span<const double> buckets = {});
+  /// A family without labels about rdmatel itself (capture counters, the limit): its one series
+  /// does not count against the limit, so the limit is always reported.
+  size_t own_family(std::string name, std::string help, MetricType type);
 
   /// Adds to a counter, sets a gauge, or observes a histogram value. `labels` follow the
   /// family's label names. False when the label set was refused by the limit (counted).
@@ -50,6 +53,7 @@ class Registry {
     std::vector<std::string> labels;
     std::vector<double> bounds;
     std::map<std::vector<std::string>, Series> series;
+    bool exempt = false;
   };
   Series* find(size_t family, const std::vector<std::string>& labels);
 

@@ -112,3 +112,11 @@ def shift_psn(frame, delta):
 def repetition_bytes(cap, k, shift_ns, psn_step=7919):
     """Repetition number k of the capture: stamps k*shift_ns later, PSNs k*psn_step further."""
     return b"".join(cap.epb(i, ts + k * shift_ns, w, shift_psn(fr, k * psn_step)) for i, ts, w, fr in cap.packets)
+
+
+def tail_bytes(cap, after_ns):
+    """One non-RoCE frame per interface (local experimental ethertype 0x88B5), `after_ns`
+    after the last packet: time passes at every point, so every record of the capture before
+    it is final (timeouts included) while the stream stays open."""
+    frame = bytes(12) + b"\x88\xb5" + bytes(46)
+    return b"".join(cap.epb(i, cap.last_ns + after_ns, len(frame), frame) for i in range(len(cap.resol)))
