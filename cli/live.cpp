@@ -136,7 +136,7 @@ int run_live(const Options& o) {
   }
 
   LiveOutputs outputs;
-  if (!outputs.open(lo, engine, names, error)) {
+  if (!outputs.open(lo, engine, names, &g_stop, error)) {
     std::fprintf(stderr, "rdmatel: %s\n", error.c_str());
     if (out != stdout) std::fclose(out);
     return kExitUsage;

@@ -2,6 +2,7 @@
 // The outputs besides records on standard output: the Prometheus endpoint and ClickHouse.
 #pragma once
 
+#include <atomic>
 #include <memory>
 #include <string>
 
@@ -24,7 +25,10 @@ class LiveOutputs {
   ~LiveOutputs();
   /// Starts what `o` asks for (listens, checks the server, creates tables); false with one
   /// sentence in `error`.
-  bool open(const LiveOptions& o, const Engine& engine, PointNamer names, std::string& error);
+  /// `stop` is the run's stop flag (a full ClickHouse queue waits for the server at most the
+  /// timeout once it is set); may be null.
+  bool open(const LiveOptions& o, const Engine& engine, PointNamer names, const std::atomic<bool>* stop,
+            std::string& error);
   void subscribe(Session& session);
   /// From the session's thread: capture counters for the metrics.
   void tick(const Engine& engine, uint64_t packets, uint64_t dropped);

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "adapters/clickhouse/table_schema.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel::cli {
@@ -93,6 +94,7 @@ Usage:
                     kinds_list() + R"(
   rdmatel export --help                         the kinds; rdmatel export KIND --help: its fields
   rdmatel live -i IFACE... | -r CAPTURE... [options]   measure continuously (see Live mode)
+  rdmatel clickhouse-schema                     the SQL of the ClickHouse tables (--clickhouse creates them)
   rdmatel version
 
 Captures: pcap or pcapng (read directly), or any format Wireshark reads (gzip, ...); - is
@@ -133,6 +135,11 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
   else if (cmd == "export") o.command = Command::kExport;
   else if (cmd == "live") o.command = Command::kLive;
   else if (cmd == "version" || cmd == "--version") { o.command = Command::kVersion; return true; }
+  else if (cmd == "clickhouse-schema") {
+    o.command = Command::kHelp;  // prints text, like help
+    o.help_text = clickhouse::schema_sql();
+    return true;
+  }
   else if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     o.command = Command::kHelp;
     o.help_text = usage_text();
