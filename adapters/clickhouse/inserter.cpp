@@ -84,8 +84,19 @@ bool Inserter::open(std::string& error) {
   client_->set_read_timeout(30, 0);  // a server that hangs cannot hold the end up for long
   client_->set_write_timeout(30, 0);
   if (!user_.empty()) client_->set_basic_auth(user_.c_str(), password_.c_str());
-  // One statement per request: the HTTP interface takes no multi-statement queries.
-  std::string sql = schema_sql(), why;
+  // One statement per request: the HTTP interface takes no multi-statement queries. Comment
+  // lines are left out.
+  std::string sql, why;
+  {
+    const std::string all = schema_sql();
+    size_t at = 0;
+    while (at < all.size()) {
+      size_t nl = all.find('\n', at);
+      std::string line = all.substr(at, nl == std::string::npos ? std::string::npos : nl - at + 1);
+      at = nl == std::string::npos ? all.size() : nl + 1;
+      if (line.rfind("--", 0) != 0) sql += line;
+    }
+  }
   size_t pos = 0;
   while (pos < sql.size()) {
     size_t end = sql.find(";\n", pos);

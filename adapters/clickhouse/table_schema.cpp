@@ -32,7 +32,12 @@ std::string create_table_sql(const RecordSchema& s) {
 }
 
 std::string schema_sql() {
-  std::string out = std::string("CREATE DATABASE IF NOT EXISTS ") + kDatabase;
+  std::string out =
+      "-- SPDX-License-Identifier: GPL-2.0-or-later\n"
+      "-- The ClickHouse tables of rdmatel (printed by rdmatel clickhouse-schema; --clickhouse creates\n"
+      "-- them when missing). One table per record kind, the columns of its records (rdmatel export\n"
+      "-- KIND --help); read with FINAL to collapse batches a retry sent twice.\n";
+  out += std::string("CREATE DATABASE IF NOT EXISTS ") + kDatabase;
   for (const RecordSchema* s : all_schemas()) out += ";\n\n" + create_table_sql(*s);
   return out + ";\n";
 }

@@ -1,3 +1,7 @@
+-- SPDX-License-Identifier: GPL-2.0-or-later
+-- The ClickHouse tables of rdmatel (printed by rdmatel clickhouse-schema; --clickhouse creates
+-- them when missing). One table per record kind, the columns of its records (rdmatel export
+-- KIND --help); read with FINAL to collapse batches a retry sent twice.
 CREATE DATABASE IF NOT EXISTS rdmatel;
 
 CREATE TABLE IF NOT EXISTS rdmatel.io
