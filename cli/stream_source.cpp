@@ -55,7 +55,10 @@ std::unique_ptr<CaptureSource> open_stream(const std::string& path, const std::a
   if (st == OpenStatus::kError) return nullptr;
   if (st == OpenStatus::kNotRecognized) {
     src = wiretap::open_wiretap_capture(path, error);
-    if (!src) return nullptr;
+    if (!src) {
+      if (path == "-" && error.rfind("- ", 0) == 0) error = "standard input" + error.substr(1);
+      return nullptr;
+    }
   }
   return std::make_unique<StoppableSource>(std::move(src), stop, std::move(tick));
 }
