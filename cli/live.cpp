@@ -99,6 +99,11 @@ int run_live(const Options& o) {
   }
   for (const std::string& path : o.captures) {
     auto src = open_stream(path, g_stop, tick, error);
+    if (!src && g_stop.load()) {
+      // Told to stop while waiting for the stream's first bytes: nothing was read, nothing lost.
+      if (!o.quiet) std::fprintf(stderr, "rdmatel: stopped before %s began\n", path == "-" ? "the stream" : path.c_str());
+      return kExitOk;
+    }
     if (!src) {
       std::fprintf(stderr, "rdmatel: %s\n", error.c_str());
       return kExitBadInput;

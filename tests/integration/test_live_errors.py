@@ -8,9 +8,11 @@ ClickHouse.
 Usage: test_live_errors.py RDMATEL CAPTURE.pcapng"""
 
 import os
+import signal
 import socket
 import subprocess
 import sys
+import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 from rdmatel_testlib import fail, fail_if  # noqa: E402
@@ -57,6 +59,18 @@ def main():
             free = closed.getsockname()[1]
         expect([cli, "export", "io", capture, "--clickhouse", f"http://127.0.0.1:{free}", "-o", os.devnull], 2,
                "cannot create the rdmatel tables in ClickHouse")
+    # SIGINT while waiting for a stream's first bytes: a clean stop, not a read error or a hang.
+    p = subprocess.Popen([cli, "live", "-r", "-"], stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    time.sleep(0.5)
+    p.send_signal(signal.SIGINT)
+    try:
+        _, err = p.communicate(timeout=10)
+        if p.returncode != 0 or b"error:" in err or b"stopped" not in err:
+            problems.append(f"SIGINT before the stream: exit {p.returncode}, stderr {err.decode()[:200]}")
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.communicate()
+        problems.append("SIGINT before the stream: rdmatel hung")
     # No permission to capture: as an unprivileged user (when we are root and setpriv exists).
     if os.geteuid() == 0 and os.path.exists("/usr/bin/setpriv"):
         expect([cli, "live", "-i", "lo"], 3, "no permission to capture on lo",
