@@ -140,13 +140,21 @@ void Inserter::enqueue(const std::string& table, Pending& p) {
   p.body.clear();
   p.rows = 0;
   std::unique_lock<std::mutex> lock(mutex_);
-  // Back-pressure: wait for the sender while the queue is full; once told to stop, at most
-  // the timeout, then the batch is counted as lost.
-  double stop_deadline = 0;
+  // Back-pressure: wait for the sender while the queue is full. A live run waits as long as
+  // the server is away (the capture drops in the kernel meanwhile, counted) until it is told to
+  // stop, then at most the timeout; a run over files, which no signal stops, waits at most the
+  // timeout without the queue moving. Then the batch is counted as lost.
+  double deadline = 0;
+  uint64_t sent_before = stats_.batches_sent;
   while (queued_bytes_ + b.body.size() > o_.max_queue_bytes && !queue_.empty() && !abort_) {
-    if (o_.stop && o_.stop->load()) {
-      if (stop_deadline == 0) stop_deadline = monotonic_s() + o_.timeout_s;
-      if (monotonic_s() >= stop_deadline) {
+    const bool bounded = o_.stop ? o_.stop->load() : true;
+    if (stats_.batches_sent != sent_before) {
+      sent_before = stats_.batches_sent;
+      deadline = 0;  // the queue moves: wait on
+    }
+    if (bounded) {
+      if (deadline == 0) deadline = monotonic_s() + o_.timeout_s;
+      if (monotonic_s() >= deadline) {
         stats_.rows_lost += b.rows;
         return;
       }
