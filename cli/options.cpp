@@ -116,7 +116,7 @@ Output:
     std::string help = s->help;
     if (*s->fallback) help += std::string(" (default ") + s->fallback + ")";
     if (s->type == SettingType::kList) help += " (repeatable)";
-    out += option_line(option_of(*s) + " " + s->metavar, help);
+    out += option_line(s->type == SettingType::kFlag ? option_of(*s) : option_of(*s) + " " + s->metavar, help);
   }
   out += live_usage_text();
   out += "\nExit status: 0 success, 2 bad usage, 3 unreadable or corrupt input (after reporting what was read).\n";
@@ -204,6 +204,8 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       o.captures.push_back(v);
     } else if (int r = parse_live_option(args, i, a, o.command == Command::kLive, o.live, error); r != 0) {
       if (r < 0) return false;
+    } else if (const SettingSpec* s = setting_for_option(a); s && s->type == SettingType::kFlag) {
+      if (!o.settings.set(s->name, "on", error)) return false;  // a flag takes no value
     } else if (const SettingSpec* s = setting_for_option(a)) {
       if (!value(a, v)) return false;
       if (std::string_view(s->name) == "point") {

@@ -43,6 +43,37 @@ CREATE TABLE IF NOT EXISTS rdmatel.io
 ENGINE = ReplacingMergeTree()
 ORDER BY (rdmatel_run, rdmatel_seq);
 
+CREATE TABLE IF NOT EXISTS rdmatel.io_points
+(
+    rdmatel_run String,
+    rdmatel_seq UInt64,
+    `op` Nullable(String),
+    `opcode` Nullable(UInt64),
+    `admin` Nullable(UInt8),
+    `host` Nullable(String),
+    `storage` Nullable(String),
+    `qpn` Nullable(UInt64),
+    `host_qpn` Nullable(UInt64),
+    `cid` Nullable(UInt64),
+    `cmd_psn` Nullable(UInt64),
+    `status` Nullable(UInt64),
+    `in_capsule` Nullable(UInt8),
+    `length` Nullable(UInt64),
+    `point` Nullable(String),
+    `command_ns` Nullable(Int64),
+    `data_ns` Nullable(Int64),
+    `read_request_ns` Nullable(Int64),
+    `read_response_ns` Nullable(Int64),
+    `completion_ns` Nullable(Int64),
+    `cmd_frame` Nullable(UInt64),
+    `rsp_frame` Nullable(UInt64),
+    `end` Nullable(String),
+    `ttl_command` Nullable(UInt64),
+    `ttl_completion` Nullable(UInt64)
+)
+ENGINE = ReplacingMergeTree()
+ORDER BY (rdmatel_run, rdmatel_seq);
+
 CREATE TABLE IF NOT EXISTS rdmatel.messages
 (
     rdmatel_run String,
