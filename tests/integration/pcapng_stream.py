@@ -120,3 +120,23 @@ def tail_bytes(cap, after_ns):
     it is final (timeouts included) while the stream stays open."""
     frame = bytes(12) + b"\x88\xb5" + bytes(46)
     return b"".join(cap.epb(i, cap.last_ns + after_ns, len(frame), frame) for i in range(len(cap.resol)))
+
+
+def split_by_interface(cap):
+    """One pcapng per interface (its section header and IDB, its packets renumbered to
+    interface 0): what an agent at that point alone would capture. The SHB is the first block
+    of the header; IDBs follow in order."""
+    shb_len = struct.unpack_from("<I", cap.header, 4)[0]
+    shb, rest = cap.header[:shb_len], cap.header[shb_len:]
+    idbs = []
+    off = 0
+    while off < len(rest):
+        n = struct.unpack_from("<I", rest, off + 4)[0]
+        idbs.append(rest[off : off + n])
+        off += n
+    out = []
+    for i, idb in enumerate(idbs):
+        body = b"".join(cap.epb(i, ts, w, fr)[:8] + struct.pack("<I", 0) + cap.epb(i, ts, w, fr)[12:]
+                        for iface, ts, w, fr in cap.packets if iface == i)
+        out.append(shb + idb + body)
+    return out
