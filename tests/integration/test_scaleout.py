@@ -3,8 +3,9 @@
 """Scale-out against a real clickhouse-server: each capture is split by observation point into
 one file per point (what an agent at that point alone captures); one rdmatel per file writes
 its point-local observations (export io_points --point-local --clickhouse URL); the shipped
-views (sql/clickhouse/io_joined.sql) join them; rdmatel.io_joined must equal rdmatel export io
-on the whole capture, record for record (frame numbers aside: each agent numbers its own file).
+views (sql/clickhouse/scaleout.sql) join them; rdmatel.io_joined must equal rdmatel export io
+on the whole capture, record for record (frame numbers aside: each agent numbers its own file),
+and rdmatel.messages_joined equal rdmatel export messages.
 
 With --synth RDMATEL-SYNTH, also on generated captures: clock offsets of seconds between
 points, a routed 3-point fabric with hosts and storage behind both leaves, 5 points in
@@ -40,7 +41,7 @@ def statements(path):
 def canonical(rec, floats):
     out = {}
     for k, v in rec.items():
-        if k in ("cmd_frame", "rsp_frame") or v is None:
+        if k in ("cmd_frame", "rsp_frame", "first_frame", "last_frame") or v is None:
             continue
         if isinstance(v, bool):
             v = int(v)
@@ -89,19 +90,21 @@ def main():
                     fail(f"{name} agent {i} exited {p.returncode}: {p.stderr}")
             for stmt in statements(join_sql):
                 ch.query(stmt)
-            floats = {c for c in ch.float_columns("io_joined")}
-            got = [json.loads(l) for l in ch.query("SELECT * FROM rdmatel.io_joined FORMAT JSONEachRow").splitlines()
-                   if l.strip()]
-            exp = export(cli, capture, "io")
-            e = sorted(canonical(r, floats) for r in exp)
-            g = sorted(canonical(r, floats) for r in got)
-            if e != g:
-                only_e, only_g = sorted(set(e) - set(g)), sorted(set(g) - set(e))
-                problems.append(f"{name}: io_joined has {len(got)} records, export io {len(exp)}; "
-                                f"{len(only_e)} only in export (e.g. {only_e[:1]}), {len(only_g)} only joined "
-                                f"(e.g. {only_g[:1]})")
-            print(f"{name}: {len(parts)} agents, {len(got)} joined I/Os, export io: {len(exp)}"
-                  f"{'' if e == g else ' (DIFFERENT)'}")
+            summary = []
+            for view, kind in (("io_joined", "io"), ("messages_joined", "messages")):
+                floats = ch.float_columns(view)
+                got = [json.loads(l) for l in ch.query(f"SELECT * FROM rdmatel.{view} FORMAT JSONEachRow").splitlines()
+                       if l.strip()]
+                exp = export(cli, capture, kind)
+                e = sorted(canonical(r, floats) for r in exp)
+                g = sorted(canonical(r, floats) for r in got)
+                if e != g:
+                    only_e, only_g = sorted(set(e) - set(g)), sorted(set(g) - set(e))
+                    problems.append(f"{name}: {view} has {len(got)} records, export {kind} {len(exp)}; "
+                                    f"{len(only_e)} only in export (e.g. {only_e[:1]}), {len(only_g)} only joined "
+                                    f"(e.g. {only_g[:1]})")
+                summary.append(f"{view} {len(got)} (export {kind} {len(exp)}{'' if e == g else ', DIFFERENT'})")
+            print(f"{name}: {len(parts)} agents; " + ", ".join(summary))
             # The next capture starts from nothing (same addresses: roles must not mix).
             for table in ("io_points", "io", "messages", "flows", "congestion", "pfc", "offsets"):
                 ch.query(f"TRUNCATE TABLE rdmatel.{table}")

@@ -1,8 +1,10 @@
 -- SPDX-License-Identifier: GPL-2.0-or-later
 -- Scale-out (SPEC §11): agents write point-local observations (rdmatel ... --point-local
 -- --clickhouse URL: table rdmatel.io_points, created by rdmatel.sql); these views join them into
--- the I/O records one rdmatel process gives for the whole capture (the columns of rdmatel.io,
--- frame numbers aside: each agent numbers its own capture). For ClickHouse 18.16 and later.
+-- the I/O records one rdmatel process gives for the whole capture (io_joined: the columns of
+-- rdmatel.io, frame numbers aside: each agent numbers its own capture). Messages, flow periods
+-- and congestion are per point already: an agent's rows are those of the whole capture, and
+-- messages_joined is their union. For ClickHouse 18.16 and later.
 --
 -- Roles by SPEC §3's clock-independent rule: in every I/O seen complete at two points or more,
 -- the point with the longest command-to-completion span (each on its own clock) is nearest the
@@ -92,3 +94,8 @@ FROM
     )
     ANY LEFT JOIN rdmatel.io_storage_roles USING (storage)
 );
+
+CREATE VIEW IF NOT EXISTS rdmatel.messages_joined AS
+SELECT src, dst, dst_qpn, point, kind, with_immediate, complete, first_psn, last_psn, first_ns, last_ns,
+    fct_us, bytes, retrans_bytes, packets, retrans_packets, naks, fet_bps, fnr
+FROM rdmatel.messages FINAL;
