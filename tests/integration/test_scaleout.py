@@ -88,6 +88,14 @@ def main():
                                     "--clickhouse", ch.url], capture_output=True, text=True, timeout=120)
                 if p.returncode != 0:
                     fail(f"{name} agent {i} exited {p.returncode}: {p.stderr}")
+            # Point-local records only when asked for; as many as the agents wrote in all.
+            off = export(cli, capture, "io_points")
+            whole = subprocess.run([cli, "export", "io_points", capture, "--point-local", "-q"], capture_output=True,
+                                   text=True, timeout=120).stdout.splitlines()
+            stored = int(ch.query("SELECT count() FROM rdmatel.io_points FINAL"))
+            if off or len(whole) != stored:
+                problems.append(f"{name}: io_points without --point-local: {len(off)} (want 0); with it on the whole "
+                                f"capture {len(whole)}, the agents wrote {stored}")
             for stmt in statements(join_sql):
                 ch.query(stmt)
             summary = []
