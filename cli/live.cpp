@@ -5,14 +5,14 @@
 #include <time.h>
 
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
-#include <mutex>
-#include <thread>
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <thread>
 
 #include "adapters/live/pcap_source.h"
 #include "cli/live_outputs.h"
@@ -33,10 +33,12 @@ constexpr int kExitBadInput = 3;
 std::atomic<bool> g_stop{false};
 static_assert(std::atomic<bool>::is_always_lock_free);
 
-extern "C" void on_stop_signal(int) { g_stop.store(true); }
+extern "C" void on_stop_signal(int) {
+  g_stop.store(true);
+}
 
 void install_signals() {
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_stop_signal;
   sigemptyset(&sa.sa_mask);
   sa.sa_flags = 0;  // no SA_RESTART: a blocking read or poll returns, and the flag is seen
@@ -92,7 +94,8 @@ int run_live(const Options& o) {
     pcap = src.get();
     if (!o.quiet) {
       std::string names;
-      for (const CaptureInterface& i : src->interfaces()) names += (names.empty() ? "" : ", ") + i.name;
+      for (const CaptureInterface& i : src->interfaces())
+        names += (names.empty() ? "" : ", ") + i.name;
       std::fprintf(stderr, "rdmatel: capturing on %s\n", names.c_str());
     }
     inputs.push_back(SessionInput{"live", std::move(src)});
@@ -101,7 +104,9 @@ int run_live(const Options& o) {
     auto src = open_stream(path, g_stop, tick, error);
     if (!src && g_stop.load()) {
       // Told to stop while waiting for the stream's first bytes: nothing was read, nothing lost.
-      if (!o.quiet) std::fprintf(stderr, "rdmatel: stopped before %s began\n", path == "-" ? "the stream" : path.c_str());
+      if (!o.quiet)
+        std::fprintf(stderr, "rdmatel: stopped before %s began\n",
+                     path == "-" ? "the stream" : path.c_str());
       return kExitOk;
     }
     if (!src) {
@@ -130,7 +135,8 @@ int run_live(const Options& o) {
   if (!o.output.empty()) {
     out = std::fopen(o.output.c_str(), "w");
     if (!out) {
-      std::fprintf(stderr, "rdmatel: cannot write %s: %s\n", o.output.c_str(), std::strerror(errno));
+      std::fprintf(stderr, "rdmatel: cannot write %s: %s\n", o.output.c_str(),
+                   std::strerror(errno));
       return kExitUsage;
     }
   }
@@ -174,12 +180,15 @@ int run_live(const Options& o) {
       g_stop.store(true);  // nobody reads what we write: stop as if told to
     }
     if (!o.quiet)
-      std::fprintf(stderr, "rdmatel: %s\n", summary.line(now - period_start, packets.load(), dropped.load()).c_str());
+      std::fprintf(stderr, "rdmatel: %s\n",
+                   summary.line(now - period_start, packets.load(), dropped.load()).c_str());
     period_start = now;
   };
   std::thread periodic([&] {
     std::unique_lock<std::mutex> lock(period_mutex);
-    while (!period_cv.wait_for(lock, std::chrono::duration<double>(period), [&] { return run_over; })) end_period();
+    while (
+        !period_cv.wait_for(lock, std::chrono::duration<double>(period), [&] { return run_over; }))
+      end_period();
   });
 
   SessionSummary result = session.run();
@@ -198,8 +207,8 @@ int run_live(const Options& o) {
                  (unsigned long long)packets.load());
     if (pcap) {
       live::PcapDrops d = pcap->drops();
-      std::fprintf(stderr, ", %llu dropped by the kernel, %llu by the interface", (unsigned long long)d.dropped,
-                   (unsigned long long)d.if_dropped);
+      std::fprintf(stderr, ", %llu dropped by the kernel, %llu by the interface",
+                   (unsigned long long)d.dropped, (unsigned long long)d.if_dropped);
     }
     std::fprintf(stderr, "\n");
   }
@@ -213,13 +222,15 @@ int run_live(const Options& o) {
     out_errno = errno;
   }
   if (failed) {
-    std::fprintf(stderr, "rdmatel: cannot write %s: %s\n", o.output.empty() ? "standard output" : o.output.c_str(),
-                 std::strerror(out_errno));
+    std::fprintf(stderr, "rdmatel: cannot write %s: %s\n",
+                 o.output.empty() ? "standard output" : o.output.c_str(), std::strerror(out_errno));
     return kExitUsage;
   }
   if (!o.quiet)
-    for (const std::string& w : result.warnings) std::fprintf(stderr, "rdmatel: warning: %s\n", w.c_str());
-  for (const std::string& e : result.errors) std::fprintf(stderr, "rdmatel: error: %s\n", e.c_str());
+    for (const std::string& w : result.warnings)
+      std::fprintf(stderr, "rdmatel: warning: %s\n", w.c_str());
+  for (const std::string& e : result.errors)
+    std::fprintf(stderr, "rdmatel: error: %s\n", e.c_str());
   return status;
 }
 

@@ -9,13 +9,14 @@
 namespace rdmatel::cli {
 namespace {
 
-bool parse_count(const std::string& opt, const std::string& v, double lo, double hi, double& out, std::string& error) {
+bool parse_count(const std::string& opt, const std::string& v, double lo, double hi, double& out,
+                 std::string& error) {
   char* end = nullptr;
   errno = 0;
   double d = std::strtod(v.c_str(), &end);
   if (errno || !end || *end || v.empty() || !(d >= lo && d <= hi)) {
-    error = opt + " takes a number from " + std::to_string(uint64_t(lo)) + " to " + std::to_string(uint64_t(hi)) +
-            " (got '" + v + "')";
+    error = opt + " takes a number from " + std::to_string(uint64_t(lo)) + " to " +
+            std::to_string(uint64_t(hi)) + " (got '" + v + "')";
     return false;
   }
   out = d;
@@ -24,8 +25,8 @@ bool parse_count(const std::string& opt, const std::string& v, double lo, double
 
 }  // namespace
 
-int parse_live_option(const std::vector<std::string>& args, size_t& i, const std::string& a, bool live, LiveOptions& o,
-                      std::string& error) {
+int parse_live_option(const std::vector<std::string>& args, size_t& i, const std::string& a,
+                      bool live, LiveOptions& o, std::string& error) {
   auto value = [&](std::string& v) {
     if (i >= args.size()) {
       error = a + " needs a value";
@@ -39,7 +40,8 @@ int parse_live_option(const std::vector<std::string>& args, size_t& i, const std
   if (a == "--clickhouse") {
     if (!value(o.clickhouse)) return -1;
     if (o.clickhouse.rfind("http://", 0) != 0) {
-      error = "--clickhouse takes an http:// URL of ClickHouse's HTTP interface (got '" + o.clickhouse + "')";
+      error = "--clickhouse takes an http:// URL of ClickHouse's HTTP interface (got '" +
+              o.clickhouse + "')";
       return -1;
     }
     return 1;
@@ -64,7 +66,8 @@ int parse_live_option(const std::vector<std::string>& args, size_t& i, const std
     if (!value(o.records)) return -1;
     if (o.records != "none" && !find_schema(o.records)) {
       std::string kinds;
-      for (const RecordSchema* s : all_schemas()) kinds += std::string(kinds.empty() ? "" : ", ") + s->channel;
+      for (const RecordSchema* s : all_schemas())
+        kinds += std::string(kinds.empty() ? "" : ", ") + s->channel;
       error = "unknown record kind '" + o.records + "' for --records (kinds: " + kinds + ", none)";
       return -1;
     }

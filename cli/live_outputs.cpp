@@ -15,13 +15,14 @@ constexpr double kClickHouseFlushS = 1.0;
 LiveOutputs::LiveOutputs() = default;
 LiveOutputs::~LiveOutputs() = default;
 
-bool LiveOutputs::open(const LiveOptions& o, const Engine&, PointNamer names, const std::atomic<bool>* stop,
-                       std::string& error) {
+bool LiveOutputs::open(const LiveOptions& o, const Engine&, PointNamer names,
+                       const std::atomic<bool>* stop, std::string& error) {
   if (!o.prometheus.empty()) {
     prometheus_ = std::make_unique<prometheus::Exporter>(o.prometheus_max_series, names);
     if (!prometheus_->listen(o.prometheus, error)) return false;
     std::string host = o.prometheus.substr(0, o.prometheus.rfind(':'));
-    std::fprintf(stderr, "rdmatel: Prometheus metrics at http://%s:%d/metrics\n", host.c_str(), prometheus_->port());
+    std::fprintf(stderr, "rdmatel: Prometheus metrics at http://%s:%d/metrics\n", host.c_str(),
+                 prometheus_->port());
   }
   if (!o.clickhouse.empty()) {
     clickhouse::InserterOptions co;
@@ -57,8 +58,10 @@ bool LiveOutputs::finish(bool quiet) {
     std::fprintf(stderr, "rdmatel: error: %llu records were not inserted into ClickHouse (%s)\n",
                  (unsigned long long)s.rows_lost, s.last_error.c_str());
   } else if (!quiet) {
-    std::fprintf(stderr, "rdmatel: %llu records inserted into ClickHouse in %llu batches (%llu retries)\n",
-                 (unsigned long long)s.rows_sent, (unsigned long long)s.batches_sent, (unsigned long long)s.retries);
+    std::fprintf(stderr,
+                 "rdmatel: %llu records inserted into ClickHouse in %llu batches (%llu retries)\n",
+                 (unsigned long long)s.rows_sent, (unsigned long long)s.batches_sent,
+                 (unsigned long long)s.retries);
   }
   return ok;
 }

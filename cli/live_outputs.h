@@ -27,8 +27,8 @@ class LiveOutputs {
   /// sentence in `error`.
   /// `stop` is the run's stop flag (a full ClickHouse queue waits for the server at most the
   /// timeout once it is set); may be null.
-  bool open(const LiveOptions& o, const Engine& engine, PointNamer names, const std::atomic<bool>* stop,
-            std::string& error);
+  bool open(const LiveOptions& o, const Engine& engine, PointNamer names,
+            const std::atomic<bool>* stop, std::string& error);
   void subscribe(Session& session);
   /// From the session's thread: capture counters for the metrics.
   void tick(const Engine& engine, uint64_t packets, uint64_t dropped);

@@ -12,7 +12,8 @@ namespace {
 std::string stat_text(const char* name, DurationNs sum, uint64_t n, DurationNs max) {
   if (!n) return "";
   char buf[128];
-  std::snprintf(buf, sizeof buf, ", %s avg %.1f max %.1f us", name, ns_to_us(sum) / double(n), ns_to_us(max));
+  std::snprintf(buf, sizeof buf, ", %s avg %.1f max %.1f us", name, ns_to_us(sum) / double(n),
+                ns_to_us(max));
   return buf;
 }
 
@@ -46,15 +47,18 @@ std::string PeriodSummary::line(double seconds, uint64_t packets, uint64_t dropp
   std::tm tm{};
   if (gmtime_r(&now, &tm)) std::strftime(when, sizeof when, "%H:%M:%S", &tm);
   char head[256];
-  std::snprintf(head, sizeof head, "%s UTC, %.1f s: %llu packets (%llu dropped), %llu I/Os (%llu complete, %llu errors)",
-                when, seconds, (unsigned long long)(packets - last_packets_), (unsigned long long)dropped,
-                (unsigned long long)c_.ios, (unsigned long long)c_.complete, (unsigned long long)c_.errors);
+  std::snprintf(
+      head, sizeof head,
+      "%s UTC, %.1f s: %llu packets (%llu dropped), %llu I/Os (%llu complete, %llu errors)", when,
+      seconds, (unsigned long long)(packets - last_packets_), (unsigned long long)dropped,
+      (unsigned long long)c_.ios, (unsigned long long)c_.complete, (unsigned long long)c_.errors);
   std::string out = head;
   out += stat_text("IOL1", c_.iol1.sum, c_.iol1.n, c_.iol1.max);
   out += stat_text("RTT", c_.rtt.sum, c_.rtt.n, c_.rtt.max);
   out += stat_text("DAL", c_.dal.sum, c_.dal.n, c_.dal.max);
   char tail[192];
-  std::snprintf(tail, sizeof tail, "; %llu messages, %llu bytes, %llu retransmitted packets, %llu NAKs",
+  std::snprintf(tail, sizeof tail,
+                "; %llu messages, %llu bytes, %llu retransmitted packets, %llu NAKs",
                 (unsigned long long)c_.messages, (unsigned long long)c_.bytes,
                 (unsigned long long)c_.retrans_packets, (unsigned long long)c_.naks);
   out += tail;

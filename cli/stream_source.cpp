@@ -19,7 +19,10 @@ int64_t monotonic_ns() {
 class StoppableSource final : public CaptureSource {
  public:
   StoppableSource(std::unique_ptr<CaptureSource> inner, const std::atomic<bool>& stop, TickFn tick)
-      : inner_(std::move(inner)), stop_(stop), tick_(std::move(tick)), next_tick_(monotonic_ns() + kTickNs) {}
+      : inner_(std::move(inner)),
+        stop_(stop),
+        tick_(std::move(tick)),
+        next_tick_(monotonic_ns() + kTickNs) {}
 
   bool next(CapturedPacket& out) override {
     if (stopped()) return false;
@@ -47,8 +50,8 @@ class StoppableSource final : public CaptureSource {
 
 }  // namespace
 
-std::unique_ptr<CaptureSource> open_stream(const std::string& path, const std::atomic<bool>& stop, TickFn tick,
-                                           std::string& error) {
+std::unique_ptr<CaptureSource> open_stream(const std::string& path, const std::atomic<bool>& stop,
+                                           TickFn tick, std::string& error) {
   std::unique_ptr<CaptureSource> src;
   // A pipe is read by libwiretap, which reads a stream as it comes; the fast reader maps files.
   OpenStatus st = path == "-" ? OpenStatus::kNotRecognized : open_fast_capture(path, src, error);

@@ -22,7 +22,8 @@ std::string url_encode(const std::string& s) {
   static const char* hex = "0123456789ABCDEF";
   std::string out;
   for (unsigned char c : s) {
-    if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~') out += char(c);
+    if (isalnum(c) || c == '-' || c == '_' || c == '.' || c == '~')
+      out += char(c);
     else {
       out += '%';
       out += hex[c >> 4];
@@ -40,7 +41,8 @@ std::string first_line(const std::string& body) {
 
 }  // namespace
 
-Inserter::Inserter(InserterOptions options, PointNamer names) : o_(std::move(options)), names_(std::move(names)) {
+Inserter::Inserter(InserterOptions options, PointNamer names)
+    : o_(std::move(options)), names_(std::move(names)) {
   char host[256] = "";
   gethostname(host, sizeof host - 1);
   run_ = std::string(host) + ":" + std::to_string(getpid()) + ":" +
@@ -113,7 +115,8 @@ bool Inserter::open(std::string& error) {
   return true;
 }
 
-Inserter::Sent Inserter::post(const std::string& query, const std::string& body, std::string& error) {
+Inserter::Sent Inserter::post(const std::string& query, const std::string& body,
+                              std::string& error) {
   const std::string path = query.empty() ? "/" : "/?query=" + url_encode(query);
   auto res = client_->Post(path.c_str(), body, "text/plain; charset=utf-8");
   if (!res) {
@@ -190,7 +193,8 @@ void Inserter::send_loop() {
     if (abort_ || queue_.empty()) return;  // closing with nothing left, or given up
     // The batch stays queued while it is sent: nothing is lost if this fails.
     const Batch& b = queue_.front();
-    const std::string query = std::string("INSERT INTO ") + kDatabase + "." + b.table + " FORMAT JSONEachRow";
+    const std::string query =
+        std::string("INSERT INTO ") + kDatabase + "." + b.table + " FORMAT JSONEachRow";
     const std::string* body = &b.body;
     lock.unlock();
     std::string error;

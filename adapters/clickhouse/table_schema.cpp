@@ -6,27 +6,36 @@ namespace {
 
 const char* column_type(ValueType t) {
   switch (t) {
-    case ValueType::kBool: return "Nullable(UInt8)";
-    case ValueType::kUnsigned: return "Nullable(UInt64)";
-    case ValueType::kSigned: return "Nullable(Int64)";
+    case ValueType::kBool:
+      return "Nullable(UInt8)";
+    case ValueType::kUnsigned:
+      return "Nullable(UInt64)";
+    case ValueType::kSigned:
+      return "Nullable(Int64)";
     case ValueType::kMicros:
     case ValueType::kRate:
-    case ValueType::kRatio: return "Nullable(Float64)";
+    case ValueType::kRatio:
+      return "Nullable(Float64)";
     case ValueType::kString:
     case ValueType::kAddress:
-    case ValueType::kPoint: return "Nullable(String)";
+    case ValueType::kPoint:
+      return "Nullable(String)";
   }
   return "Nullable(String)";
 }
 
-bool is_text(ValueType t) { return t == ValueType::kString || t == ValueType::kAddress || t == ValueType::kPoint; }
+bool is_text(ValueType t) {
+  return t == ValueType::kString || t == ValueType::kAddress || t == ValueType::kPoint;
+}
 
 }  // namespace
 
 std::string create_table_sql(const RecordSchema& s) {
-  std::string out = std::string("CREATE TABLE IF NOT EXISTS ") + kDatabase + "." + s.channel + "\n(\n";
+  std::string out =
+      std::string("CREATE TABLE IF NOT EXISTS ") + kDatabase + "." + s.channel + "\n(\n";
   out += "    rdmatel_run String,\n    rdmatel_seq UInt64";
-  for (const Column& c : s.columns) out += std::string(",\n    `") + c.name + "` " + column_type(c.type);
+  for (const Column& c : s.columns)
+    out += std::string(",\n    `") + c.name + "` " + column_type(c.type);
   out += "\n)\nENGINE = ReplacingMergeTree()\nORDER BY (rdmatel_run, rdmatel_seq)";
   return out;
 }
@@ -34,16 +43,18 @@ std::string create_table_sql(const RecordSchema& s) {
 std::string schema_sql() {
   std::string out =
       "-- SPDX-License-Identifier: GPL-2.0-or-later\n"
-      "-- The ClickHouse tables of rdmatel (printed by rdmatel clickhouse-schema; --clickhouse creates\n"
-      "-- them when missing). One table per record kind, the columns of its records (rdmatel export\n"
+      "-- The ClickHouse tables of rdmatel (printed by rdmatel clickhouse-schema; --clickhouse "
+      "creates\n"
+      "-- them when missing). One table per record kind, the columns of its records (rdmatel "
+      "export\n"
       "-- KIND --help); read with FINAL to collapse batches a retry sent twice.\n";
   out += std::string("CREATE DATABASE IF NOT EXISTS ") + kDatabase;
   for (const RecordSchema* s : all_schemas()) out += ";\n\n" + create_table_sql(*s);
   return out + ";\n";
 }
 
-void append_row(std::string& out, const RecordSchema& s, const void* record, const PointNamer& names,
-                const std::string& run, uint64_t seq) {
+void append_row(std::string& out, const RecordSchema& s, const void* record,
+                const PointNamer& names, const std::string& run, uint64_t seq) {
   out += "{\"rdmatel_run\":";
   append_json_string(out, run);
   out += ",\"rdmatel_seq\":" + std::to_string(seq);

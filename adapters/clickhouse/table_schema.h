@@ -26,7 +26,7 @@ std::string create_table_sql(const RecordSchema& schema);
 std::string schema_sql();
 
 /// Appends one record as a JSONEachRow line (absent values left out: NULL).
-void append_row(std::string& out, const RecordSchema& schema, const void* record, const PointNamer& names,
-                const std::string& run, uint64_t seq);
+void append_row(std::string& out, const RecordSchema& schema, const void* record,
+                const PointNamer& names, const std::string& run, uint64_t seq);
 
 }  // namespace rdmatel::clickhouse

@@ -36,13 +36,18 @@ TimeNs monotonic_ns() {
 
 std::string activation_error(const std::string& name, int status, pcap_t* h) {
   switch (status) {
-    case PCAP_ERROR_NO_SUCH_DEVICE: return "interface " + name + " not found";
+    case PCAP_ERROR_NO_SUCH_DEVICE:
+      return "interface " + name + " not found";
     case PCAP_ERROR_PERM_DENIED:
     case PCAP_ERROR_PROMISC_PERM_DENIED:
-      return "no permission to capture on " + name + " (run as root, or give rdmatel the capabilities CAP_NET_RAW and CAP_NET_ADMIN)";
-    case PCAP_ERROR_IFACE_NOT_UP: return "interface " + name + " is not up";
-    case PCAP_ERROR_RFMON_NOTSUP: return "interface " + name + " does not support monitor mode";
-    default: return "cannot capture on " + name + ": " + pcap_geterr(h);
+      return "no permission to capture on " + name +
+             " (run as root, or give rdmatel the capabilities CAP_NET_RAW and CAP_NET_ADMIN)";
+    case PCAP_ERROR_IFACE_NOT_UP:
+      return "interface " + name + " is not up";
+    case PCAP_ERROR_RFMON_NOTSUP:
+      return "interface " + name + " does not support monitor mode";
+    default:
+      return "cannot capture on " + name + ": " + pcap_geterr(h);
   }
 }
 
@@ -106,7 +111,10 @@ class Source final : public PcapLiveSource {
       ifaces_.push_back(iface);
       if (iface.link == LinkType::kUnsupported) {
         error = "interface " + name + " has link type " + std::to_string(iface.pcap_linktype) +
-                " (" + (pcap_datalink_val_to_name(int(iface.pcap_linktype)) ? pcap_datalink_val_to_name(int(iface.pcap_linktype)) : "?") +
+                " (" +
+                (pcap_datalink_val_to_name(int(iface.pcap_linktype))
+                     ? pcap_datalink_val_to_name(int(iface.pcap_linktype))
+                     : "?") +
                 "), which rdmatel does not decode";
         return false;
       }
@@ -212,7 +220,8 @@ class Source final : public PcapLiveSource {
 
 }  // namespace
 
-std::unique_ptr<PcapLiveSource> open_live_capture(const PcapOptions& options, const std::atomic<bool>& stop,
+std::unique_ptr<PcapLiveSource> open_live_capture(const PcapOptions& options,
+                                                  const std::atomic<bool>& stop,
                                                   std::string& error) {
   if (options.interfaces.empty()) {
     error = "live needs an interface (-i IFACE) or a stream (-r -)";

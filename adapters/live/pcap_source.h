@@ -25,8 +25,8 @@ struct PcapOptions {
 /// Packets the kernel or the interface dropped, summed over the interfaces.
 struct PcapDrops {
   uint64_t received = 0;
-  uint64_t dropped = 0;    ///< ps_drop: no room in the buffer (rdmatel too slow)
-  uint64_t if_dropped = 0; ///< ps_ifdrop: dropped by the interface
+  uint64_t dropped = 0;     ///< ps_drop: no room in the buffer (rdmatel too slow)
+  uint64_t if_dropped = 0;  ///< ps_ifdrop: dropped by the interface
 };
 
 /// A live source is unbounded: next() waits for packets until `stop` is set (from a signal
@@ -46,7 +46,8 @@ class PcapLiveSource : public CaptureSource {
 
 /// Opens every interface; nullptr with one sentence in `error` (interface not found, no
 /// permission to capture, bad filter).
-std::unique_ptr<PcapLiveSource> open_live_capture(const PcapOptions& options, const std::atomic<bool>& stop,
+std::unique_ptr<PcapLiveSource> open_live_capture(const PcapOptions& options,
+                                                  const std::atomic<bool>& stop,
                                                   std::string& error);
 
 }  // namespace rdmatel::live

@@ -11,11 +11,13 @@ namespace {
 
 // Latency buckets in seconds, 1 µs to 10 s: NVMe-oF latencies span µs (network) to seconds
 // (a stalled target), so the buckets follow a 1-2.5-5 progression over seven decades.
-constexpr double kLatencyBuckets[] = {1e-6,   2.5e-6, 5e-6, 1e-5,  2.5e-5, 5e-5, 1e-4, 2.5e-4,
-                                      5e-4,   1e-3,   2.5e-3, 5e-3, 1e-2,  2.5e-2, 5e-2, 0.1,
-                                      0.25,   0.5,    1,      2.5,  5,     10};
+constexpr double kLatencyBuckets[] = {1e-6, 2.5e-6, 5e-6,   1e-5, 2.5e-5, 5e-5,   1e-4, 2.5e-4,
+                                      5e-4, 1e-3,   2.5e-3, 5e-3, 1e-2,   2.5e-2, 5e-2, 0.1,
+                                      0.25, 0.5,    1,      2.5,  5,      10};
 
-double seconds(DurationNs ns) { return double(ns) / 1e9; }
+double seconds(DurationNs ns) {
+  return double(ns) / 1e9;
+}
 
 }  // namespace
 
@@ -33,63 +35,106 @@ Exporter::Exporter(uint64_t max_series, PointNamer names)
   declare();
 }
 
-Exporter::~Exporter() { stop(); }
+Exporter::~Exporter() {
+  stop();
+}
 
 void Exporter::declare() {
   using T = MetricType;
   Families& f = *f_;
   const std::vector<std::string> pair = {"host", "storage"}, pair_op = {"host", "storage", "op"},
-                                 flow = {"src", "dst", "point", "kind"}, cflow = {"src", "dst", "point"};
-  f.ios = reg_.family("rdmatel_nvme_ios_total", "NVMe I/Os whose command was seen (final records).", T::kCounter, pair_op);
-  f.ios_incomplete = reg_.family("rdmatel_nvme_ios_incomplete_total",
-                                 "NVMe I/Os that ended without a completion (timeout, end of capture, evicted).",
-                                 T::kCounter, pair_op);
-  f.io_errors = reg_.family("rdmatel_nvme_io_errors_total", "NVMe I/Os completed with an error status.", T::kCounter, pair_op);
-  f.io_bytes = reg_.family("rdmatel_nvme_io_bytes_total", "Data length of NVMe I/Os (from their SGL), in bytes.",
-                           T::kCounter, pair_op);
-  f.dal = reg_.family("rdmatel_nvme_dal_seconds", "Device access latency (storage side) of NVMe I/Os.", T::kHistogram, pair, kLatencyBuckets);
-  f.dpl = reg_.family("rdmatel_nvme_dpl_seconds", "Data path latency of NVMe I/Os.", T::kHistogram, pair, kLatencyBuckets);
-  f.rtt = reg_.family("rdmatel_nvme_rtt_seconds", "Network round trip of NVMe I/Os (IOL1 - IOL2).", T::kHistogram, pair, kLatencyBuckets);
-  f.iol1 = reg_.family("rdmatel_nvme_iol1_seconds", "I/O latency at the compute side of NVMe I/Os.", T::kHistogram, pair, kLatencyBuckets);
-  f.iol2 = reg_.family("rdmatel_nvme_iol2_seconds", "I/O latency at the storage side of NVMe I/Os.", T::kHistogram, pair, kLatencyBuckets);
-  f.iol = reg_.family("rdmatel_nvme_iol_seconds", "I/O latency (command to completion) at the point nearest the host that saw both.",
-                      T::kHistogram, {"host", "storage", "point"}, kLatencyBuckets);
-  f.messages = reg_.family("rdmatel_rdma_messages_total", "RDMA messages seen at an observation point.", T::kCounter, flow);
-  f.msg_bytes = reg_.family("rdmatel_rdma_bytes_total", "Bytes of RDMA messages on the wire, retransmissions included.", T::kCounter, flow);
-  f.msg_packets = reg_.family("rdmatel_rdma_packets_total", "Packets of RDMA messages, retransmissions included.", T::kCounter, flow);
-  f.retrans_packets = reg_.family("rdmatel_rdma_retransmitted_packets_total", "Retransmitted packets of RDMA messages.", T::kCounter, flow);
-  f.retrans_bytes = reg_.family("rdmatel_rdma_retransmitted_bytes_total", "Retransmitted bytes of RDMA messages.", T::kCounter, flow);
-  f.naks = reg_.family("rdmatel_rdma_naks_total", "NAKs answering RDMA messages.", T::kCounter, flow);
-  f.fct = reg_.family("rdmatel_rdma_fct_seconds", "Flow completion time of RDMA messages.", T::kHistogram, {"point", "kind"}, kLatencyBuckets);
-  f.ect = reg_.family("rdmatel_ecn_capable_packets_total", "ECN-capable RoCE packets of a flow at a point (congestion records).",
+                                 flow = {"src", "dst", "point", "kind"},
+                                 cflow = {"src", "dst", "point"};
+  f.ios = reg_.family("rdmatel_nvme_ios_total", "NVMe I/Os whose command was seen (final records).",
+                      T::kCounter, pair_op);
+  f.ios_incomplete =
+      reg_.family("rdmatel_nvme_ios_incomplete_total",
+                  "NVMe I/Os that ended without a completion (timeout, end of capture, evicted).",
+                  T::kCounter, pair_op);
+  f.io_errors = reg_.family("rdmatel_nvme_io_errors_total",
+                            "NVMe I/Os completed with an error status.", T::kCounter, pair_op);
+  f.io_bytes =
+      reg_.family("rdmatel_nvme_io_bytes_total",
+                  "Data length of NVMe I/Os (from their SGL), in bytes.", T::kCounter, pair_op);
+  f.dal =
+      reg_.family("rdmatel_nvme_dal_seconds", "Device access latency (storage side) of NVMe I/Os.",
+                  T::kHistogram, pair, kLatencyBuckets);
+  f.dpl = reg_.family("rdmatel_nvme_dpl_seconds", "Data path latency of NVMe I/Os.", T::kHistogram,
+                      pair, kLatencyBuckets);
+  f.rtt = reg_.family("rdmatel_nvme_rtt_seconds", "Network round trip of NVMe I/Os (IOL1 - IOL2).",
+                      T::kHistogram, pair, kLatencyBuckets);
+  f.iol1 = reg_.family("rdmatel_nvme_iol1_seconds", "I/O latency at the compute side of NVMe I/Os.",
+                       T::kHistogram, pair, kLatencyBuckets);
+  f.iol2 = reg_.family("rdmatel_nvme_iol2_seconds", "I/O latency at the storage side of NVMe I/Os.",
+                       T::kHistogram, pair, kLatencyBuckets);
+  f.iol = reg_.family(
+      "rdmatel_nvme_iol_seconds",
+      "I/O latency (command to completion) at the point nearest the host that saw both.",
+      T::kHistogram, {"host", "storage", "point"}, kLatencyBuckets);
+  f.messages = reg_.family("rdmatel_rdma_messages_total",
+                           "RDMA messages seen at an observation point.", T::kCounter, flow);
+  f.msg_bytes = reg_.family("rdmatel_rdma_bytes_total",
+                            "Bytes of RDMA messages on the wire, retransmissions included.",
+                            T::kCounter, flow);
+  f.msg_packets =
+      reg_.family("rdmatel_rdma_packets_total",
+                  "Packets of RDMA messages, retransmissions included.", T::kCounter, flow);
+  f.retrans_packets = reg_.family("rdmatel_rdma_retransmitted_packets_total",
+                                  "Retransmitted packets of RDMA messages.", T::kCounter, flow);
+  f.retrans_bytes = reg_.family("rdmatel_rdma_retransmitted_bytes_total",
+                                "Retransmitted bytes of RDMA messages.", T::kCounter, flow);
+  f.naks =
+      reg_.family("rdmatel_rdma_naks_total", "NAKs answering RDMA messages.", T::kCounter, flow);
+  f.fct = reg_.family("rdmatel_rdma_fct_seconds", "Flow completion time of RDMA messages.",
+                      T::kHistogram, {"point", "kind"}, kLatencyBuckets);
+  f.ect = reg_.family("rdmatel_ecn_capable_packets_total",
+                      "ECN-capable RoCE packets of a flow at a point (congestion records).",
                       T::kCounter, cflow);
-  f.ce = reg_.family("rdmatel_ecn_ce_packets_total", "CE-marked RoCE packets of a flow at a point (congestion records).", T::kCounter, cflow);
-  f.cnp = reg_.family("rdmatel_cnp_packets_total", "CNPs carried by a flow at a point (congestion records).", T::kCounter, cflow);
-  f.pfc_frames = reg_.family("rdmatel_pfc_frames_total", "PFC frames with the priority enabled.", T::kCounter, {"point", "priority"});
-  f.pfc_pauses = reg_.family("rdmatel_pfc_pauses_total", "PFC pauses (quanta > 0).", T::kCounter, {"point", "priority"});
-  f.pfc_pause_seconds = reg_.family("rdmatel_pfc_pause_seconds_total", "Pause time PFC frames asked for at the link speed.",
-                                    T::kCounter, {"point", "priority"});
-  f.pfc_storms = reg_.family("rdmatel_pfc_storms_total", "Priorities paused without a break for the storm threshold.", T::kCounter,
+  f.ce = reg_.family("rdmatel_ecn_ce_packets_total",
+                     "CE-marked RoCE packets of a flow at a point (congestion records).",
+                     T::kCounter, cflow);
+  f.cnp =
+      reg_.family("rdmatel_cnp_packets_total",
+                  "CNPs carried by a flow at a point (congestion records).", T::kCounter, cflow);
+  f.pfc_frames = reg_.family("rdmatel_pfc_frames_total", "PFC frames with the priority enabled.",
+                             T::kCounter, {"point", "priority"});
+  f.pfc_pauses = reg_.family("rdmatel_pfc_pauses_total", "PFC pauses (quanta > 0).", T::kCounter,
                              {"point", "priority"});
+  f.pfc_pause_seconds = reg_.family("rdmatel_pfc_pause_seconds_total",
+                                    "Pause time PFC frames asked for at the link speed.",
+                                    T::kCounter, {"point", "priority"});
+  f.pfc_storms = reg_.family("rdmatel_pfc_storms_total",
+                             "Priorities paused without a break for the storm threshold.",
+                             T::kCounter, {"point", "priority"});
   f.packets = reg_.own_family("rdmatel_capture_packets_total", "Packets captured.", T::kCounter);
-  f.dropped = reg_.own_family("rdmatel_capture_dropped_packets_total", "Packets the kernel dropped before rdmatel read them.", T::kCounter);
+  f.dropped = reg_.own_family("rdmatel_capture_dropped_packets_total",
+                              "Packets the kernel dropped before rdmatel read them.", T::kCounter);
   f.roce = reg_.own_family("rdmatel_roce_packets_total", "RoCEv2 packets decoded.", T::kCounter);
-  f.malformed = reg_.own_family("rdmatel_malformed_packets_total", "Packets that could not be decoded.", T::kCounter);
-  f.late = reg_.own_family("rdmatel_late_packets_total", "Packets later than the reorder window at their point.", T::kCounter);
-  f.series = reg_.own_family("rdmatel_prometheus_series", "Label sets held over all rdmatel metrics.", T::kGauge);
-  f.series_limit = reg_.own_family("rdmatel_prometheus_series_limit", "The limit on label sets (--prometheus-max-series).", T::kGauge);
-  f.series_dropped = reg_.own_family("rdmatel_prometheus_dropped_total",
-                                 "Observations not recorded because their label set would exceed the limit.", T::kCounter);
+  f.malformed = reg_.own_family("rdmatel_malformed_packets_total",
+                                "Packets that could not be decoded.", T::kCounter);
+  f.late = reg_.own_family("rdmatel_late_packets_total",
+                           "Packets later than the reorder window at their point.", T::kCounter);
+  f.series = reg_.own_family("rdmatel_prometheus_series",
+                             "Label sets held over all rdmatel metrics.", T::kGauge);
+  f.series_limit = reg_.own_family("rdmatel_prometheus_series_limit",
+                                   "The limit on label sets (--prometheus-max-series).", T::kGauge);
+  f.series_dropped = reg_.own_family(
+      "rdmatel_prometheus_dropped_total",
+      "Observations not recorded because their label set would exceed the limit.", T::kCounter);
   update(CaptureCounters{});
 }
 
 void Exporter::on_record(const Record& r) {
   if (r.provisional) return;
   std::lock_guard<std::mutex> lock(mutex_);
-  if (r.is(kIoSchema)) add_io(r);
-  else if (r.is(kMessageSchema)) add_message(r);
-  else if (r.is(kCongestionSchema)) add_congestion(r);
-  else if (r.is(kPfcSchema)) add_pfc(r);
+  if (r.is(kIoSchema))
+    add_io(r);
+  else if (r.is(kMessageSchema))
+    add_message(r);
+  else if (r.is(kCongestionSchema))
+    add_congestion(r);
+  else if (r.is(kPfcSchema))
+    add_pfc(r);
 }
 
 void Exporter::add_io(const Record& rec) {
@@ -114,7 +159,8 @@ void Exporter::add_message(const Record& rec) {
   const MessageRecord& m = rec.as<MessageRecord>();
   const Families& f = *f_;
   const std::string point = names_(m.point);
-  const std::vector<std::string> flow = {m.src.to_string(), m.dst.to_string(), point, message_kind_name(m.kind)};
+  const std::vector<std::string> flow = {m.src.to_string(), m.dst.to_string(), point,
+                                         message_kind_name(m.kind)};
   reg_.add(f.messages, flow, 1);
   reg_.add(f.msg_bytes, flow, double(m.bytes));
   reg_.add(f.msg_packets, flow, double(m.packets));
@@ -166,7 +212,8 @@ bool Exporter::listen(const std::string& address, std::string& error) {
   const size_t colon = address.rfind(':');
   std::string host = address.substr(0, colon);
   const std::string port_text = address.substr(colon + 1);
-  if (host.size() >= 2 && host.front() == '[' && host.back() == ']') host = host.substr(1, host.size() - 2);
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
   char* end = nullptr;
   long port = std::strtol(port_text.c_str(), &end, 10);
   if (host.empty() || port_text.empty() || *end || port < 0 || port > 65535) {
@@ -185,7 +232,8 @@ bool Exporter::listen(const std::string& address, std::string& error) {
     port_ = -1;
   }
   if (port_ <= 0) {
-    error = "cannot listen on " + address + " for Prometheus (address in use, or not an address of this machine)";
+    error = "cannot listen on " + address +
+            " for Prometheus (address in use, or not an address of this machine)";
     server_.reset();
     return false;
   }

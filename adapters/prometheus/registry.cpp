@@ -10,10 +10,14 @@ std::string escape_label(const std::string& v) {
   std::string out;
   out.reserve(v.size());
   for (char c : v) {
-    if (c == '\\') out += "\\\\";
-    else if (c == '"') out += "\\\"";
-    else if (c == '\n') out += "\\n";
-    else out += c;
+    if (c == '\\')
+      out += "\\\\";
+    else if (c == '"')
+      out += "\\\"";
+    else if (c == '\n')
+      out += "\\n";
+    else
+      out += c;
   }
   return out;
 }
@@ -26,10 +30,14 @@ std::string format_value(double v) {
   return std::string(buf, r.ptr);
 }
 
-size_t Registry::family(std::string name, std::string help, MetricType type, std::vector<std::string> labels,
-                        std::span<const double> buckets) {
-  families_.push_back(Family{std::move(name), std::move(help), type, std::move(labels),
-                             std::vector<double>(buckets.begin(), buckets.end()), {}});
+size_t Registry::family(std::string name, std::string help, MetricType type,
+                        std::vector<std::string> labels, std::span<const double> buckets) {
+  families_.push_back(Family{std::move(name),
+                             std::move(help),
+                             type,
+                             std::move(labels),
+                             std::vector<double>(buckets.begin(), buckets.end()),
+                             {}});
   return families_.size() - 1;
 }
 
@@ -84,8 +92,8 @@ bool Registry::observe(size_t f, const std::vector<std::string>& labels, double 
 
 namespace {
 
-std::string label_text(const std::vector<std::string>& names, const std::vector<std::string>& values,
-                       const std::string& extra = "") {
+std::string label_text(const std::vector<std::string>& names,
+                       const std::vector<std::string>& values, const std::string& extra = "") {
   std::string out;
   for (size_t i = 0; i < names.size() && i < values.size(); ++i)
     out += (out.empty() ? "" : ",") + names[i] + "=\"" + escape_label(values[i]) + "\"";
@@ -95,9 +103,12 @@ std::string label_text(const std::vector<std::string>& names, const std::vector<
 
 const char* type_name(MetricType t) {
   switch (t) {
-    case MetricType::kCounter: return "counter";
-    case MetricType::kGauge: return "gauge";
-    case MetricType::kHistogram: return "histogram";
+    case MetricType::kCounter:
+      return "counter";
+    case MetricType::kGauge:
+      return "gauge";
+    case MetricType::kHistogram:
+      return "histogram";
   }
   return "untyped";
 }
@@ -117,12 +128,15 @@ std::string Registry::render() const {
       uint64_t cumulative = 0;
       for (size_t i = 0; i < f.bounds.size(); ++i) {
         cumulative += s.buckets[i];
-        out += f.name + "_bucket" + label_text(f.labels, labels, "le=\"" + format_value(f.bounds[i]) + "\"") + " " +
+        out += f.name + "_bucket" +
+               label_text(f.labels, labels, "le=\"" + format_value(f.bounds[i]) + "\"") + " " +
                std::to_string(cumulative) + "\n";
       }
-      out += f.name + "_bucket" + label_text(f.labels, labels, "le=\"+Inf\"") + " " + std::to_string(s.count) + "\n";
+      out += f.name + "_bucket" + label_text(f.labels, labels, "le=\"+Inf\"") + " " +
+             std::to_string(s.count) + "\n";
       out += f.name + "_sum" + label_text(f.labels, labels) + " " + format_value(s.sum) + "\n";
-      out += f.name + "_count" + label_text(f.labels, labels) + " " + std::to_string(s.count) + "\n";
+      out +=
+          f.name + "_count" + label_text(f.labels, labels) + " " + std::to_string(s.count) + "\n";
     }
   }
   return out;

@@ -21,8 +21,8 @@ class Registry {
 
   /// Declares a family (name with its unit suffix, e.g. rdmatel_nvme_iol1_seconds); returns its
   /// index. Histograms take their bucket upper bounds (ascending; +Inf is implicit).
-  size_t family(std::string name, std::string help, MetricType type, std::vector<std::string> labels,
-                std::span<const double> buckets = {});
+  size_t family(std::string name, std::string help, MetricType type,
+                std::vector<std::string> labels, std::span<const double> buckets = {});
   /// A family without labels about rdmatel itself (capture counters, the limit): its one series
   /// does not count against the limit, so the limit is always reported.
   size_t own_family(std::string name, std::string help, MetricType type);
