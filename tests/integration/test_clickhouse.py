@@ -151,6 +151,16 @@ def main():
             problems += compare(f"table {kind}", exp, got, ch.float_columns(kind))
         print("rows in ClickHouse vs export: " + ", ".join(f"{k} {g}/{e}" for k, (g, e) in counts.items()))
 
+        # analyze --clickhouse fills the same tables.
+        p = subprocess.run([cli, "analyze", capture, "--clickhouse", ch.url], capture_output=True, text=True, timeout=120)
+        if p.returncode != 0:
+            fail(f"analyze --clickhouse exited {p.returncode}: {p.stderr}")
+        (run_a,) = runs(ch) - {run1}
+        for kind in ("io", "messages"):
+            problems += compare(f"analyze: table {kind}", export(cli, capture, kind),
+                                ch.rows(kind, f"rdmatel_run = '{run_a}'"), ch.float_columns(kind))
+        run1 = {run1, run_a}
+
         # 2. A server crash and restart while live inserts.
         cap = ps.Capture(capture)
         shift = (cap.last_ns - cap.first_ns) + 12 * 10**9
@@ -184,7 +194,7 @@ def main():
         stderr = "".join(err)
         if rc != 0:
             problems.append(f"live --clickhouse exited {rc} across the restart: {stderr[-800:]}")
-        (run2,) = runs(ch) - {run1}
+        (run2,) = runs(ch) - run1
         exp = export(cli, stream, "io")
         got = ch.rows("io", f"rdmatel_run = '{run2}'")
         problems += compare("io across a server restart", exp, got, ch.float_columns("io"))
