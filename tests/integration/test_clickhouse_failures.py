@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """--clickhouse when the server misbehaves, against a stand-in HTTP server on 127.0.0.1 that
 takes the CREATE statements and then (a) refuses every INSERT with HTTP 500, or (b) goes away:
-rdmatel must end within its --clickhouse-timeout, report how many records were not inserted
+rdmatel (export, and live stopped by SIGTERM) must end within its --clickhouse-timeout, report how many records were not inserted
 and exit 3 — never hang, never claim success. And (c) a server that takes everything gets every
 record (counted by the stand-in against rdmatel export).
 
@@ -11,6 +11,7 @@ Usage: test_clickhouse_failures.py RDMATEL CAPTURE.pcapng"""
 import http.server
 import os
 import re
+import signal
 import subprocess
 import sys
 import threading
@@ -85,6 +86,31 @@ def main():
         if took > 60:
             problems.append(f"{mode}: took {took:.0f} s with a 3 s timeout")
         print(f"{mode}: exit {p.returncode} after {took:.1f} s, {srv.inserts} INSERT attempts: {p.stderr.strip()[-120:]}")
+    # Live, the server gone, stopped by SIGTERM: ends within the timeout, reports, exit 3.
+    srv = StandIn("vanish")
+    threading.Thread(target=srv.serve_forever, daemon=True).start()
+    with open(capture, "rb") as f:
+        data = f.read()
+    live = subprocess.Popen([cli, "live", "-r", "-", "--records", "none", "--clickhouse",
+                             f"http://127.0.0.1:{srv.server_address[1]}", "--clickhouse-timeout", "3"],
+                            stdin=subprocess.PIPE, stderr=subprocess.PIPE)
+    live.stdin.write(data)
+    live.stdin.flush()
+    time.sleep(2)
+    start = time.time()
+    live.send_signal(signal.SIGTERM)
+    try:
+        _, err = live.communicate(timeout=60)
+        took = time.time() - start
+        err = err.decode()
+        if live.returncode != 3 or "were not inserted into ClickHouse" not in err or took > 20:
+            problems.append(f"live, server gone, SIGTERM: exit {live.returncode} after {took:.1f} s: {err[-300:]}")
+        print(f"live, server gone, SIGTERM: exit {live.returncode} after {took:.1f} s")
+    except subprocess.TimeoutExpired:
+        live.kill()
+        live.communicate()
+        problems.append("live, server gone, SIGTERM: rdmatel hung")
+    srv.shutdown()
     p, took, srv = run(cli, capture, "take")
     if p.returncode != 0 or srv.rows != total:
         problems.append(f"take: exit {p.returncode}, {srv.rows} rows received, export has {total}: {p.stderr[-300:]}")
