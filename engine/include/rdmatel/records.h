@@ -92,6 +92,31 @@ struct IoMetrics {
 };
 IoMetrics io_metrics(const IoRecord& r);
 
+/// What one observation point saw of one NVMe I/O, from that point's packets and clock alone
+/// (channel "io_points", with --point-local): the unit of scale-out, joined into I/O records
+/// by the key (host, storage, qpn, cid, cmd_psn) wherever the points' observations meet.
+struct IoPointRecord {
+  const char* op = "";
+  uint8_t opcode = 0;
+  bool admin = false;
+  IpAddress host, storage;
+  uint32_t qpn = 0;
+  std::optional<uint32_t> host_qpn;
+  uint16_t cid = 0;
+  uint32_t cmd_psn = 0;
+  uint16_t status = 0;
+  bool status_known = false;
+  bool in_capsule = false;
+  uint32_t length = 0;
+  PointId point = kNoPoint;
+  /// Stamps at this point (its clock): command, first data (read), READ REQUEST (write),
+  /// first READ RESPONSE (write), completion.
+  std::optional<TimeNs> command_ns, data_ns, read_request_ns, read_response_ns, completion_ns;
+  uint64_t cmd_frame = 0, rsp_frame = 0;
+  IoEnd end = IoEnd::kCaptureEnd;  ///< kCompleted when this point saw the completion
+  int16_t ttl_command = -1, ttl_completion = -1;  ///< IP TTL / hop limit, -1 when not seen
+};
+
 // ---- RDMA messages (channel "messages") ----
 
 /// What kind of RDMA message (SPEC §5).
