@@ -11,6 +11,7 @@
 
 #include "rdmatel/alert_rule.h"
 #include "rdmatel/gpu_map.h"
+#include "rdmatel/sampling.h"
 
 namespace rdmatel::plugin {
 
@@ -95,6 +96,34 @@ uat_field_t alert_fields[] = {
     UAT_FLD_CSTRING(alert_rules, rule, "Rule",
                     "[SCOPE=VALUE:]METRIC>VALUE or METRIC<VALUE, e.g. rtt>50, storage=10.2.0.1:dal>500, fnr>0.001 "
                     "(latencies and FCT in µs, FET in bit/s)"),
+    UAT_END_FIELDS,
+};
+
+// One row of the "rdmatel_key_flows" table: SRC[>DST] as --key-flow takes it.
+struct KeyFlowRow {
+  char* rule;
+};
+KeyFlowRow* key_flow_rows_ = nullptr;
+guint key_flow_row_count_ = 0;
+UAT_CSTRING_CB_DEF(key_flows, rule, KeyFlowRow)
+
+void* key_flow_row_copy(void* dst, const void* src, size_t) {
+  static_cast<KeyFlowRow*>(dst)->rule = g_strdup(static_cast<const KeyFlowRow*>(src)->rule);
+  return dst;
+}
+gboolean key_flow_row_update(void* r, char** err) {
+  std::string error;
+  const char* rule = static_cast<KeyFlowRow*>(r)->rule;
+  const bool ok = KeyFlowRule::parse(rule ? rule : "", error).has_value();
+  if (!ok) *err = g_strdup(error.c_str());
+  return ok ? TRUE : FALSE;
+}
+void key_flow_row_free(void* r) {
+  g_free(static_cast<KeyFlowRow*>(r)->rule);
+  static_cast<KeyFlowRow*>(r)->rule = nullptr;
+}
+uat_field_t key_flow_fields[] = {
+    UAT_FLD_CSTRING(key_flows, rule, "Key flow", "SRC[>DST] with IP prefixes, e.g. 10.1.0.0/16>10.2.0.1 (both directions)"),
     UAT_END_FIELDS,
 };
 
@@ -219,6 +248,13 @@ void register_preferences(int proto) {
                                 "Threshold alerts as the CLI's --alert takes them; frames of an I/O or message that "
                                 "crosses one get rdmatel.slow and rdmatel.alert, and an expert warning",
                                 alert_table);
+  static uat_t* key_flow_table = uat_new("Key flows", sizeof(KeyFlowRow), "rdmatel_key_flows", TRUE, &key_flow_rows_,
+                                         &key_flow_row_count_, UAT_AFFECTS_DISSECTION, nullptr, key_flow_row_copy,
+                                         key_flow_row_update, key_flow_row_free, nullptr, nullptr, key_flow_fields);
+  prefs_register_uat_preference(m, "key_flows", "Key flows",
+                                "Key flows (the CLI's --key-flow): always measured for I/O quality; with key flows "
+                                "and no port polling (poll ports 0) other I/Os are not measured",
+                                key_flow_table);
   static uat_t* gpus = uat_new("GPU map", sizeof(GpuRow), "rdmatel_gpu_map", TRUE, &gpu_rows_, &gpu_row_count_,
                                UAT_AFFECTS_DISSECTION, nullptr, gpu_row_copy, gpu_row_update, gpu_row_free, nullptr,
                                nullptr, gpu_fields);
@@ -282,6 +318,10 @@ Settings engine_settings_from_prefs(std::vector<std::string>& problems) {
   for (guint i = 0; i < alert_row_count_; ++i) {
     std::string ignored;
     if (alert_rows_[i].rule && *alert_rows_[i].rule) s.set("alert", alert_rows_[i].rule, ignored);
+  }
+  for (guint i = 0; i < key_flow_row_count_; ++i) {
+    std::string ignored;
+    if (key_flow_rows_[i].rule && *key_flow_rows_[i].rule) s.set("key_flow", key_flow_rows_[i].rule, ignored);
   }
   for (guint i = 0; i < gpu_row_count_; ++i) {
     std::string ignored;

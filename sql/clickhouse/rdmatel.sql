@@ -63,6 +63,7 @@ CREATE TABLE IF NOT EXISTS rdmatel.io_points
     `cmd_psn` Nullable(UInt64),
     `status` Nullable(UInt64),
     `in_capsule` Nullable(UInt8),
+    `key_flow` Nullable(UInt8),
     `length` Nullable(UInt64),
     `point` Nullable(String),
     `command_ns` Nullable(Int64),

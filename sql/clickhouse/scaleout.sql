@@ -46,7 +46,7 @@ SELECT
     if(complete = 1, status_any, NULL) AS status,
     complete,
     if(complete = 1, 'completed', end_c) AS end,
-    in_capsule, length,
+    in_capsule, length, key_flow,
     t1_ns, t2_ns, t3_ns, t4_ns, t5_ns, t6_ns, t7_ns,
     round((t3_ns - t2_ns) / 1000, 3) AS dal_us,
     if(is_write, round((t5_ns - t4_ns) / 1000, 3), NULL) AS dpl_us,
@@ -83,7 +83,7 @@ FROM
         (
             SELECT host, storage, qpn, cid, cmd_psn,
                 any(op) AS op, any(opcode) AS opcode, any(admin) AS admin, max(host_qpn) AS host_qpn,
-                max(status) AS status_any, any(in_capsule) AS in_capsule, any(length) AS length,
+                max(status) AS status_any, any(in_capsule) AS in_capsule, any(length) AS length, max(key_flow) AS key_flow,
                 groupArray(point) AS pts, groupArray(ifNull(command_ns, -9223372036854775807)) AS cmds, groupArray(ifNull(data_ns, -9223372036854775807)) AS datas,
                 groupArray(ifNull(read_request_ns, -9223372036854775807)) AS rreqs, groupArray(ifNull(read_response_ns, -9223372036854775807)) AS rresps,
                 groupArray(ifNull(completion_ns, -9223372036854775807)) AS cpls, groupArray(end) AS ends
@@ -97,5 +97,5 @@ FROM
 
 CREATE VIEW IF NOT EXISTS rdmatel.messages_joined AS
 SELECT src, dst, dst_qpn, point, kind, with_immediate, complete, first_psn, last_psn, first_ns, last_ns,
-    fct_us, bytes, retrans_bytes, packets, retrans_packets, naks, fet_bps, fnr
+    fct_us, bytes, retrans_bytes, packets, retrans_packets, naks, fet_bps, fnr, key_flow
 FROM rdmatel.messages FINAL;

@@ -73,7 +73,13 @@ def main():
     cli, capture = sys.argv[1], sys.argv[2]
     problems = []
     total = 0
-    for kind in ("io", "messages", "flows", "congestion", "pfc", "offsets"):
+    # Every kind rdmatel inserts: the tables of its schema (io_points only with --point-local).
+    schema = subprocess.run([cli, "clickhouse-schema"], capture_output=True, text=True, timeout=60).stdout
+    kinds = [w.split(".", 1)[1].split()[0].split("(")[0] for w in re.findall(r"CREATE TABLE IF NOT EXISTS (rdmatel\.\w+)", schema)]
+    kinds = [k for k in kinds if k != "io_points"]
+    if len(kinds) < 6:
+        fail(f"rdmatel clickhouse-schema names {kinds}")
+    for kind in kinds:
         e = subprocess.run([cli, "export", kind, capture, "-q"], capture_output=True, text=True, timeout=60)
         total += len(e.stdout.splitlines())
     for mode in ("refuse", "vanish"):

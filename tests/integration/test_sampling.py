@@ -5,14 +5,16 @@ next N points, so every message record comes from a point polled in its period a
 message wholly inside a polled period is measured unchanged; key flows stay measured while
 polling; records say key_flow and their polling period.
 
-usage: test_sampling.py RDMATEL_CLI SAMPLES_DIR
+In Wireshark the "Key flows" table does the same: only the key flow's I/Os get metrics.
+
+usage: test_sampling.py RDMATEL_CLI SAMPLES_DIR [PLUGIN_SO]
 """
 
 import json
 import os
 import sys
 
-from rdmatel_testlib import cli_io_records, compare_ios, fail_if, load_truth, run_cli
+from rdmatel_testlib import Tshark, cli_io_records, compare_ios, fail_if, load_truth, run_cli
 
 PERIOD_NS = 5_000_000  # 5 ms periods: a few per 20 ms sample
 
@@ -75,6 +77,17 @@ def main():
     p = run_cli(cli, "export", "io", os.path.join(samples, "nvme_2point.pcapng"), "--key-flow", "10.1.0/24", check=False)
     if p.returncode != 2 or "key-flow" not in p.stderr:
         problems.append(f"--key-flow 10.1.0/24: exit {p.returncode}, {p.stderr.strip()!r}")
+    if len(sys.argv) > 3:
+        ts = Tshark(sys.argv[3])
+        try:
+            capture = os.path.join(samples, "nvme_2point.pcapng")
+            rows = ts.fields(capture, ["rdmatel.io.host", "rdmatel.iol1"], display_filter="rdmatel.iol1",
+                             extra=["-o", 'uat:rdmatel_key_flows:"10.1.0.1"'])
+        finally:
+            ts.close()
+        hosts = {r["rdmatel.io.host"] for r in rows}
+        if hosts != {"10.1.0.1"}:
+            problems.append(f"tshark with the key flow 10.1.0.1: IOL1 on frames of hosts {sorted(hosts)}")
     fail_if(problems, "key-flow / polling problems", shown=20)
     print("key flows and polling: records against the truth on 3 samples")
 

@@ -115,6 +115,7 @@ struct IoPointRecord {
   uint64_t cmd_frame = 0, rsp_frame = 0;
   IoEnd end = IoEnd::kCaptureEnd;  ///< kCompleted when this point saw the completion
   int16_t ttl_command = -1, ttl_completion = -1;  ///< IP TTL / hop limit, -1 when not seen
+  bool key_flow = false;  ///< matches a --key-flow rule (each agent is given the same rules)
 };
 
 // ---- RDMA messages (channel "messages") ----

@@ -195,6 +195,7 @@ void IoQuality::emit_points(const Entry& e, IoEnd end, Ctx& ctx) const {
   r.host = q.host;
   r.storage = q.storage;
   r.qpn = q.qpn;
+  r.key_flow = ctx.sampling.key_flow(q.host, q.storage);
   const Flow& cmd_flow = ctx.flows[q.cmd_flow];
   if (cmd_flow.peer != kNoFlow) r.host_qpn = ctx.flows[cmd_flow.peer].key.dst_qpn;
   r.cid = e.cid;

@@ -55,6 +55,8 @@ const Column kIoPointColumns[] = {
      "NVMe completion status field, when this point saw the completion"},
     {"in_capsule", ValueType::kBool, [](const void* p, Value& v) { v.b = rec(p).in_capsule; return true; },
      "The command carries its data in the capsule"},
+    {"key_flow", ValueType::kBool, [](const void* p, Value& v) { v.b = rec(p).key_flow; return true; },
+     "The I/O matches a --key-flow rule"},
     {"length", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = rec(p).length; return true; },
      "Data length from the SGL, bytes"},
     {"point", ValueType::kPoint, [](const void* p, Value& v) { v.point = rec(p).point; return true; },

@@ -34,7 +34,8 @@ const SettingSpec kCoreSettings[] = {
      "Length of the periods: per-flow periods (export flows), spike alerts and port polling"},
     {"key_flow", SettingType::kList, "", "", 0, 0, "SRC[>DST]",
      "A key flow (IP prefixes, e.g. 10.1.0.0/16>10.2.0.1; both directions): always measured for I/O quality. "
-     "With key flows and no polling, other I/Os are not measured"},
+     "With key flows and no polling, other I/Os are not measured",
+     true, false},
     {"poll_ports", SettingType::kCount, "", "0", 0, 1e6, "N",
      "Port polling: each period (--period) measure only the next N observation points in order, round-robin, "
      "besides the key flows; 0: every point all the time"},
