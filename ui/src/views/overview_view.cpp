@@ -1,0 +1,130 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "views/overview_view.h"
+
+#include <QVBoxLayout>
+
+#include "models/cell_format.h"
+
+namespace rdmatel::ui {
+namespace {
+
+QString role_text(const PointInfo& p) {
+  if (p.configured != PointRole::kUnknown) return QString(point_role_name(p.configured)) + ", configured";
+  QString t = point_role_name(p.role);
+  if (p.compute_endpoints) t += QString(", compute side of %1 host(s)").arg(p.compute_endpoints);
+  if (p.storage_endpoints) t += QString(", storage side of %1 storage server(s)").arg(p.storage_endpoints);
+  return t;
+}
+
+// The group whose statistic is the largest: which host / storage / pair to look at first.
+template <typename Map, typename Label>
+QString worst(const Map& groups, IoMetric m, Label label) {
+  const typename Map::mapped_type* best = nullptr;
+  QString who;
+  double top = -1;
+  for (const auto& [k, g] : groups) {
+    std::optional<double> v = stat_us(g[m], Stat::kP99);
+    if (v && *v > top) {
+      top = *v;
+      best = &g;
+      who = label(k);
+    }
+  }
+  if (!best) return kAbsent;
+  return QString("%1 µs at %2").arg(*stat_text((*best)[m], Stat::kP99), who.toHtmlEscaped());
+}
+
+}  // namespace
+
+QString overview_html(const Analysis& a) {
+  QString files;
+  for (const std::string& p : a.paths) files += (files.isEmpty() ? "" : ", ") + QString::fromStdString(p);
+  QString formats;
+  for (const std::string& f : a.summary.formats) formats += (formats.isEmpty() ? "" : ", ") + QString::fromStdString(f);
+  const IoGroupStats& t = a.io_report.total();
+  uint64_t messages = 0, naks = 0, retrans = 0, packets = 0;
+  for (const auto& [k, f] : a.flow_report.flows()) {
+    messages += f.messages;
+    naks += f.naks;
+    retrans += f.retrans_packets;
+    packets += f.packets;
+  }
+  QString h = "<h3>" + files.toHtmlEscaped() + "</h3><table cellspacing=4>";
+  auto row = [&h](const QString& k, const QString& v) { h += "<tr><td><b>" + k + "</b></td><td>" + v + "</td></tr>"; };
+  row("Capture", QString("%1; %2 frames, %3 RoCEv2, %4 malformed; %5 s; read in %6 s%7")
+                     .arg(formats.toHtmlEscaped())
+                     .arg(a.stats.frames)
+                     .arg(a.stats.roce)
+                     .arg(a.stats.malformed)
+                     .arg(a.span_seconds(), 0, 'f', 6)
+                     .arg(a.load_seconds, 0, 'f', 2)
+                     .arg(a.summary.cancelled ? " — <b>cancelled: partial results</b>" : ""));
+  QString points;
+  for (const PointInfo& p : a.points)
+    points += (points.isEmpty() ? "" : "<br>") + QString::fromStdString(p.name).toHtmlEscaped() + " (" +
+              role_text(p).toHtmlEscaped() + ", " + QString::number(p.packets) + " packets)";
+  row(QString("Observation points (%1)").arg(a.points.size()), points.isEmpty() ? kAbsent : points);
+  row("NVMe commands", QString("%1 (read %2, write %3, other %4), incomplete %5, error status %6")
+                           .arg(t.ios)
+                           .arg(t.reads)
+                           .arg(t.writes)
+                           .arg(t.others)
+                           .arg(t.incomplete)
+                           .arg(t.errors));
+  row("Hosts / storage / pairs", QString("%1 / %2 / %3")
+                                     .arg(a.io_report.by_host().size())
+                                     .arg(a.io_report.by_storage().size())
+                                     .arg(a.io_report.by_pair().size()));
+  auto ip = [](const IpAddress& x) { return QString::fromStdString(x.to_string()); };
+  auto pair = [&ip](const std::pair<IpAddress, IpAddress>& k) { return ip(k.first) + " → " + ip(k.second); };
+  row("Worst RTT p99 (network)", worst(a.io_report.by_pair(), IoMetric::kRtt, pair));
+  row("Worst DAL p99 (storage)", worst(a.io_report.by_storage(), IoMetric::kDal, ip));
+  row("Worst DPL p99 (compute side)", worst(a.io_report.by_host(), IoMetric::kDpl, ip));
+  row("Worst IOL1 p99 (as the host sees it)", worst(a.io_report.by_host(), IoMetric::kIol1, ip));
+  row("RDMA messages", QString("%1 in %2 flow-points, %3 data packets, %4 retransmitted, %5 NAKs")
+                           .arg(messages)
+                           .arg(a.flow_report.flows().size())
+                           .arg(packets)
+                           .arg(retrans)
+                           .arg(naks));
+  if (a.stats.duplicates) row("Duplicates", QString("%1 packets given twice were counted once").arg(a.stats.duplicates));
+  for (const std::string& e : a.summary.errors) row("Read error", QString::fromStdString(e).toHtmlEscaped());
+  return h + "</table>";
+}
+
+OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
+  auto* layout = new QVBoxLayout(this);
+  headline_ = new QLabel("Open a capture (File ▸ Open, or rdmatel-analyzer CAPTURE…).", this);
+  headline_->setTextFormat(Qt::RichText);
+  headline_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  headline_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
+  headline_->setWordWrap(true);
+  layout->addWidget(headline_);
+  diagnosis_model_ = new RecordTableModel("diagnosis", this);
+  if (diagnosis_model_->schema()) {
+    diagnosis_ = new TablePanel("Diagnosis: who is to blame, with its evidence", diagnosis_model_, false, this);
+    layout->addWidget(diagnosis_, 2);
+  } else {
+    auto* none = new QLabel("<b>Diagnosis</b>: not available in this build (the engine emits no diagnosis "
+                            "records). Use the worst p99s above and the Hosts, Storage and Pairs tabs.",
+                            this);
+    none->setWordWrap(true);
+    none->setFrameShape(QFrame::StyledPanel);
+    none->setMargin(6);
+    layout->addWidget(none);
+  }
+  layout->addWidget(new QLabel("<b>Warnings</b>", this));
+  warnings_ = new QListWidget(this);
+  layout->addWidget(warnings_, 1);
+}
+
+void OverviewView::set_analysis(std::shared_ptr<const Analysis> a) {
+  diagnosis_model_->set_analysis(a);
+  warnings_->clear();
+  if (!a) return;
+  headline_->setText(overview_html(*a));
+  for (const std::string& w : a->warnings) warnings_->addItem(QString::fromStdString(w));
+  if (a->warnings.empty()) warnings_->addItem("none");
+}
+
+}  // namespace rdmatel::ui
