@@ -315,7 +315,7 @@ TEST(CsvExport, OneLinePerRowAbsentValuesEmpty) {
   QString csv = model_to_csv(ios);
   QStringList lines = csv.split('\n', Qt::SkipEmptyParts);
   ASSERT_EQ(lines.size(), ios.rowCount() + 1);
-  EXPECT_TRUE(lines[0].startsWith("ID,Op,Host,Storage,QPN,CID,"));
+  EXPECT_TRUE(lines[0].startsWith("ID,Op,Host,Storage,DAL (µs),DPL (µs),RTT (µs),")) << lines[0].toStdString();
   // A Connect has no DAL: its cell is empty.
   int connect = -1;
   for (int r = 0; r < ios.rowCount() && connect < 0; ++r)

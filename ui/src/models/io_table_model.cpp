@@ -63,9 +63,9 @@ QVariant IoTableModel::data(const QModelIndex& index, int role) const {
 QVariant IoTableModel::headerData(int section, Qt::Orientation o, int role) const {
   if (o != Qt::Horizontal || role != Qt::DisplayRole) return {};
   static const char* const kHeaders[kColumnCount] = {
-      "ID", "Op", "Host", "Storage", "QPN", "CID", "Length (B)", "Complete", "End", "Status",
-      "DAL (µs)", "DPL (µs)", "RTT (µs)", "IOL1 (µs)", "IOL2 (µs)", "IOL (µs)", "Compute point", "Storage point",
-      "Command frame", "Completion frame"};
+      "ID", "Op", "Host", "Storage", "DAL (µs)", "DPL (µs)", "RTT (µs)", "IOL1 (µs)", "IOL2 (µs)", "IOL (µs)",
+      "Length (B)", "CID", "QPN", "Complete", "End", "Status", "Compute point", "Storage point", "Command frame",
+      "Completion frame"};
   return section >= 0 && section < kColumnCount ? QString::fromUtf8(kHeaders[section]) : QVariant();
 }
 

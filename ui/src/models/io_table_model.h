@@ -16,8 +16,9 @@ class IoTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column {
-    kId, kOp, kHost, kStorage, kQpn, kCid, kLength, kComplete, kEnd, kStatus,
-    kDal, kDpl, kRtt, kIol1, kIol2, kIol, kComputePoint, kStoragePoint, kCmdFrame, kRspFrame, kColumnCount
+    // The metrics first: what a user scans the list for.
+    kId, kOp, kHost, kStorage, kDal, kDpl, kRtt, kIol1, kIol2, kIol, kLength, kCid, kQpn, kComplete, kEnd, kStatus,
+    kComputePoint, kStoragePoint, kCmdFrame, kRspFrame, kColumnCount
   };
   explicit IoTableModel(QObject* parent = nullptr);
 

@@ -23,6 +23,8 @@ FlowsView::FlowsView(QWidget* parent) : QWidget(parent) {
   auto* bottom = new QSplitter(Qt::Horizontal, this);
   bottom->addWidget(messages_);
   bottom->addWidget(chart_view_);
+  bottom->setStretchFactor(0, 1);
+  bottom->setStretchFactor(1, 1);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(flows_);
   split->addWidget(bottom);
@@ -68,7 +70,7 @@ void FlowsView::flow_selected(int row) {
   }
   chart_->addSeries(line);
   auto* x = new QValueAxis;
-  x->setTitleText("period start, s since the capture's first packet");
+  x->setTitleText("period start (s since the capture's first packet)");
   x->setLabelFormat("%.3f");
   auto* y = new QValueAxis;
   y->setTitleText("effective throughput (Gb/s)");
@@ -78,10 +80,12 @@ void FlowsView::flow_selected(int row) {
   line->attachAxis(y);
   x->setRange(xmin, std::max(xmax, xmin + 1e-6));
   y->setRange(0, ymax > 0 ? ymax * 1.1 : 1);
+  x->applyNiceNumbers();
+  y->applyNiceNumbers();
   QString period = analysis_->flow_periods.empty()
                        ? QString()
-                       : QString(" (periods of %1 ms)").arg(double(analysis_->flow_periods.front().period_ns) / 1e6);
-  chart_->setTitle(QString("%1 → %2 QP %3 at %4%5")
+                       : QString("effective bytes × 8 per period of %1 ms").arg(double(analysis_->flow_periods.front().period_ns) / 1e6);
+  chart_->setTitle(QString("Throughput of %1 → %2 QP %3 at %4<br>%5")
                        .arg(QString::fromStdString(k.src.to_string()), QString::fromStdString(k.dst.to_string()))
                        .arg(k.dst_qpn)
                        .arg(QString::fromStdString(analysis_->point_name(k.point)), period));

@@ -139,8 +139,11 @@ void IoTimeline::paintEvent(QPaintEvent*) {
     p.setPen(Qt::white);
     if (fm.horizontalAdvance(s.label) + 6 < box.width()) p.drawText(box, Qt::AlignCenter, s.label);
     else {
+      // Beside the segment: after it, or before it where it ends at the right edge.
       p.setPen(palette().text().color());
-      p.drawText(QPointF(box.right() + 3, box.center().y() + fm.ascent() / 2.0 - 1), s.label);
+      double lw = fm.horizontalAdvance(s.label);
+      double lx = box.right() + 3 + lw <= width() - 2 ? box.right() + 3 : box.left() - 3 - lw;
+      p.drawText(QPointF(lx, box.center().y() + fm.ascent() / 2.0 - 1), s.label);
     }
   }
   for (const Tick& k : ticks) {

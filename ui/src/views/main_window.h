@@ -39,6 +39,7 @@ class MainWindow : public QMainWindow {
   /// The tables of a tab (for CSV export), the first being its main one.
   std::vector<TablePanel*> tables_of(QWidget* tab) const;
   GroupView* view_of(int grouping) const { return groups_[grouping]; }
+  FlowsView* flows_view() const { return flows_; }
 
  signals:
   /// A run ended: `ok` false when it could not start (the error was shown or printed).

@@ -115,7 +115,9 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
   }
   layout->addWidget(new QLabel("<b>Warnings</b>", this));
   warnings_ = new QListWidget(this);
-  layout->addWidget(warnings_, 1);
+  warnings_->setMaximumHeight(220);
+  layout->addWidget(warnings_);
+  layout->addStretch(1);
 }
 
 void OverviewView::set_analysis(std::shared_ptr<const Analysis> a) {

@@ -7,6 +7,8 @@
 #include <QTimer>
 #include <cstdio>
 
+#include "models/flow_table_model.h"
+#include "views/flows_view.h"
 #include "views/group_view.h"
 #include "views/main_window.h"
 #include "views/settings_dialog.h"
@@ -31,18 +33,26 @@ bool save(QWidget& w, const QString& path) {
   return true;
 }
 
-// Shows a read or write I/O (the timeline of a data I/O says more than a Connect's).
+// Shows a complete read or write I/O with every stamp of its kind (the timeline of a data I/O
+// says more than a Connect's).
 void select_data_io(GroupView* g, const char* op) {
   TablePanel* ios = g->ios();
+  int best = -1, best_stamps = 0;
   for (int r = 0; r < ios->proxy()->rowCount(); ++r) {
     QModelIndex src = ios->proxy()->mapToSource(ios->proxy()->index(r, 0));
     const IoRecord* io = g->io_model()->record(src.row());
-    if (io && io->complete && QString(io->op) == op) {
-      ios->view()->setCurrentIndex(ios->proxy()->index(r, 0));
-      ios->view()->selectRow(r);
-      return;
+    if (!io || !io->complete || QString(io->op) != op) continue;
+    int stamps = 0;
+    for (int i = 1; i <= 7; ++i) stamps += io->t.has(i);
+    if (stamps > best_stamps) {
+      best = r;
+      best_stamps = stamps;
     }
   }
+  if (best < 0) return;
+  ios->view()->setCurrentIndex(ios->proxy()->index(best, 0));
+  ios->view()->selectRow(best);
+  ios->view()->scrollTo(ios->proxy()->index(best, 0));
 }
 
 }  // namespace
@@ -53,6 +63,11 @@ int save_screenshots(MainWindow& w, const QString& dir) {
   select_data_io(w.view_of(0), "write");
   select_data_io(w.view_of(1), "read");
   select_data_io(w.view_of(2), "read");
+  // The busiest flow, whose throughput curve has a shape.
+  if (TablePanel* flows = w.flows_view()->flows(); flows->proxy()->rowCount()) {
+    flows->view()->sortByColumn(FlowTableModel::kBytes, Qt::DescendingOrder);
+    flows->select_first_row();
+  }
   for (int i = 0; i < w.tabs()->count(); ++i) {
     w.tabs()->setCurrentIndex(i);
     settle(400);

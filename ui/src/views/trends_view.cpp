@@ -101,6 +101,9 @@ void TrendsView::rebuild() {
   }
   x->setRange(x0, std::max(x1, x0 + 1e-6));
   y->setRange(0, ymax > 0 ? ymax * 1.1 : 1);
+  // Round ticks (0, 0.5, 1.0 s rather than 0.657).
+  x->applyNiceNumbers();
+  y->applyNiceNumbers();
   chart_->setTitle(QString("%1 %2 per interval, %3").arg(io_metric_name(m), stat_name(s), grouping_->currentText()));
   QString shown = data_.groups > data_.series.size()
                       ? QString("the %1 busiest of %2 groups").arg(data_.series.size()).arg(data_.groups)
