@@ -22,7 +22,8 @@ QString io_display_filter(const Analysis& a, const IoRecord& io) {
   std::vector<uint64_t> frames = io_frame_numbers(a, io);
   if (frames.empty()) return {};
   QString f = "frame.number in {";
-  for (size_t i = 0; i < frames.size(); ++i) f += (i ? " " : "") + QString::number(frames[i]);
+  // Wireshark 4.0 wants commas between set members.
+  for (size_t i = 0; i < frames.size(); ++i) f += (i ? ", " : "") + QString::number(frames[i]);
   return f + "}";
 }
 

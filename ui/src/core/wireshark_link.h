@@ -11,7 +11,7 @@
 
 namespace rdmatel::ui {
 
-/// `frame.number in {5 17 ...}`: the command, first data, READ REQUEST, first READ RESPONSE and
+/// `frame.number in {5, 17, ...}`: the command, first data, READ REQUEST, first READ RESPONSE and
 /// completion of the I/O at every point, repeated copies included (the engine's frame notes),
 /// with the record's own command and completion frames. Empty when the I/O has no frame.
 QString io_display_filter(const Analysis& a, const IoRecord& io);

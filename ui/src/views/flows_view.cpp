@@ -23,8 +23,7 @@ FlowsView::FlowsView(QWidget* parent) : QWidget(parent) {
   auto* bottom = new QSplitter(Qt::Horizontal, this);
   bottom->addWidget(messages_);
   bottom->addWidget(chart_view_);
-  bottom->setStretchFactor(0, 1);
-  bottom->setStretchFactor(1, 1);
+  bottom->setSizes({700, 700});  // the chart gets half, whatever the table's width
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(flows_);
   split->addWidget(bottom);
@@ -70,7 +69,7 @@ void FlowsView::flow_selected(int row) {
   }
   chart_->addSeries(line);
   auto* x = new QValueAxis;
-  x->setTitleText("period start (s since the capture's first packet)");
+  x->setTitleText("period start (s)");
   x->setLabelFormat("%.3f");
   auto* y = new QValueAxis;
   y->setTitleText("effective throughput (Gb/s)");

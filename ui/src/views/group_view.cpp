@@ -17,8 +17,7 @@ GroupView::GroupView(Grouping g, QWidget* parent) : QWidget(parent) {
   auto* bottom = new QSplitter(Qt::Horizontal, this);
   bottom->addWidget(ios_);
   bottom->addWidget(detail_);
-  bottom->setStretchFactor(0, 1);
-  bottom->setStretchFactor(1, 1);
+  bottom->setSizes({700, 700});
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(groups_);
   split->addWidget(bottom);
