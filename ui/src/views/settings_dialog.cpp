@@ -8,14 +8,16 @@
 #include <QPlainTextEdit>
 #include <QScrollArea>
 #include <QVBoxLayout>
+#include <string>
 
 namespace rdmatel::ui {
 
 SettingsDialog::SettingsDialog(const SettingOverrides& current, QWidget* parent) : QDialog(parent) {
   setWindowTitle("rdmatel-analyzer settings");
   auto* layout = new QVBoxLayout(this);
-  auto* intro = new QLabel("The engine's settings (the CLI's options, Wireshark's preferences). They apply to the "
-                           "next run: OK re-reads the open captures.",
+  auto* intro = new QLabel("The engine's settings, the same as the CLI's options and Wireshark's preferences (hover "
+                           "over a name for its meaning). OK re-reads the open captures with them. The analyzer's "
+                           "own default: flow periods of 0.01 s (the CLI's is 1 s).",
                            this);
   intro->setWordWrap(true);
   layout->addWidget(intro);
@@ -25,6 +27,8 @@ SettingsDialog::SettingsDialog(const SettingOverrides& current, QWidget* parent)
     if (!s->cli && !s->preference) continue;
     QString label = QString::fromLatin1(s->name).replace('_', ' ');
     if (*s->unit) label += QString(" (%1)").arg(s->unit);
+    else if (s->type == SettingType::kList || (s->type == SettingType::kCount && std::string(s->metavar) != "N"))
+      label += QString(" (%1)").arg(s->metavar);
     const std::string value = current.text(s->name);
     QWidget* editor = nullptr;
     switch (s->type) {
