@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "models/io_table_model.h"
 
+#include <algorithm>
+
 #include "models/cell_format.h"
 
 namespace rdmatel::ui {
@@ -15,6 +17,8 @@ void IoTableModel::set_selection(std::shared_ptr<const Analysis> a, std::optiona
   if (analysis_ && (host || storage))
     for (const IoRecord& r : analysis_->ios)
       if ((!host || r.host == *host) && (!storage || r.storage == *storage)) rows_.push_back(&r);
+  // The engine finishes I/Os out of order; list them as they were issued (ids follow commands).
+  std::sort(rows_.begin(), rows_.end(), [](const IoRecord* a, const IoRecord* b) { return a->id < b->id; });
   endResetModel();
 }
 
