@@ -132,7 +132,7 @@ std::vector<uint64_t> tshark_frames(const std::string& capture, const std::strin
 }  // namespace
 
 // Every host / storage / pair row: counts and avg / p99 / max of each metric as the truth gives.
-TEST(GroupStatsModel, RowsMatchGroundTruth) {
+TEST(AnalyzerGroupStatsModel, RowsMatchGroundTruth) {
   size_t rows_checked = 0;
   for (const char* sample : kNvmeSamples) {
     const json truth = load_truth(sample);
@@ -179,7 +179,7 @@ TEST(GroupStatsModel, RowsMatchGroundTruth) {
 }
 
 // Selecting a host lists exactly its I/Os, each with the truth's metrics.
-TEST(IoTableModel, ListsTheSelectedHostsIosWithTruthMetrics) {
+TEST(AnalyzerIoTableModel, ListsTheSelectedHostsIosWithTruthMetrics) {
   const json truth = load_truth("nvme_2point");
   auto a = analyse({kSamples + "nvme_2point.pcapng"});
   ASSERT_TRUE(a);
@@ -218,7 +218,7 @@ TEST(IoTableModel, ListsTheSelectedHostsIosWithTruthMetrics) {
 }
 
 // One row per flow and point; messages, bytes, NAKs and the longest FCT as the truth's messages.
-TEST(FlowTableModel, RowsMatchGroundTruthMessages) {
+TEST(AnalyzerFlowTableModel, RowsMatchGroundTruthMessages) {
   for (const char* sample : {"write_flows", "mixed", "nvme_2point"}) {
     SCOPED_TRACE(sample);
     const json truth = load_truth(sample);
@@ -257,7 +257,7 @@ TEST(FlowTableModel, RowsMatchGroundTruthMessages) {
 
 // The trend of RTT avg per host: every I/O with an RTT lands in the interval of its T1, and each
 // point is the mean of that interval's truth values.
-TEST(TrendData, BucketsAreTheTruthsPerIntervalMeans) {
+TEST(AnalyzerTrendData, BucketsAreTheTruthsPerIntervalMeans) {
   const json truth = load_truth("nvme_2point");
   auto a = analyse({kSamples + "nvme_2point.pcapng"});
   ASSERT_TRUE(a);
@@ -288,7 +288,7 @@ TEST(TrendData, BucketsAreTheTruthsPerIntervalMeans) {
 // The filter of an I/O names its command and completion frames at the compute side, and every
 // stage's frame at both points: 6 frames for a read (command, first data, completion), 8 for a
 // write with a READ REQUEST (command, READ REQUEST, first READ RESPONSE, completion).
-TEST(WiresharkLink, FilterHasExactlyTheFramesOfTheIo) {
+TEST(AnalyzerWiresharkLink, FilterHasExactlyTheFramesOfTheIo) {
   const json truth = load_truth("nvme_2point");
   auto a = analyse({kSamples + "nvme_2point.pcapng"});
   ASSERT_TRUE(a);
@@ -341,7 +341,7 @@ TEST(WiresharkLink, FilterHasExactlyTheFramesOfTheIo) {
 }
 
 // CSV: a header and one line per row; absent values empty, as the CLI writes them.
-TEST(CsvExport, OneLinePerRowAbsentValuesEmpty) {
+TEST(AnalyzerCsvExport, OneLinePerRowAbsentValuesEmpty) {
   auto a = analyse({kSamples + "nvme_2point.pcapng"});
   ASSERT_TRUE(a);
   GroupStatsModel hosts(Grouping::kHost);
@@ -363,7 +363,7 @@ TEST(CsvExport, OneLinePerRowAbsentValuesEmpty) {
 }
 
 // The CLI's sentences for what cannot be opened and for a role naming no point.
-TEST(RunAnalysis, ErrorsAreTheClisSentences) {
+TEST(AnalyzerRunAnalysis, ErrorsAreTheClisSentences) {
   if (std::string(RDMATEL_CLI).empty()) GTEST_SKIP() << "the CLI is not built";
   auto cli_error = [](const std::string& args) {
     std::string out;
@@ -386,7 +386,7 @@ TEST(RunAnalysis, ErrorsAreTheClisSentences) {
 }
 
 // Cancel stops the run at the next packet batch: partial results, marked as such.
-TEST(RunAnalysis, CancelStopsEarly) {
+TEST(AnalyzerRunAnalysis, CancelStopsEarly) {
   const std::string cap = ::testing::TempDir() + "/analyzer_cancel.pcapng";
   std::string cmd = std::string(RDMATEL_SYNTH) + " --scenario nvme-2point --ios 1500 --seed 5 --out " + cap + " >/dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
