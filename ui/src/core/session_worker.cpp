@@ -9,8 +9,10 @@ SessionWorker::SessionWorker(QObject* parent) : QObject(parent) {}
 
 SessionWorker::~SessionWorker() {
   if (thread_) {
+    // Closed while reading: stop the engine and wait for it (the queued result dies with us).
     cancel();
     thread_->wait();
+    delete thread_;
   }
 }
 
