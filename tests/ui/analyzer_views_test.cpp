@@ -86,7 +86,8 @@ TEST(AnalyzerWindow, TopologyClicksFilterTheOtherViews) {
   std::set<std::string> its_storage;
   {
     std::ifstream in(kSample + ".truth.json");
-    for (const json& io : json::parse(in)["ios"])
+    const json truth = json::parse(in);
+    for (const json& io : truth["ios"])
       if (io["host"] == host) its_storage.insert(io["storage"].get<std::string>());
   }
   EXPECT_EQ(size_t(pairs->proxy()->rowCount()), its_storage.size());  // that host's pairs
