@@ -54,7 +54,9 @@ bool is_data_io(const json& io) {
 }
 
 // µs in the truth (three decimals) to ns, exactly.
-int64_t ns_of(const json& us) { return std::llround(us.get<double>() * 1000.0); }
+int64_t ns_of(const json& us) {
+  return std::llround(us.get<double>() * 1000.0);
+}
 
 struct Expected {
   uint64_t ios = 0, reads = 0, writes = 0, incomplete = 0;
@@ -72,7 +74,9 @@ double p99_us(std::vector<int64_t> v) {
   size_t rank = size_t(std::ceil(0.99 * double(v.size())));
   return double(v[std::max<size_t>(rank, 1) - 1]) / 1000.0;
 }
-double max_us(const std::vector<int64_t>& v) { return double(*std::max_element(v.begin(), v.end())) / 1000.0; }
+double max_us(const std::vector<int64_t>& v) {
+  return double(*std::max_element(v.begin(), v.end())) / 1000.0;
+}
 
 const std::pair<IoMetric, const char*> kMetrics[] = {{IoMetric::kDal, "dal_us"},
                                                      {IoMetric::kDpl, "dpl_us"},
@@ -105,7 +109,9 @@ int column(const GroupStatsModel& m, const QString& header) {
   return -1;
 }
 
-double cell(const QAbstractItemModel& m, int row, int col) { return m.index(row, col).data(kSortRole).toDouble(); }
+double cell(const QAbstractItemModel& m, int row, int col) {
+  return m.index(row, col).data(kSortRole).toDouble();
+}
 
 std::string row_key(const GroupStatsModel& m, int row) {
   const GroupStatsModel::Key& k = m.key(row);
@@ -120,7 +126,8 @@ bool have(const char* tool) {
 
 // The frame numbers tshark shows for a display filter.
 std::vector<uint64_t> tshark_frames(const std::string& capture, const std::string& filter) {
-  std::string cmd = "tshark -r '" + capture + "' -Y '" + filter + "' -T fields -e frame.number 2>/dev/null";
+  std::string cmd =
+      "tshark -r '" + capture + "' -Y '" + filter + "' -T fields -e frame.number 2>/dev/null";
   std::vector<uint64_t> out;
   FILE* p = popen(cmd.c_str(), "r");
   char line[64];
@@ -200,8 +207,10 @@ TEST(AnalyzerIoTableModel, ListsTheSelectedHostsIosWithTruthMetrics) {
       auto it = want.find({rec->storage.to_string(), rec->qpn, rec->cid, rec->cmd_psn});
       ASSERT_NE(it, want.end());
       const json& t = *it->second;
-      const std::pair<int, const char*> cols[] = {{IoTableModel::kDal, "dal_us"}, {IoTableModel::kDpl, "dpl_us"},
-                                                  {IoTableModel::kRtt, "rtt_us"}, {IoTableModel::kIol1, "iol1_us"},
+      const std::pair<int, const char*> cols[] = {{IoTableModel::kDal, "dal_us"},
+                                                  {IoTableModel::kDpl, "dpl_us"},
+                                                  {IoTableModel::kRtt, "rtt_us"},
+                                                  {IoTableModel::kIol1, "iol1_us"},
                                                   {IoTableModel::kIol2, "iol2_us"}};
       for (const auto& [col, field] : cols) {
         QVariant v = ios.index(i, col).data(kSortRole);
@@ -210,7 +219,8 @@ TEST(AnalyzerIoTableModel, ListsTheSelectedHostsIosWithTruthMetrics) {
           EXPECT_NEAR(v.toDouble(), t[field].get<double>(), 1e-9) << field;
         }
       }
-      EXPECT_EQ(ios.index(i, IoTableModel::kOp).data().toString().toStdString(), t["op"].get<std::string>());
+      EXPECT_EQ(ios.index(i, IoTableModel::kOp).data().toString().toStdString(),
+                t["op"].get<std::string>());
       ++checked;
     }
   }
@@ -231,7 +241,8 @@ TEST(AnalyzerFlowTableModel, RowsMatchGroundTruthMessages) {
     std::map<std::string, Want> want;
     for (const json& m : truth["messages"]) {
       std::string key = m["src"].get<std::string>() + ">" + m["dst"].get<std::string>() + "/" +
-                        std::to_string(m["dst_qpn"].get<uint64_t>()) + "@" + m["point"].get<std::string>();
+                        std::to_string(m["dst_qpn"].get<uint64_t>()) + "@" +
+                        m["point"].get<std::string>();
       Want& w = want[key];
       ++w.messages;
       w.bytes += m["bytes"].get<uint64_t>();
@@ -243,8 +254,8 @@ TEST(AnalyzerFlowTableModel, RowsMatchGroundTruthMessages) {
     ASSERT_EQ(size_t(model.rowCount()), want.size());
     for (int r = 0; r < model.rowCount(); ++r) {
       const FlowKeyAtPoint& k = model.key(r);
-      std::string key = k.src.to_string() + ">" + k.dst.to_string() + "/" + std::to_string(k.dst_qpn) + "@" +
-                        a->point_name(k.point);
+      std::string key = k.src.to_string() + ">" + k.dst.to_string() + "/" +
+                        std::to_string(k.dst_qpn) + "@" + a->point_name(k.point);
       ASSERT_TRUE(want.count(key)) << key;
       const Want& w = want[key];
       EXPECT_EQ(cell(model, r, FlowTableModel::kMessages), double(w.messages)) << key;
@@ -268,7 +279,8 @@ TEST(AnalyzerTrendData, BucketsAreTheTruthsPerIntervalMeans) {
   std::map<std::string, std::map<int64_t, std::vector<int64_t>>> want;
   for (const json& io : truth["ios"])
     if (is_data_io(io) && io.contains("rtt_us"))
-      want[io["host"]][(io["t1_ns"].get<int64_t>() - a->summary.first_ts) / interval].push_back(ns_of(io["rtt_us"]));
+      want[io["host"]][(io["t1_ns"].get<int64_t>() - a->summary.first_ts) / interval].push_back(
+          ns_of(io["rtt_us"]));
   ASSERT_EQ(d.series.size(), want.size());
   for (const TrendSeries& s : d.series) {
     const auto& buckets = want[s.name.toStdString()];
@@ -296,7 +308,8 @@ TEST(AnalyzerWiresharkLink, FilterHasExactlyTheFramesOfTheIo) {
   for (const IoRecord& r : a->ios) by_key[{r.host.to_string(), r.qpn, r.cid, r.cmd_psn}] = &r;
   size_t checked = 0;
   for (const json& t : truth["ios"]) {
-    if (!is_data_io(t) || !t["complete"].get<bool>() || t["retransmitted"].get<bool>() || t["in_capsule"].get<bool>())
+    if (!is_data_io(t) || !t["complete"].get<bool>() || t["retransmitted"].get<bool>() ||
+        t["in_capsule"].get<bool>())
       continue;
     if (!t.contains("t3_ns")) continue;  // e.g. a zero-length read
     const IoRecord* r = by_key[{t["host"], t["qpn"], t["cid"], t["cmd_psn"]}];
@@ -308,15 +321,18 @@ TEST(AnalyzerWiresharkLink, FilterHasExactlyTheFramesOfTheIo) {
     EXPECT_TRUE(std::count(frames.begin(), frames.end(), t["rsp_frame"].get<uint64_t>()));
     QString f = io_display_filter(*a, *r);
     EXPECT_TRUE(f.startsWith("frame.number in {")) << f.toStdString();
-    EXPECT_EQ(f.count(','), qsizetype(frames.size() - 1)) << f.toStdString();  // "frame.number in {a, b, c}"
+    EXPECT_EQ(f.count(','), qsizetype(frames.size() - 1))
+        << f.toStdString();  // "frame.number in {a, b, c}"
     // What Wireshark shows with the filter: exactly these frames (a few I/Os: tshark is slow).
     if (checked < 3 && have("tshark")) {
-      EXPECT_EQ(tshark_frames(kSamples + "nvme_2point.pcapng", f.toStdString()), frames) << f.toStdString();
+      EXPECT_EQ(tshark_frames(kSamples + "nvme_2point.pcapng", f.toStdString()), frames)
+          << f.toStdString();
     }
     ++checked;
   }
   EXPECT_GT(checked, 40u);
-  // Several files are merged first: Wireshark opens the merge, whose frame numbers the engine's are.
+  // Several files are merged first: Wireshark opens the merge, whose frame numbers the engine's
+  // are.
   auto two = analyse({kSamples + "nvme_2point.pcapng", kSamples + "mixed.pcapng"});
   ASSERT_TRUE(two);
   WiresharkCommand c = wireshark_command(*two, "frame.number in {1}", "/tmp");
@@ -331,8 +347,10 @@ TEST(AnalyzerWiresharkLink, FilterHasExactlyTheFramesOfTheIo) {
   auto merged = analyse({c.merged_file.toStdString()});
   ASSERT_TRUE(merged);
   ASSERT_EQ(merged->ios.size(), two->ios.size());
-  std::map<std::tuple<std::string, uint64_t, uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>> frames_of;
-  for (const IoRecord& r : two->ios) frames_of[{r.host.to_string(), r.qpn, r.cid, r.cmd_psn}] = {r.cmd_frame, r.rsp_frame};
+  std::map<std::tuple<std::string, uint64_t, uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>>
+      frames_of;
+  for (const IoRecord& r : two->ios)
+    frames_of[{r.host.to_string(), r.qpn, r.cid, r.cmd_psn}] = {r.cmd_frame, r.rsp_frame};
   for (const IoRecord& r : merged->ios) {
     auto expected = frames_of[{r.host.to_string(), r.qpn, r.cid, r.cmd_psn}];
     EXPECT_EQ(r.cmd_frame, expected.first);
@@ -351,7 +369,8 @@ TEST(AnalyzerCsvExport, OneLinePerRowAbsentValuesEmpty) {
   QString csv = model_to_csv(ios);
   QStringList lines = csv.split('\n', Qt::SkipEmptyParts);
   ASSERT_EQ(lines.size(), ios.rowCount() + 1);
-  EXPECT_TRUE(lines[0].startsWith("ID,Op,Host,Storage,DAL (µs),DPL (µs),RTT (µs),")) << lines[0].toStdString();
+  EXPECT_TRUE(lines[0].startsWith("ID,Op,Host,Storage,DAL (µs),DPL (µs),RTT (µs),"))
+      << lines[0].toStdString();
   // A Connect has no DAL: its cell is empty.
   int connect = -1;
   for (int r = 0; r < ios.rowCount() && connect < 0; ++r)
@@ -388,7 +407,8 @@ TEST(AnalyzerRunAnalysis, ErrorsAreTheClisSentences) {
 // Cancel stops the run at the next packet batch: partial results, marked as such.
 TEST(AnalyzerRunAnalysis, CancelStopsEarly) {
   const std::string cap = ::testing::TempDir() + "/analyzer_cancel.pcapng";
-  std::string cmd = std::string(RDMATEL_SYNTH) + " --scenario nvme-2point --ios 1500 --seed 5 --out " + cap + " >/dev/null";
+  std::string cmd = std::string(RDMATEL_SYNTH) +
+                    " --scenario nvme-2point --ios 1500 --seed 5 --out " + cap + " >/dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
   CancelToken cancel;
   cancel.cancel();

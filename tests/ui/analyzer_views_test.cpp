@@ -60,7 +60,8 @@ TEST(AnalyzerWindow, LoadsInTheWorkerAndFillsTheViews) {
   ASSERT_TRUE(load(w, kSample + ".pcapng"));
   ASSERT_TRUE(w.analysis());
   EXPECT_EQ(size_t(w.view_of(int(Grouping::kHost))->model()->rowCount()), truth_set("host").size());
-  EXPECT_EQ(size_t(w.view_of(int(Grouping::kStorage))->model()->rowCount()), truth_set("storage").size());
+  EXPECT_EQ(size_t(w.view_of(int(Grouping::kStorage))->model()->rowCount()),
+            truth_set("storage").size());
   // The first host is selected: its I/Os are listed and the first one's detail has a filter.
   GroupView* hosts = w.view_of(int(Grouping::kHost));
   EXPECT_GT(hosts->io_model()->rowCount(), 0);
@@ -92,7 +93,8 @@ TEST(AnalyzerWindow, TopologyClicksFilterTheOtherViews) {
   }
   EXPECT_EQ(size_t(pairs->proxy()->rowCount()), its_storage.size());  // that host's pairs
   // A host IP matches no storage row: the storage view stays unfiltered.
-  EXPECT_EQ(size_t(w.view_of(int(Grouping::kStorage))->groups()->proxy()->rowCount()), truth_set("storage").size());
+  EXPECT_EQ(size_t(w.view_of(int(Grouping::kStorage))->groups()->proxy()->rowCount()),
+            truth_set("storage").size());
   emit topo->filter_requested(QString());
   EXPECT_EQ(size_t(host_table->proxy()->rowCount()), truth_set("host").size());
   // An edge opens its pair in the Pairs tab.

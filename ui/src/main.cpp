@@ -15,8 +15,10 @@ namespace {
 
 const char* kUsage =
     "usage: rdmatel-analyzer [--set NAME=VALUE]... [--screenshot-dir DIR] [CAPTURE...]\n"
-    "  CAPTURE            pcap, pcapng or any format Wireshark reads; several files are one capture\n"
-    "  --set NAME=VALUE   an engine setting, as in Analysis > Settings (e.g. --set point=eth1=compute,\n"
+    "  CAPTURE            pcap, pcapng or any format Wireshark reads; several files are one "
+    "capture\n"
+    "  --set NAME=VALUE   an engine setting, as in Analysis > Settings (e.g. --set "
+    "point=eth1=compute,\n"
     "                     --set io_timeout=5); rdmatel --help lists them\n"
     "  --screenshot-dir DIR  open the captures, save a PNG of every view in DIR, and exit\n";
 
@@ -41,7 +43,8 @@ int main(int argc, char** argv) {
       return 0;
     }
     if ((a == "--screenshot-dir" || a == "--set") && i + 1 >= args.size()) {
-      std::fprintf(stderr, "rdmatel-analyzer: %s needs a value\n%s", a.toLocal8Bit().constData(), kUsage);
+      std::fprintf(stderr, "rdmatel-analyzer: %s needs a value\n%s", a.toLocal8Bit().constData(),
+                   kUsage);
       return 2;
     }
     if (a == "--screenshot-dir") {
@@ -50,10 +53,12 @@ int main(int argc, char** argv) {
       QString kv = args[++i];
       int eq = kv.indexOf('=');
       if (eq <= 0) {
-        std::fprintf(stderr, "rdmatel-analyzer: --set takes NAME=VALUE (got '%s')\n", kv.toLocal8Bit().constData());
+        std::fprintf(stderr, "rdmatel-analyzer: --set takes NAME=VALUE (got '%s')\n",
+                     kv.toLocal8Bit().constData());
         return 2;
       }
-      std::string name = kv.left(eq).replace('-', '_').toStdString(), value = kv.mid(eq + 1).toStdString();
+      std::string name = kv.left(eq).replace('-', '_').toStdString(),
+                  value = kv.mid(eq + 1).toStdString();
       const rdmatel::SettingSpec* spec = rdmatel::find_setting(name);
       // A list setting given several times keeps every value, one per line.
       if (spec && spec->type == rdmatel::SettingType::kList) {
@@ -69,7 +74,8 @@ int main(int argc, char** argv) {
         return 2;
       }
     } else if (a.startsWith("--")) {
-      std::fprintf(stderr, "rdmatel-analyzer: unknown option %s\n%s", a.toLocal8Bit().constData(), kUsage);
+      std::fprintf(stderr, "rdmatel-analyzer: unknown option %s\n%s", a.toLocal8Bit().constData(),
+                   kUsage);
       return 2;
     } else {
       captures << a;

@@ -122,8 +122,10 @@ CaptureOpener fallback_opener() {
 #endif
 }
 
-std::unique_ptr<Analysis> run_analysis(const std::vector<std::string>& paths, const SettingOverrides& overrides,
-                                       const ProgressFn& progress, const CancelToken* cancel, std::string& error) {
+std::unique_ptr<Analysis> run_analysis(const std::vector<std::string>& paths,
+                                       const SettingOverrides& overrides,
+                                       const ProgressFn& progress, const CancelToken* cancel,
+                                       std::string& error) {
   const auto start = std::chrono::steady_clock::now();
   Settings settings;
   if (!overrides.apply(settings, error)) return nullptr;
@@ -146,7 +148,8 @@ std::unique_ptr<Analysis> run_analysis(const std::vector<std::string>& paths, co
   for (PointId i = 0; i < engine.point_count(); ++i) a->points.push_back(engine.point(i));
   for (const std::string& w : a->summary.warnings) a->warnings.push_back(w);
   for (auto& [id, frames] : a->io_frames)
-    std::stable_sort(frames.begin(), frames.end(), [](const IoFrame& x, const IoFrame& y) { return x.frame < y.frame; });
+    std::stable_sort(frames.begin(), frames.end(),
+                     [](const IoFrame& x, const IoFrame& y) { return x.frame < y.frame; });
   a->load_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return a;
 }

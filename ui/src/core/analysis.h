@@ -51,7 +51,7 @@ struct Analysis {
   std::unordered_map<uint64_t, std::vector<IoFrame>> io_frames;  ///< by I/O id, in frame order
   std::vector<MessageRecord> messages;
   std::vector<FlowPeriodRecord> flow_periods;
-  IoReport io_report;      ///< the engine's aggregation, as `rdmatel analyze` prints it
+  IoReport io_report;  ///< the engine's aggregation, as `rdmatel analyze` prints it
   FlowReport flow_report;
   /// Every other record kind by channel ("congestion", "pfc", "offsets", and "diagnosis" or
   /// "alerts" when the engine has them), rendered from its schema.
@@ -72,10 +72,12 @@ struct Analysis {
 /// Runs a session over `paths`. Returns nullptr with the CLI's sentence in `error` when an input
 /// cannot be opened or a setting names no point; otherwise the analysis (read errors and
 /// cancellation are in its summary).
-std::unique_ptr<Analysis> run_analysis(const std::vector<std::string>& paths, const SettingOverrides& settings,
-                                       const ProgressFn& progress, const CancelToken* cancel, std::string& error);
+std::unique_ptr<Analysis> run_analysis(const std::vector<std::string>& paths,
+                                       const SettingOverrides& settings, const ProgressFn& progress,
+                                       const CancelToken* cancel, std::string& error);
 
-/// The opener for formats the fast reader does not read (libwiretap), or nullptr in builds without it.
+/// The opener for formats the fast reader does not read (libwiretap), or nullptr in builds without
+/// it.
 CaptureOpener fallback_opener();
 
 }  // namespace rdmatel::ui

@@ -20,7 +20,8 @@ QString field(const QString& s) {
 QString model_to_csv(const QAbstractItemModel& model) {
   QString out;
   const int cols = model.columnCount();
-  for (int c = 0; c < cols; ++c) out += (c ? "," : "") + field(model.headerData(c, Qt::Horizontal).toString());
+  for (int c = 0; c < cols; ++c)
+    out += (c ? "," : "") + field(model.headerData(c, Qt::Horizontal).toString());
   out += "\n";
   for (int r = 0; r < model.rowCount(); ++r) {
     for (int c = 0; c < cols; ++c) {

@@ -5,7 +5,8 @@
 
 namespace rdmatel::ui {
 
-std::vector<RecordCell> render_record(const RecordSchema& schema, const void* record, const PointNamer& names) {
+std::vector<RecordCell> render_record(const RecordSchema& schema, const void* record,
+                                      const PointNamer& names) {
   std::vector<RecordCell> row(schema.columns.size());
   for (size_t i = 0; i < schema.columns.size(); ++i) {
     const Column& c = schema.columns[i];
@@ -15,13 +16,24 @@ std::vector<RecordCell> render_record(const RecordSchema& schema, const void* re
     if (!cell.present) continue;
     append_value(cell.text, c.type, v, names);
     switch (c.type) {
-      case ValueType::kBool: cell.number = v.b ? 1 : 0; break;
-      case ValueType::kUnsigned: cell.number = double(v.u); break;
-      case ValueType::kSigned: cell.number = double(v.i); break;
-      case ValueType::kMicros: cell.number = ns_to_us(v.i); break;
+      case ValueType::kBool:
+        cell.number = v.b ? 1 : 0;
+        break;
+      case ValueType::kUnsigned:
+        cell.number = double(v.u);
+        break;
+      case ValueType::kSigned:
+        cell.number = double(v.i);
+        break;
+      case ValueType::kMicros:
+        cell.number = ns_to_us(v.i);
+        break;
       case ValueType::kRate:
-      case ValueType::kRatio: cell.number = v.d; break;
-      default: break;  // text: sorted as text
+      case ValueType::kRatio:
+        cell.number = v.d;
+        break;
+      default:
+        break;  // text: sorted as text
     }
   }
   return row;

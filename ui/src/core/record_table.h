@@ -25,7 +25,8 @@ struct RecordTable {
 };
 
 /// Renders one record of `schema` (every column, in schema order).
-std::vector<RecordCell> render_record(const RecordSchema& schema, const void* record, const PointNamer& names);
+std::vector<RecordCell> render_record(const RecordSchema& schema, const void* record,
+                                      const PointNamer& names);
 
 /// A column name as a table header: "fct_us" -> "fct (µs)", "fet_bps" -> "fet (bit/s)".
 std::string column_header(const char* name);

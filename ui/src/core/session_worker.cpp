@@ -29,7 +29,8 @@ void SessionWorker::start(const QStringList& paths, const SettingOverrides& sett
     ProgressFn report = [this](const Progress& p) {
       double f = p.total_bytes ? double(p.bytes) / double(p.total_bytes) : -1.0;
       quint64 frames = p.frames;
-      QMetaObject::invokeMethod(this, [this, f, frames] { emit progress(f, frames); }, Qt::QueuedConnection);
+      QMetaObject::invokeMethod(
+          this, [this, f, frames] { emit progress(f, frames); }, Qt::QueuedConnection);
     };
     std::shared_ptr<const Analysis> a = run_analysis(files, settings, report, token.get(), error);
     QMetaObject::invokeMethod(
@@ -38,8 +39,10 @@ void SessionWorker::start(const QStringList& paths, const SettingOverrides& sett
           thread_->wait();
           thread_->deleteLater();
           thread_ = nullptr;
-          if (a) emit finished(a);
-          else emit failed(QString::fromStdString(error));
+          if (a)
+            emit finished(a);
+          else
+            emit failed(QString::fromStdString(error));
         },
         Qt::QueuedConnection);
   });

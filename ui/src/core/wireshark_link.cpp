@@ -27,7 +27,8 @@ QString io_display_filter(const Analysis& a, const IoRecord& io) {
   return f + "}";
 }
 
-WiresharkCommand wireshark_command(const Analysis& a, const QString& filter, const QString& temp_dir) {
+WiresharkCommand wireshark_command(const Analysis& a, const QString& filter,
+                                   const QString& temp_dir) {
   WiresharkCommand c;
   c.program = "wireshark";
   QString file;
@@ -47,7 +48,8 @@ bool open_in_wireshark(const WiresharkCommand& c, QString& error) {
   if (!c.merge_inputs.isEmpty()) {
     QProcess merge;
     merge.start("mergecap", QStringList{"-w", c.merged_file} + c.merge_inputs);
-    if (!merge.waitForFinished(120000) || merge.exitStatus() != QProcess::NormalExit || merge.exitCode() != 0) {
+    if (!merge.waitForFinished(120000) || merge.exitStatus() != QProcess::NormalExit ||
+        merge.exitCode() != 0) {
       error = "mergecap could not merge the captures into " + c.merged_file + ": " +
               QString::fromLocal8Bit(merge.readAllStandardError()).trimmed() + merge.errorString();
       return false;

@@ -29,7 +29,8 @@ struct WiresharkCommand {
 };
 
 /// The command for `filter` on the analysis' captures.
-WiresharkCommand wireshark_command(const Analysis& a, const QString& filter, const QString& temp_dir);
+WiresharkCommand wireshark_command(const Analysis& a, const QString& filter,
+                                   const QString& temp_dir);
 
 /// Merges (when needed) and starts Wireshark detached; false with a sentence in `error`.
 bool open_in_wireshark(const WiresharkCommand& c, QString& error);

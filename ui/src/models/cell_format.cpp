@@ -7,12 +7,18 @@ namespace rdmatel::ui {
 
 const char* stat_name(Stat s) {
   switch (s) {
-    case Stat::kAvg: return "avg";
-    case Stat::kP50: return "p50";
-    case Stat::kP99: return "p99";
-    case Stat::kMax: return "max";
-    case Stat::kMin: return "min";
-    case Stat::kCount: return "n";
+    case Stat::kAvg:
+      return "avg";
+    case Stat::kP50:
+      return "p50";
+    case Stat::kP99:
+      return "p99";
+    case Stat::kMax:
+      return "max";
+    case Stat::kMin:
+      return "min";
+    case Stat::kCount:
+      return "n";
   }
   return "";
 }
@@ -21,12 +27,18 @@ std::optional<double> stat_us(const Distribution& d, Stat s) {
   if (s == Stat::kCount) return double(d.count());
   if (!d.count()) return std::nullopt;
   switch (s) {
-    case Stat::kAvg: return d.mean() / 1000.0;
-    case Stat::kP50: return ns_to_us(d.percentile(50));
-    case Stat::kP99: return ns_to_us(d.percentile(99));
-    case Stat::kMax: return ns_to_us(d.max());
-    case Stat::kMin: return ns_to_us(d.min());
-    default: return std::nullopt;
+    case Stat::kAvg:
+      return d.mean() / 1000.0;
+    case Stat::kP50:
+      return ns_to_us(d.percentile(50));
+    case Stat::kP99:
+      return ns_to_us(d.percentile(99));
+    case Stat::kMax:
+      return ns_to_us(d.max());
+    case Stat::kMin:
+      return ns_to_us(d.min());
+    default:
+      return std::nullopt;
   }
 }
 
@@ -34,12 +46,18 @@ std::optional<QString> stat_text(const Distribution& d, Stat s) {
   if (s == Stat::kCount) return QString::number(d.count());
   if (!d.count()) return std::nullopt;
   switch (s) {
-    case Stat::kAvg: return QString::fromStdString(format_us(d.mean()));
-    case Stat::kP50: return QString::fromStdString(format_us(d.percentile(50)));
-    case Stat::kP99: return QString::fromStdString(format_us(d.percentile(99)));
-    case Stat::kMax: return QString::fromStdString(format_us(d.max()));
-    case Stat::kMin: return QString::fromStdString(format_us(d.min()));
-    default: return std::nullopt;
+    case Stat::kAvg:
+      return QString::fromStdString(format_us(d.mean()));
+    case Stat::kP50:
+      return QString::fromStdString(format_us(d.percentile(50)));
+    case Stat::kP99:
+      return QString::fromStdString(format_us(d.percentile(99)));
+    case Stat::kMax:
+      return QString::fromStdString(format_us(d.max()));
+    case Stat::kMin:
+      return QString::fromStdString(format_us(d.min()));
+    default:
+      return std::nullopt;
   }
 }
 

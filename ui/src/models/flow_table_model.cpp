@@ -16,8 +16,12 @@ void FlowTableModel::set_analysis(std::shared_ptr<const Analysis> a) {
   endResetModel();
 }
 
-int FlowTableModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
-int FlowTableModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : kColumnCount; }
+int FlowTableModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : int(rows_.size());
+}
+int FlowTableModel::columnCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : kColumnCount;
+}
 
 QVariant FlowTableModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || size_t(index.row()) >= rows_.size()) return {};
@@ -25,29 +29,45 @@ QVariant FlowTableModel::data(const QModelIndex& index, int role) const {
   const FlowStats& f = *rows_[size_t(index.row())].second;
   auto count = [role](uint64_t n) { return number_cell(double(n), QString::number(n), role); };
   auto text = [role](const QString& s) -> QVariant {
-    return role == Qt::DisplayRole || role == kSortRole || role == kExportRole ? QVariant(s) : QVariant();
+    return role == Qt::DisplayRole || role == kSortRole || role == kExportRole ? QVariant(s)
+                                                                               : QVariant();
   };
   switch (index.column()) {
-    case kSrc: return text(QString::fromStdString(k.src.to_string()));
-    case kDst: return text(QString::fromStdString(k.dst.to_string()));
-    case kQpn: return count(k.dst_qpn);
-    case kPoint: return text(QString::fromStdString(analysis_->point_name(k.point)));
-    case kMessages: return count(f.messages);
-    case kPartial: return count(f.partial);
-    case kPackets: return count(f.packets);
-    case kBytes: return count(f.bytes);
-    case kRetransPackets: return count(f.retrans_packets);
-    case kRetransBytes: return count(f.retrans_bytes);
-    case kNaks: return count(f.naks);
-    case kFctAvg: return stat_cell(f.fct, Stat::kAvg, role);
-    case kFctP99: return stat_cell(f.fct, Stat::kP99, role);
-    case kFctMax: return stat_cell(f.fct, Stat::kMax, role);
+    case kSrc:
+      return text(QString::fromStdString(k.src.to_string()));
+    case kDst:
+      return text(QString::fromStdString(k.dst.to_string()));
+    case kQpn:
+      return count(k.dst_qpn);
+    case kPoint:
+      return text(QString::fromStdString(analysis_->point_name(k.point)));
+    case kMessages:
+      return count(f.messages);
+    case kPartial:
+      return count(f.partial);
+    case kPackets:
+      return count(f.packets);
+    case kBytes:
+      return count(f.bytes);
+    case kRetransPackets:
+      return count(f.retrans_packets);
+    case kRetransBytes:
+      return count(f.retrans_bytes);
+    case kNaks:
+      return count(f.naks);
+    case kFctAvg:
+      return stat_cell(f.fct, Stat::kAvg, role);
+    case kFctP99:
+      return stat_cell(f.fct, Stat::kP99, role);
+    case kFctMax:
+      return stat_cell(f.fct, Stat::kMax, role);
     case kFet: {
       std::optional<double> g = f.fet_bps();
       if (g) *g /= 1e9;
       return optional_cell(g, 3, role);
     }
-    case kFnr: return optional_cell(f.fnr(), 6, role);
+    case kFnr:
+      return optional_cell(f.fnr(), 6, role);
   }
   return {};
 }
@@ -56,11 +76,14 @@ QVariant FlowTableModel::headerData(int section, Qt::Orientation o, int role) co
   if (o != Qt::Horizontal) return {};
   if (role == Qt::ToolTipRole && section == kFet)
     return "Effective bytes of the multi-packet messages × 8 / the sum of their FCTs";
-  if (role == Qt::ToolTipRole && section == kFnr) return "NAKs / original (not retransmitted) packets";
+  if (role == Qt::ToolTipRole && section == kFnr)
+    return "NAKs / original (not retransmitted) packets";
   if (role != Qt::DisplayRole) return {};
   static const char* const kHeaders[kColumnCount] = {
-      "Source", "Destination", "Dest QPN", "Point", "Messages", "Partial", "Packets", "Bytes", "Retrans packets",
-      "Retrans bytes", "NAKs", "FCT avg (µs)", "FCT p99 (µs)", "FCT max (µs)", "FET (Gb/s)", "FNR"};
+      "Source",          "Destination",   "Dest QPN",   "Point",
+      "Messages",        "Partial",       "Packets",    "Bytes",
+      "Retrans packets", "Retrans bytes", "NAKs",       "FCT avg (µs)",
+      "FCT p99 (µs)",    "FCT max (µs)",  "FET (Gb/s)", "FNR"};
   return section >= 0 && section < kColumnCount ? QString::fromUtf8(kHeaders[section]) : QVariant();
 }
 

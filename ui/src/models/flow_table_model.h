@@ -15,8 +15,23 @@ class FlowTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column {
-    kSrc, kDst, kQpn, kPoint, kMessages, kPartial, kPackets, kBytes, kRetransPackets, kRetransBytes, kNaks,
-    kFctAvg, kFctP99, kFctMax, kFet, kFnr, kColumnCount
+    kSrc,
+    kDst,
+    kQpn,
+    kPoint,
+    kMessages,
+    kPartial,
+    kPackets,
+    kBytes,
+    kRetransPackets,
+    kRetransBytes,
+    kNaks,
+    kFctAvg,
+    kFctP99,
+    kFctMax,
+    kFet,
+    kFnr,
+    kColumnCount
   };
   explicit FlowTableModel(QObject* parent = nullptr);
   void set_analysis(std::shared_ptr<const Analysis> a);

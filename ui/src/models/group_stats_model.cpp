@@ -5,14 +5,18 @@ namespace rdmatel::ui {
 
 const char* grouping_name(Grouping g) {
   switch (g) {
-    case Grouping::kHost: return "host";
-    case Grouping::kStorage: return "storage";
-    case Grouping::kPair: return "pair";
+    case Grouping::kHost:
+      return "host";
+    case Grouping::kStorage:
+      return "storage";
+    case Grouping::kPair:
+      return "pair";
   }
   return "";
 }
 
-GroupStatsModel::GroupStatsModel(Grouping g, QObject* parent) : QAbstractTableModel(parent), grouping_(g) {
+GroupStatsModel::GroupStatsModel(Grouping g, QObject* parent)
+    : QAbstractTableModel(parent), grouping_(g) {
   set_analysis(nullptr);
 }
 
@@ -24,8 +28,10 @@ void GroupStatsModel::set_analysis(std::shared_ptr<const Analysis> a) {
   using C = ColumnDef;
   if (grouping_ != Grouping::kStorage) columns_.push_back({C::kKeyHost});
   if (grouping_ != Grouping::kHost) columns_.push_back({C::kKeyStorage});
-  for (C::Kind k : {C::kIos, C::kReads, C::kWrites, C::kOthers, C::kIncomplete, C::kErrors}) columns_.push_back({k});
-  std::vector<IoMetric> metrics{IoMetric::kDal, IoMetric::kDpl, IoMetric::kRtt, IoMetric::kIol1, IoMetric::kIol2};
+  for (C::Kind k : {C::kIos, C::kReads, C::kWrites, C::kOthers, C::kIncomplete, C::kErrors})
+    columns_.push_back({k});
+  std::vector<IoMetric> metrics{IoMetric::kDal, IoMetric::kDpl, IoMetric::kRtt, IoMetric::kIol1,
+                                IoMetric::kIol2};
   if (analysis_) {
     // IOL equals IOL1 wherever roles are known; its columns appear only when some I/Os were
     // measured at one point only (as in the CLI's report).
@@ -34,7 +40,8 @@ void GroupStatsModel::set_analysis(std::shared_ptr<const Analysis> a) {
     auto label = [](const IpAddress& ip) { return QString::fromStdString(ip.to_string()); };
     switch (grouping_) {
       case Grouping::kHost:
-        for (const auto& [ip, g] : analysis_->io_report.by_host()) rows_.push_back({{ip, std::nullopt, label(ip)}, &g});
+        for (const auto& [ip, g] : analysis_->io_report.by_host())
+          rows_.push_back({{ip, std::nullopt, label(ip)}, &g});
         break;
       case Grouping::kStorage:
         for (const auto& [ip, g] : analysis_->io_report.by_storage())
@@ -51,12 +58,15 @@ void GroupStatsModel::set_analysis(std::shared_ptr<const Analysis> a) {
   endResetModel();
 }
 
-int GroupStatsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(rows_.size()); }
+int GroupStatsModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : int(rows_.size());
+}
 int GroupStatsModel::columnCount(const QModelIndex& parent) const {
   return parent.isValid() ? 0 : int(columns_.size());
 }
 
-int GroupStatsModel::row_of(const std::optional<IpAddress>& host, const std::optional<IpAddress>& storage) const {
+int GroupStatsModel::row_of(const std::optional<IpAddress>& host,
+                            const std::optional<IpAddress>& storage) const {
   for (size_t i = 0; i < rows_.size(); ++i)
     if (rows_[i].key.host == host && rows_[i].key.storage == storage) return int(i);
   return -1;
@@ -64,12 +74,15 @@ int GroupStatsModel::row_of(const std::optional<IpAddress>& host, const std::opt
 
 int GroupStatsModel::column_of(IoMetric m, Stat s) const {
   for (size_t i = 0; i < columns_.size(); ++i)
-    if (columns_[i].kind == ColumnDef::kMetric && columns_[i].metric == m && columns_[i].stat == s) return int(i);
+    if (columns_[i].kind == ColumnDef::kMetric && columns_[i].metric == m && columns_[i].stat == s)
+      return int(i);
   return -1;
 }
 
 QVariant GroupStatsModel::data(const QModelIndex& index, int role) const {
-  if (!index.isValid() || size_t(index.row()) >= rows_.size() || size_t(index.column()) >= columns_.size()) return {};
+  if (!index.isValid() || size_t(index.row()) >= rows_.size() ||
+      size_t(index.column()) >= columns_.size())
+    return {};
   const Row& r = rows_[size_t(index.row())];
   const ColumnDef& c = columns_[size_t(index.column())];
   const IoGroupStats& g = *r.stats;
@@ -78,16 +91,24 @@ QVariant GroupStatsModel::data(const QModelIndex& index, int role) const {
     case ColumnDef::kKeyHost:
     case ColumnDef::kKeyStorage: {
       if (role != Qt::DisplayRole && role != kSortRole && role != kExportRole) return {};
-      const std::optional<IpAddress>& ip = c.kind == ColumnDef::kKeyHost ? r.key.host : r.key.storage;
+      const std::optional<IpAddress>& ip =
+          c.kind == ColumnDef::kKeyHost ? r.key.host : r.key.storage;
       return ip ? QString::fromStdString(ip->to_string()) : QString();
     }
-    case ColumnDef::kIos: return count(g.ios);
-    case ColumnDef::kReads: return count(g.reads);
-    case ColumnDef::kWrites: return count(g.writes);
-    case ColumnDef::kOthers: return count(g.others);
-    case ColumnDef::kIncomplete: return count(g.incomplete);
-    case ColumnDef::kErrors: return count(g.errors);
-    case ColumnDef::kMetric: return stat_cell(g[c.metric], c.stat, role);
+    case ColumnDef::kIos:
+      return count(g.ios);
+    case ColumnDef::kReads:
+      return count(g.reads);
+    case ColumnDef::kWrites:
+      return count(g.writes);
+    case ColumnDef::kOthers:
+      return count(g.others);
+    case ColumnDef::kIncomplete:
+      return count(g.incomplete);
+    case ColumnDef::kErrors:
+      return count(g.errors);
+    case ColumnDef::kMetric:
+      return stat_cell(g[c.metric], c.stat, role);
   }
   return {};
 }
@@ -97,24 +118,36 @@ QVariant GroupStatsModel::headerData(int section, Qt::Orientation o, int role) c
   const ColumnDef& c = columns_[size_t(section)];
   if (role == Qt::ToolTipRole) {
     switch (c.kind) {
-      case ColumnDef::kIos: return "Every NVMe command tracked (read, write and others), complete or not";
+      case ColumnDef::kIos:
+        return "Every NVMe command tracked (read, write and others), complete or not";
       case ColumnDef::kMetric:
-        return QString("%1 of %2 over the read and write I/Os that have it (engine aggregation, µs)")
+        return QString(
+                   "%1 of %2 over the read and write I/Os that have it (engine aggregation, µs)")
             .arg(stat_name(c.stat), io_metric_name(c.metric));
-      default: return {};
+      default:
+        return {};
     }
   }
   if (role != Qt::DisplayRole) return {};
   switch (c.kind) {
-    case ColumnDef::kKeyHost: return "Host";
-    case ColumnDef::kKeyStorage: return "Storage";
-    case ColumnDef::kIos: return "I/Os";
-    case ColumnDef::kReads: return "Reads";
-    case ColumnDef::kWrites: return "Writes";
-    case ColumnDef::kOthers: return "Other";
-    case ColumnDef::kIncomplete: return "Incomplete";
-    case ColumnDef::kErrors: return "Errors";
-    case ColumnDef::kMetric: return metric_header(c.metric, c.stat);
+    case ColumnDef::kKeyHost:
+      return "Host";
+    case ColumnDef::kKeyStorage:
+      return "Storage";
+    case ColumnDef::kIos:
+      return "I/Os";
+    case ColumnDef::kReads:
+      return "Reads";
+    case ColumnDef::kWrites:
+      return "Writes";
+    case ColumnDef::kOthers:
+      return "Other";
+    case ColumnDef::kIncomplete:
+      return "Incomplete";
+    case ColumnDef::kErrors:
+      return "Errors";
+    case ColumnDef::kMetric:
+      return metric_header(c.metric, c.stat);
   }
   return {};
 }

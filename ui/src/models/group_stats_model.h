@@ -40,7 +40,17 @@ class GroupStatsModel : public QAbstractTableModel {
 
   /// What a column shows, for tests and the trends: a count, or a metric's statistic.
   struct ColumnDef {
-    enum Kind { kKeyHost, kKeyStorage, kIos, kReads, kWrites, kOthers, kIncomplete, kErrors, kMetric } kind;
+    enum Kind {
+      kKeyHost,
+      kKeyStorage,
+      kIos,
+      kReads,
+      kWrites,
+      kOthers,
+      kIncomplete,
+      kErrors,
+      kMetric
+    } kind;
     IoMetric metric = IoMetric::kDal;
     Stat stat = Stat::kAvg;
   };

@@ -17,8 +17,27 @@ class IoTableModel : public QAbstractTableModel {
  public:
   enum Column {
     // The metrics first: what a user scans the list for.
-    kId, kOp, kHost, kStorage, kDal, kDpl, kRtt, kIol1, kIol2, kIol, kLength, kCid, kQpn, kComplete, kEnd, kStatus,
-    kComputePoint, kStoragePoint, kCmdFrame, kRspFrame, kColumnCount
+    kId,
+    kOp,
+    kHost,
+    kStorage,
+    kDal,
+    kDpl,
+    kRtt,
+    kIol1,
+    kIol2,
+    kIol,
+    kLength,
+    kCid,
+    kQpn,
+    kComplete,
+    kEnd,
+    kStatus,
+    kComputePoint,
+    kStoragePoint,
+    kCmdFrame,
+    kRspFrame,
+    kColumnCount
   };
   explicit IoTableModel(QObject* parent = nullptr);
 

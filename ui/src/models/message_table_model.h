@@ -14,8 +14,21 @@ class MessageTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
   enum Column {
-    kKind, kFirstPsn, kLastPsn, kComplete, kPackets, kBytes, kRetransPackets, kRetransBytes, kNaks, kFct, kFet,
-    kFnr, kFirstFrame, kLastFrame, kColumnCount
+    kKind,
+    kFirstPsn,
+    kLastPsn,
+    kComplete,
+    kPackets,
+    kBytes,
+    kRetransPackets,
+    kRetransBytes,
+    kNaks,
+    kFct,
+    kFet,
+    kFnr,
+    kFirstFrame,
+    kLastFrame,
+    kColumnCount
   };
   explicit MessageTableModel(QObject* parent = nullptr);
   /// Shows the messages of `flow` (nullptr: none).

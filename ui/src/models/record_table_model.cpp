@@ -35,11 +35,18 @@ QVariant RecordTableModel::data(const QModelIndex& index, int role) const {
   const RecordCell& c = row[size_t(index.column())];
   const bool numeric = !std::isnan(c.number);
   switch (role) {
-    case Qt::DisplayRole: return c.present ? QString::fromStdString(c.text) : kAbsent;
-    case kExportRole: return QString::fromStdString(c.text);
-    case kSortRole: return !c.present ? QVariant() : numeric ? QVariant(c.number) : QVariant(QString::fromStdString(c.text));
-    case Qt::TextAlignmentRole: return numeric ? int(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
-    default: return {};
+    case Qt::DisplayRole:
+      return c.present ? QString::fromStdString(c.text) : kAbsent;
+    case kExportRole:
+      return QString::fromStdString(c.text);
+    case kSortRole:
+      return !c.present ? QVariant()
+             : numeric  ? QVariant(c.number)
+                        : QVariant(QString::fromStdString(c.text));
+    case Qt::TextAlignmentRole:
+      return numeric ? int(Qt::AlignRight | Qt::AlignVCenter) : QVariant();
+    default:
+      return {};
   }
 }
 

@@ -22,8 +22,8 @@ std::optional<TimeNs> io_time(const IoRecord& r) {
   return std::nullopt;
 }
 
-TrendData build_trend(const Analysis& a, Grouping g, IoMetric metric, Stat stat, DurationNs interval,
-                      size_t max_series) {
+TrendData build_trend(const Analysis& a, Grouping g, IoMetric metric, Stat stat,
+                      DurationNs interval, size_t max_series) {
   TrendData out;
   out.interval_ns = std::max<DurationNs>(interval, 1);
   const TimeNs origin = a.summary.first_ts;
@@ -37,12 +37,14 @@ TrendData build_trend(const Analysis& a, Grouping g, IoMetric metric, Stat stat,
     std::optional<TimeNs> t = io_time(r);
     if (!t) continue;
     IpAddress none;
-    std::pair<IpAddress, IpAddress> key{g == Grouping::kStorage ? none : r.host, g == Grouping::kHost ? none : r.storage};
+    std::pair<IpAddress, IpAddress> key{g == Grouping::kStorage ? none : r.host,
+                                        g == Grouping::kHost ? none : r.storage};
     Group& grp = groups[key];
     if (grp.name.isEmpty())
-      grp.name = g == Grouping::kHost      ? QString::fromStdString(r.host.to_string())
-                 : g == Grouping::kStorage ? QString::fromStdString(r.storage.to_string())
-                                           : QString::fromStdString(r.host.to_string() + " → " + r.storage.to_string());
+      grp.name = g == Grouping::kHost ? QString::fromStdString(r.host.to_string())
+                 : g == Grouping::kStorage
+                     ? QString::fromStdString(r.storage.to_string())
+                     : QString::fromStdString(r.host.to_string() + " → " + r.storage.to_string());
     // Floor division: an I/O stamped before the first packet of another point's clock.
     int64_t d = *t - origin;
     int64_t b = d >= 0 ? d / out.interval_ns : -((-d + out.interval_ns - 1) / out.interval_ns);
@@ -58,13 +60,15 @@ TrendData build_trend(const Analysis& a, Grouping g, IoMetric metric, Stat stat,
     s.samples = grp.samples;
     for (const auto& [b, st] : grp.buckets) {
       std::optional<double> v = stat_us(st[metric], stat);
-      if (v && st[metric].count()) s.points.emplace_back(double(b) * double(out.interval_ns) / 1e9, *v);
+      if (v && st[metric].count())
+        s.points.emplace_back(double(b) * double(out.interval_ns) / 1e9, *v);
     }
     out.series.push_back(std::move(s));
   }
   out.groups = out.series.size();
-  std::stable_sort(out.series.begin(), out.series.end(),
-                   [](const TrendSeries& x, const TrendSeries& y) { return x.samples > y.samples; });
+  std::stable_sort(
+      out.series.begin(), out.series.end(),
+      [](const TrendSeries& x, const TrendSeries& y) { return x.samples > y.samples; });
   if (out.series.size() > max_series) out.series.resize(max_series);
   return out;
 }
@@ -72,9 +76,11 @@ TrendData build_trend(const Analysis& a, Grouping g, IoMetric metric, Stat stat,
 std::vector<QPointF> flow_throughput(const Analysis& a, const FlowKeyAtPoint& flow) {
   std::vector<QPointF> pts;
   for (const FlowPeriodRecord& p : a.flow_periods)
-    if (p.src == flow.src && p.dst == flow.dst && p.dst_qpn == flow.dst_qpn && p.point == flow.point)
+    if (p.src == flow.src && p.dst == flow.dst && p.dst_qpn == flow.dst_qpn &&
+        p.point == flow.point)
       pts.emplace_back(double(p.period_start_ns - a.summary.first_ts) / 1e9, p.fet_bps() / 1e9);
-  std::sort(pts.begin(), pts.end(), [](const QPointF& x, const QPointF& y) { return x.x() < y.x(); });
+  std::sort(pts.begin(), pts.end(),
+            [](const QPointF& x, const QPointF& y) { return x.x() < y.x(); });
   return pts;
 }
 

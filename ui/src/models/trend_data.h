@@ -34,8 +34,8 @@ DurationNs trend_interval(double span_seconds, int buckets = 60);
 std::optional<TimeNs> io_time(const IoRecord& r);
 
 /// `metric`'s statistic per interval for each group with samples, at most `max_series` series.
-TrendData build_trend(const Analysis& a, Grouping g, IoMetric metric, Stat stat, DurationNs interval,
-                      size_t max_series = 8);
+TrendData build_trend(const Analysis& a, Grouping g, IoMetric metric, Stat stat,
+                      DurationNs interval, size_t max_series = 8);
 
 /// The engine's effective throughput per period of one flow at its point: x seconds since the
 /// capture's first packet, y Gb/s.

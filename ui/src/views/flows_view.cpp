@@ -4,8 +4,8 @@
 #include <QChart>
 #include <QLineSeries>
 #include <QSplitter>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 
 #include "models/trend_data.h"
 #include "views/zoom_chart_view.h"
@@ -15,7 +15,8 @@ namespace rdmatel::ui {
 FlowsView::FlowsView(QWidget* parent) : QWidget(parent) {
   model_ = new FlowTableModel(this);
   message_model_ = new MessageTableModel(this);
-  flows_ = new TablePanel("RDMA messages per flow (source, destination, destination QPN) and point", model_, true, this);
+  flows_ = new TablePanel("RDMA messages per flow (source, destination, destination QPN) and point",
+                          model_, true, this);
   messages_ = new TablePanel("Messages of the selected flow", message_model_, false, this);
   chart_ = new QChart;
   chart_->legend()->hide();
@@ -83,11 +84,13 @@ void FlowsView::flow_selected(int row) {
   y->applyNiceNumbers();
   QString period = analysis_->flow_periods.empty()
                        ? QString()
-                       : QString("effective bytes × 8 per period of %1 ms").arg(double(analysis_->flow_periods.front().period_ns) / 1e6);
-  chart_->setTitle(QString("Throughput of %1 → %2 QP %3 at %4<br>%5")
-                       .arg(QString::fromStdString(k.src.to_string()), QString::fromStdString(k.dst.to_string()))
-                       .arg(k.dst_qpn)
-                       .arg(QString::fromStdString(analysis_->point_name(k.point)), period));
+                       : QString("effective bytes × 8 per period of %1 ms")
+                             .arg(double(analysis_->flow_periods.front().period_ns) / 1e6);
+  chart_->setTitle(
+      QString("Throughput of %1 → %2 QP %3 at %4<br>%5")
+          .arg(QString::fromStdString(k.src.to_string()), QString::fromStdString(k.dst.to_string()))
+          .arg(k.dst_qpn)
+          .arg(QString::fromStdString(analysis_->point_name(k.point)), period));
   messages_->select_first_row();
 }
 

@@ -53,6 +53,8 @@ void GroupView::group_selected(int row) {
   ios_->select_first_row();
 }
 
-void GroupView::io_selected(int row) { detail_->set_io(analysis_, io_model_->record(row)); }
+void GroupView::io_selected(int row) {
+  detail_->set_io(analysis_, io_model_->record(row));
+}
 
 }  // namespace rdmatel::ui

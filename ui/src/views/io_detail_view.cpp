@@ -16,12 +16,21 @@ namespace {
 
 // What Ti is for this kind of I/O (SPEC §4's table).
 QString stamp_meaning(const IoRecord& r, int i) {
-  static const char* const kRead[8] = {"", "command at compute side", "command at storage side",
-                                       "first data at storage side", "completion at storage side",
-                                       "completion at compute side", "", ""};
-  static const char* const kWrite[8] = {"", "command at compute side", "command at storage side",
-                                        "READ REQUEST at storage side", "READ REQUEST at compute side",
-                                        "first READ RESPONSE at compute side", "completion at storage side",
+  static const char* const kRead[8] = {"",
+                                       "command at compute side",
+                                       "command at storage side",
+                                       "first data at storage side",
+                                       "completion at storage side",
+                                       "completion at compute side",
+                                       "",
+                                       ""};
+  static const char* const kWrite[8] = {"",
+                                        "command at compute side",
+                                        "command at storage side",
+                                        "READ REQUEST at storage side",
+                                        "READ REQUEST at compute side",
+                                        "first READ RESPONSE at compute side",
+                                        "completion at storage side",
                                         "completion at compute side"};
   return QString::fromLatin1(r.is_write() ? kWrite[i] : kRead[i]);
 }
@@ -50,7 +59,8 @@ IoDetailView::IoDetailView(QWidget* parent) : QWidget(parent) {
   filter_->setPlaceholderText("Wireshark display filter of the selected I/O");
   open_ = new QPushButton("Open in Wireshark", this);
   open_->setEnabled(false);
-  open_->setToolTip("Starts Wireshark on the capture with a filter that shows exactly this I/O's frames");
+  open_->setToolTip(
+      "Starts Wireshark on the capture with a filter that shows exactly this I/O's frames");
   row->addWidget(filter_, 1);
   row->addWidget(open_);
   layout->addLayout(row);
@@ -68,21 +78,25 @@ void IoDetailView::set_io(std::shared_ptr<const Analysis> a, const IoRecord* io)
     return;
   }
   const IoRecord& r = *io;
-  QString status = !r.status_known ? "not seen" : r.status ? QString("0x%1").arg(r.status, 4, 16, QChar('0')) : "success";
-  summary_->setText(QString("<b>%1</b> %2 → %3 &nbsp; QPN %4 (host QPN %5) &nbsp; CID %6 &nbsp; %7 bytes%8 &nbsp; "
-                            "status %9 &nbsp; ended: %10<br>compute side: %11 &nbsp; storage side: %12 &nbsp; "
-                            "seen at %13 point(s)")
-                        .arg(r.op, QString::fromStdString(r.host.to_string()),
-                             QString::fromStdString(r.storage.to_string()))
-                        .arg(r.qpn)
-                        .arg(r.host_qpn ? QString::number(*r.host_qpn) : QString("unknown"))
-                        .arg(r.cid)
-                        .arg(r.length)
-                        .arg(r.in_capsule ? " (in-capsule data)" : "")
-                        .arg(status, io_end_name(r.end))
-                        .arg(QString::fromStdString(analysis_->point_name(r.compute_point)),
-                             QString::fromStdString(analysis_->point_name(r.storage_point)))
-                        .arg(r.points));
+  QString status = !r.status_known ? "not seen"
+                   : r.status      ? QString("0x%1").arg(r.status, 4, 16, QChar('0'))
+                                   : "success";
+  summary_->setText(
+      QString(
+          "<b>%1</b> %2 → %3 &nbsp; QPN %4 (host QPN %5) &nbsp; CID %6 &nbsp; %7 bytes%8 &nbsp; "
+          "status %9 &nbsp; ended: %10<br>compute side: %11 &nbsp; storage side: %12 &nbsp; "
+          "seen at %13 point(s)")
+          .arg(r.op, QString::fromStdString(r.host.to_string()),
+               QString::fromStdString(r.storage.to_string()))
+          .arg(r.qpn)
+          .arg(r.host_qpn ? QString::number(*r.host_qpn) : QString("unknown"))
+          .arg(r.cid)
+          .arg(r.length)
+          .arg(r.in_capsule ? " (in-capsule data)" : "")
+          .arg(status, io_end_name(r.end))
+          .arg(QString::fromStdString(analysis_->point_name(r.compute_point)),
+               QString::fromStdString(analysis_->point_name(r.storage_point)))
+          .arg(r.points));
   timeline_->set_io(r);
   // Stamps, each relative to the first stamp of its side (one clock per side).
   const bool write = r.is_write();
@@ -107,7 +121,8 @@ void IoDetailView::set_io(std::shared_ptr<const Analysis> a, const IoRecord* io)
     for (const IoFrame& f : it->second) {
       auto* item = new QTreeWidgetItem(frames_);
       item->setText(0, QString("frame %1").arg(f.frame));
-      item->setText(1, QString::fromStdString(f.stage).replace('_', ' ') + (f.copy ? " (repeated copy)" : ""));
+      item->setText(1, QString::fromStdString(f.stage).replace('_', ' ') +
+                           (f.copy ? " (repeated copy)" : ""));
     }
   filter_->setText(io_display_filter(*analysis_, r));
   filter_->setCursorPosition(0);
@@ -118,7 +133,8 @@ void IoDetailView::open_in_wireshark() {
   if (!analysis_) return;
   WiresharkCommand c = wireshark_command(*analysis_, filter_->text(), QDir::tempPath());
   QString error;
-  if (!rdmatel::ui::open_in_wireshark(c, error)) QMessageBox::critical(this, "rdmatel-analyzer", error);
+  if (!rdmatel::ui::open_in_wireshark(c, error))
+    QMessageBox::critical(this, "rdmatel-analyzer", error);
 }
 
 }  // namespace rdmatel::ui

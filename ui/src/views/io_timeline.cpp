@@ -10,7 +10,9 @@
 namespace rdmatel::ui {
 namespace {
 
-QString us(DurationNs ns) { return QString::fromStdString(format_us(ns)) + " µs"; }
+QString us(DurationNs ns) {
+  return QString::fromStdString(format_us(ns)) + " µs";
+}
 
 enum Lane { kCompute, kNetwork, kStorage };
 
@@ -29,11 +31,19 @@ struct Tick {
 
 }  // namespace
 
-IoTimeline::IoTimeline(QWidget* parent) : QWidget(parent) { setAutoFillBackground(true); }
+IoTimeline::IoTimeline(QWidget* parent) : QWidget(parent) {
+  setAutoFillBackground(true);
+}
 
-QColor IoTimeline::compute_colour() { return QColor(0x4c, 0x78, 0xa8); }
-QColor IoTimeline::network_colour() { return QColor(0xf5, 0x85, 0x18); }
-QColor IoTimeline::storage_colour() { return QColor(0x54, 0xa2, 0x4b); }
+QColor IoTimeline::compute_colour() {
+  return QColor(0x4c, 0x78, 0xa8);
+}
+QColor IoTimeline::network_colour() {
+  return QColor(0xf5, 0x85, 0x18);
+}
+QColor IoTimeline::storage_colour() {
+  return QColor(0x54, 0xa2, 0x4b);
+}
 
 void IoTimeline::set_io(const std::optional<IoRecord>& io) {
   io_ = io;
@@ -73,11 +83,14 @@ void IoTimeline::paintEvent(QPaintEvent*) {
     if (!t.has(i)) continue;
     bool on_compute = std::find(compute.begin(), compute.end(), i) != compute.end();
     bool on_storage = std::find(storage.begin(), storage.end(), i) != storage.end();
-    if (on_compute) ticks.push_back({kCompute, pos(i), i});
-    else if (on_storage) ticks.push_back({kStorage, pos(i), i});
+    if (on_compute)
+      ticks.push_back({kCompute, pos(i), i});
+    else if (on_storage)
+      ticks.push_back({kStorage, pos(i), i});
   }
   auto seg = [&](Lane lane, int a, int b, const QString& name, QColor c) {
-    if (t.has(a) && t.has(b)) segs.push_back({lane, pos(a), pos(b), name + " " + us(t[b] - t[a]), c});
+    if (t.has(a) && t.has(b))
+      segs.push_back({lane, pos(a), pos(b), name + " " + us(t[b] - t[a]), c});
   };
   const QColor cc = compute_colour(), nc = network_colour(), sc = storage_colour();
   const int s_end = write ? 6 : 4, c_end = write ? 7 : 5;
@@ -112,7 +125,8 @@ void IoTimeline::paintEvent(QPaintEvent*) {
   for (int lane = 0; lane < 3; ++lane) {
     int y = top + lane * lane_h;
     p.setPen(palette().text().color());
-    p.drawText(QRect(8, y, left - 12, lane_h - 8), Qt::AlignLeft | Qt::AlignVCenter, lane_names[lane]);
+    p.drawText(QRect(8, y, left - 12, lane_h - 8), Qt::AlignLeft | Qt::AlignVCenter,
+               lane_names[lane]);
     p.setPen(QPen(palette().mid().color(), 1, Qt::DotLine));
     p.drawLine(QPointF(left, y + (lane_h - 8) / 2.0), QPointF(left + w, y + (lane_h - 8) / 2.0));
   }
@@ -137,7 +151,8 @@ void IoTimeline::paintEvent(QPaintEvent*) {
     QRectF box(x(s.from), y + 2, std::max(2.0, x(s.to) - x(s.from)), lane_h - 12);
     p.fillRect(box, s.colour);
     p.setPen(Qt::white);
-    if (fm.horizontalAdvance(s.label) + 6 < box.width()) p.drawText(box, Qt::AlignCenter, s.label);
+    if (fm.horizontalAdvance(s.label) + 6 < box.width())
+      p.drawText(box, Qt::AlignCenter, s.label);
     else {
       // Beside the segment: after it, or before it where it ends at the right edge.
       p.setPen(palette().text().color());
@@ -150,7 +165,8 @@ void IoTimeline::paintEvent(QPaintEvent*) {
     int y = top + k.lane * lane_h;
     p.setPen(QPen(palette().text().color(), 1.5));
     p.drawLine(QPointF(x(k.at), y), QPointF(x(k.at), y + lane_h - 10));
-    p.drawText(QPointF(x(k.at) - fm.horizontalAdvance("T1") / 2.0, y + lane_h), QString("T%1").arg(k.index));
+    p.drawText(QPointF(x(k.at) - fm.horizontalAdvance("T1") / 2.0, y + lane_h),
+               QString("T%1").arg(k.index));
   }
   // Axis: µs from the compute side's command.
   int ay = top + 3 * lane_h + 8;
@@ -162,11 +178,13 @@ void IoTimeline::paintEvent(QPaintEvent*) {
     double px = x(ns);
     p.drawLine(QPointF(px, ay), QPointF(px, ay + 4));
     int lw = fm.horizontalAdvance(lab);
-    p.drawText(QPointF(std::clamp(px - lw / 2.0, double(left), left + w - lw), ay + 4 + fm.ascent()), lab);
+    p.drawText(
+        QPointF(std::clamp(px - lw / 2.0, double(left), left + w - lw), ay + 4 + fm.ascent()), lab);
   }
   p.setPen(palette().placeholderText().color());
-  p.drawText(QRect(8, ay + 6 + fm.height(), width() - 16, fm.height() + 2), Qt::AlignLeft,
-             "Each side on its own clock; the RTT's split between the two directions is drawn even.");
+  p.drawText(
+      QRect(8, ay + 6 + fm.height(), width() - 16, fm.height() + 2), Qt::AlignLeft,
+      "Each side on its own clock; the RTT's split between the two directions is drawn even.");
 }
 
 }  // namespace rdmatel::ui

@@ -19,7 +19,8 @@
 
 namespace rdmatel::ui {
 
-MainWindow::MainWindow(SettingOverrides settings, QWidget* parent) : QMainWindow(parent), settings_(std::move(settings)) {
+MainWindow::MainWindow(SettingOverrides settings, QWidget* parent)
+    : QMainWindow(parent), settings_(std::move(settings)) {
   setWindowTitle("rdmatel-analyzer");
   worker_ = new SessionWorker(this);
   tabs_ = new QTabWidget(this);
@@ -36,10 +37,11 @@ MainWindow::MainWindow(SettingOverrides settings, QWidget* parent) : QMainWindow
   tabs_->addTab(flows_, "Flows");
   topology_ = new TopologyView(this);
   tabs_->addTab(topology_, "Topology");
-  congestion_ = new RecordsView({{"congestion", "ECN and CNPs per flow and point"},
-                                 {"pfc", "PFC per point and priority"},
-                                 {"offsets", "Clock offsets between points (no metric needs them)"}},
-                                this);
+  congestion_ =
+      new RecordsView({{"congestion", "ECN and CNPs per flow and point"},
+                       {"pfc", "PFC per point and priority"},
+                       {"offsets", "Clock offsets between points (no metric needs them)"}},
+                      this);
   tabs_->addTab(congestion_, "Congestion");
   alerts_ = new RecordsView({{"alerts", "Alerts"}}, this);
   if (!alerts_->empty()) tabs_->addTab(alerts_, "Alerts");
@@ -66,8 +68,10 @@ MainWindow::MainWindow(SettingOverrides settings, QWidget* parent) : QMainWindow
 
   connect(cancel_, &QPushButton::clicked, worker_, &SessionWorker::cancel);
   connect(worker_, &SessionWorker::progress, this, [this](double f, quint64 frames) {
-    if (f < 0) progress_->setRange(0, 0);  // unknown total: a busy indicator
-    else progress_->setValue(int(f * 1000));
+    if (f < 0)
+      progress_->setRange(0, 0);  // unknown total: a busy indicator
+    else
+      progress_->setValue(int(f * 1000));
     status_->setText(QString("Reading: %1 packets…").arg(frames));
   });
   connect(worker_, &SessionWorker::finished, this, &MainWindow::on_finished);
@@ -104,8 +108,10 @@ void MainWindow::open_dialog() {
 void MainWindow::on_failed(const QString& message) {
   show_running(false);
   status_->setText("Could not read the capture.");
-  if (interactive_) QMessageBox::critical(this, "rdmatel-analyzer", message);
-  else std::fprintf(stderr, "rdmatel-analyzer: %s\n", message.toLocal8Bit().constData());
+  if (interactive_)
+    QMessageBox::critical(this, "rdmatel-analyzer", message);
+  else
+    std::fprintf(stderr, "rdmatel-analyzer: %s\n", message.toLocal8Bit().constData());
   emit loaded(false);
 }
 
@@ -130,14 +136,18 @@ void MainWindow::on_finished(std::shared_ptr<const Analysis> a) {
   if (!a->summary.errors.empty()) {
     QString text;
     for (const std::string& e : a->summary.errors) text += QString::fromStdString(e) + "\n";
-    if (interactive_) QMessageBox::warning(this, "rdmatel-analyzer", text.trimmed());
-    else std::fprintf(stderr, "rdmatel-analyzer: error: %s", text.toLocal8Bit().constData());
+    if (interactive_)
+      QMessageBox::warning(this, "rdmatel-analyzer", text.trimmed());
+    else
+      std::fprintf(stderr, "rdmatel-analyzer: error: %s", text.toLocal8Bit().constData());
   }
   emit loaded(true);
 }
 
 std::vector<TablePanel*> MainWindow::tables_of(QWidget* tab) const {
-  if (tab == overview_) return overview_->diagnosis() ? std::vector<TablePanel*>{overview_->diagnosis()} : std::vector<TablePanel*>{};
+  if (tab == overview_)
+    return overview_->diagnosis() ? std::vector<TablePanel*>{overview_->diagnosis()}
+                                  : std::vector<TablePanel*>{};
   for (GroupView* g : groups_)
     if (tab == g) return {g->groups(), g->ios()};
   if (tab == flows_) return {flows_->flows(), flows_->messages()};
@@ -149,7 +159,8 @@ std::vector<TablePanel*> MainWindow::tables_of(QWidget* tab) const {
 void MainWindow::export_csv() {
   std::vector<TablePanel*> tables = tables_of(tabs_->currentWidget());
   if (tables.empty()) {
-    QMessageBox::information(this, "rdmatel-analyzer", "This view has no table: choose a tab with a table.");
+    QMessageBox::information(this, "rdmatel-analyzer",
+                             "This view has no table: choose a tab with a table.");
     return;
   }
   // The table that has the focus, else the tab's main table.
@@ -182,7 +193,8 @@ void MainWindow::filter_on(const QString& ip) {
 
 void MainWindow::open_pair(const QString& host, const QString& storage) {
   IpAddress h, s;
-  if (!IpAddress::parse(host.toStdString(), h) || !IpAddress::parse(storage.toStdString(), s)) return;
+  if (!IpAddress::parse(host.toStdString(), h) || !IpAddress::parse(storage.toStdString(), s))
+    return;
   GroupView* pairs = groups_[int(Grouping::kPair)];
   pairs->groups()->set_filter(QString());
   int row = pairs->model()->row_of(h, s);

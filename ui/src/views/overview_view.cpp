@@ -9,10 +9,12 @@ namespace rdmatel::ui {
 namespace {
 
 QString role_text(const PointInfo& p) {
-  if (p.configured != PointRole::kUnknown) return QString(point_role_name(p.configured)) + ", configured";
+  if (p.configured != PointRole::kUnknown)
+    return QString(point_role_name(p.configured)) + ", configured";
   QString t = point_role_name(p.role);
   if (p.compute_endpoints) t += QString(", compute side of %1 host(s)").arg(p.compute_endpoints);
-  if (p.storage_endpoints) t += QString(", storage side of %1 storage server(s)").arg(p.storage_endpoints);
+  if (p.storage_endpoints)
+    t += QString(", storage side of %1 storage server(s)").arg(p.storage_endpoints);
   return t;
 }
 
@@ -38,9 +40,11 @@ QString worst(const Map& groups, IoMetric m, Label label) {
 
 QString overview_html(const Analysis& a) {
   QString files;
-  for (const std::string& p : a.paths) files += (files.isEmpty() ? "" : ", ") + QString::fromStdString(p);
+  for (const std::string& p : a.paths)
+    files += (files.isEmpty() ? "" : ", ") + QString::fromStdString(p);
   QString formats;
-  for (const std::string& f : a.summary.formats) formats += (formats.isEmpty() ? "" : ", ") + QString::fromStdString(f);
+  for (const std::string& f : a.summary.formats)
+    formats += (formats.isEmpty() ? "" : ", ") + QString::fromStdString(f);
   const IoGroupStats& t = a.io_report.total();
   uint64_t messages = 0, naks = 0, retrans = 0, packets = 0;
   for (const auto& [k, f] : a.flow_report.flows()) {
@@ -50,7 +54,9 @@ QString overview_html(const Analysis& a) {
     packets += f.packets;
   }
   QString h = "<h3>" + files.toHtmlEscaped() + "</h3><table cellspacing=4>";
-  auto row = [&h](const QString& k, const QString& v) { h += "<tr><td><b>" + k + "</b></td><td>" + v + "</td></tr>"; };
+  auto row = [&h](const QString& k, const QString& v) {
+    h += "<tr><td><b>" + k + "</b></td><td>" + v + "</td></tr>";
+  };
   row("Capture", QString("%1; %2 frames, %3 RoCEv2, %4 malformed; %5 s; read in %6 s%7")
                      .arg(formats.toHtmlEscaped())
                      .arg(a.stats.frames)
@@ -61,8 +67,8 @@ QString overview_html(const Analysis& a) {
                      .arg(a.summary.cancelled ? " — <b>cancelled: partial results</b>" : ""));
   QString points;
   for (const PointInfo& p : a.points)
-    points += (points.isEmpty() ? "" : "<br>") + QString::fromStdString(p.name).toHtmlEscaped() + " (" +
-              role_text(p).toHtmlEscaped() + ", " + QString::number(p.packets) + " packets)";
+    points += (points.isEmpty() ? "" : "<br>") + QString::fromStdString(p.name).toHtmlEscaped() +
+              " (" + role_text(p).toHtmlEscaped() + ", " + QString::number(p.packets) + " packets)";
   row(QString("Observation points (%1)").arg(a.points.size()), points.isEmpty() ? kAbsent : points);
   row("NVMe commands", QString("%1 (read %2, write %3, other %4), incomplete %5, error status %6")
                            .arg(t.ios)
@@ -76,7 +82,9 @@ QString overview_html(const Analysis& a) {
                                      .arg(a.io_report.by_storage().size())
                                      .arg(a.io_report.by_pair().size()));
   auto ip = [](const IpAddress& x) { return QString::fromStdString(x.to_string()); };
-  auto pair = [&ip](const std::pair<IpAddress, IpAddress>& k) { return ip(k.first) + " → " + ip(k.second); };
+  auto pair = [&ip](const std::pair<IpAddress, IpAddress>& k) {
+    return ip(k.first) + " → " + ip(k.second);
+  };
   row("Worst RTT p99 (network)", worst(a.io_report.by_pair(), IoMetric::kRtt, pair));
   row("Worst DAL p99 (storage)", worst(a.io_report.by_storage(), IoMetric::kDal, ip));
   row("Worst DPL p99 (compute side)", worst(a.io_report.by_host(), IoMetric::kDpl, ip));
@@ -87,8 +95,10 @@ QString overview_html(const Analysis& a) {
                            .arg(packets)
                            .arg(retrans)
                            .arg(naks));
-  if (a.stats.duplicates) row("Duplicates", QString("%1 packets given twice were counted once").arg(a.stats.duplicates));
-  for (const std::string& e : a.summary.errors) row("Read error", QString::fromStdString(e).toHtmlEscaped());
+  if (a.stats.duplicates)
+    row("Duplicates", QString("%1 packets given twice were counted once").arg(a.stats.duplicates));
+  for (const std::string& e : a.summary.errors)
+    row("Read error", QString::fromStdString(e).toHtmlEscaped());
   return h + "</table>";
 }
 
@@ -102,12 +112,14 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(headline_);
   diagnosis_model_ = new RecordTableModel("diagnosis", this);
   if (diagnosis_model_->schema()) {
-    diagnosis_ = new TablePanel("Diagnosis: who is to blame, with its evidence", diagnosis_model_, false, this);
+    diagnosis_ = new TablePanel("Diagnosis: who is to blame, with its evidence", diagnosis_model_,
+                                false, this);
     layout->addWidget(diagnosis_, 2);
   } else {
-    auto* none = new QLabel("<b>Diagnosis</b>: not available in this build (the engine emits no diagnosis "
-                            "records). Use the worst p99s above and the Hosts, Storage and Pairs tabs.",
-                            this);
+    auto* none = new QLabel(
+        "<b>Diagnosis</b>: not available in this build (the engine emits no diagnosis "
+        "records). Use the worst p99s above and the Hosts, Storage and Pairs tabs.",
+        this);
     none->setWordWrap(true);
     none->setFrameShape(QFrame::StyledPanel);
     none->setMargin(6);

@@ -6,7 +6,8 @@
 
 namespace rdmatel::ui {
 
-RecordsView::RecordsView(const std::vector<std::pair<std::string, QString>>& channels, QWidget* parent)
+RecordsView::RecordsView(const std::vector<std::pair<std::string, QString>>& channels,
+                         QWidget* parent)
     : QWidget(parent) {
   auto* split = new QSplitter(Qt::Vertical, this);
   for (const auto& [channel, title] : channels) {

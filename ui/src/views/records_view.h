@@ -15,7 +15,8 @@ class RecordsView : public QWidget {
   Q_OBJECT
  public:
   /// One table per (channel, title); channels this engine build has no schema for are left out.
-  RecordsView(const std::vector<std::pair<std::string, QString>>& channels, QWidget* parent = nullptr);
+  RecordsView(const std::vector<std::pair<std::string, QString>>& channels,
+              QWidget* parent = nullptr);
   void set_analysis(std::shared_ptr<const Analysis> a);
   void set_filter(const QString& text);
   const std::vector<TablePanel*>& tables() const { return tables_; }

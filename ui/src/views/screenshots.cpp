@@ -77,7 +77,8 @@ int save_screenshots(MainWindow& w, const QString& dir) {
   SettingsDialog d(SettingOverrides::analyzer_defaults(), &w);
   d.show();
   settle(300);
-  written += save(d, QString("%1/%2-settings.png").arg(dir).arg(w.tabs()->count() + 1, 2, 10, QChar('0')));
+  written +=
+      save(d, QString("%1/%2-settings.png").arg(dir).arg(w.tabs()->count() + 1, 2, 10, QChar('0')));
   d.close();
   return written;
 }

@@ -15,10 +15,11 @@ namespace rdmatel::ui {
 SettingsDialog::SettingsDialog(const SettingOverrides& current, QWidget* parent) : QDialog(parent) {
   setWindowTitle("rdmatel-analyzer settings");
   auto* layout = new QVBoxLayout(this);
-  auto* intro = new QLabel("The engine's settings, the same as the CLI's options and Wireshark's preferences (hover "
-                           "over a name for its meaning). OK re-reads the open captures with them. The analyzer's "
-                           "own default: flow periods of 0.01 s (the CLI's is 1 s).",
-                           this);
+  auto* intro = new QLabel(
+      "The engine's settings, the same as the CLI's options and Wireshark's preferences (hover "
+      "over a name for its meaning). OK re-reads the open captures with them. The analyzer's "
+      "own default: flow periods of 0.01 s (the CLI's is 1 s).",
+      this);
   intro->setWordWrap(true);
   layout->addWidget(intro);
   auto* form_host = new QWidget;
@@ -26,8 +27,10 @@ SettingsDialog::SettingsDialog(const SettingOverrides& current, QWidget* parent)
   for (const SettingSpec* s : setting_specs()) {
     if (!s->cli && !s->preference) continue;
     QString label = QString::fromLatin1(s->name).replace('_', ' ');
-    if (*s->unit) label += QString(" (%1)").arg(s->unit);
-    else if (s->type == SettingType::kList || (s->type == SettingType::kCount && std::string(s->metavar) != "N"))
+    if (*s->unit)
+      label += QString(" (%1)").arg(s->unit);
+    else if (s->type == SettingType::kList ||
+             (s->type == SettingType::kCount && std::string(s->metavar) != "N"))
       label += QString(" (%1)").arg(s->metavar);
     const std::string value = current.text(s->name);
     QWidget* editor = nullptr;
@@ -45,7 +48,9 @@ SettingsDialog::SettingsDialog(const SettingOverrides& current, QWidget* parent)
         editor = t;
         break;
       }
-      default: editor = new QLineEdit(QString::fromStdString(value), form_host); break;
+      default:
+        editor = new QLineEdit(QString::fromStdString(value), form_host);
+        break;
     }
     editor->setToolTip(QString::fromUtf8(s->help));
     editor->setObjectName(s->name);
@@ -74,9 +79,12 @@ void SettingsDialog::accept() {
   for (const auto& [name, editor] : editors_) {
     const SettingSpec* s = find_setting(name);
     std::string text;
-    if (auto* c = qobject_cast<QCheckBox*>(editor)) text = c->isChecked() ? "on" : "off";
-    else if (auto* t = qobject_cast<QPlainTextEdit*>(editor)) text = t->toPlainText().toStdString();
-    else if (auto* l = qobject_cast<QLineEdit*>(editor)) text = l->text().trimmed().toStdString();
+    if (auto* c = qobject_cast<QCheckBox*>(editor))
+      text = c->isChecked() ? "on" : "off";
+    else if (auto* t = qobject_cast<QPlainTextEdit*>(editor))
+      text = t->toPlainText().toStdString();
+    else if (auto* l = qobject_cast<QLineEdit*>(editor))
+      text = l->text().trimmed().toStdString();
     // Only what differs from the engine's default is kept (a list's default is empty).
     if (s && text != s->fallback) o.set(name, text);
   }

@@ -22,7 +22,8 @@ bool SortProxy::lessThan(const QModelIndex& left, const QModelIndex& right) cons
   return QString::localeAwareCompare(l.toString(), r.toString()) < 0;
 }
 
-TablePanel::TablePanel(const QString& title, QAbstractItemModel* model, bool filter_box, QWidget* parent)
+TablePanel::TablePanel(const QString& title, QAbstractItemModel* model, bool filter_box,
+                       QWidget* parent)
     : QWidget(parent), title_(title) {
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -57,13 +58,17 @@ TablePanel::TablePanel(const QString& title, QAbstractItemModel* model, bool fil
     menu.exec(view_->viewport()->mapToGlobal(pos));
   });
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-          [this](const QModelIndex&, const QModelIndex&) { emit current_row_changed(current_source_row()); });
+          [this](const QModelIndex&, const QModelIndex&) {
+            emit current_row_changed(current_source_row());
+          });
   connect(model, &QAbstractItemModel::modelReset, this, &TablePanel::fit_columns);
 }
 
 void TablePanel::set_filter(const QString& text) {
-  if (filter_) filter_->setText(text);
-  else proxy_->setFilterFixedString(text);
+  if (filter_)
+    filter_->setText(text);
+  else
+    proxy_->setFilterFixedString(text);
 }
 
 int TablePanel::current_source_row() const {
@@ -87,7 +92,8 @@ void TablePanel::fit_columns() {
 void TablePanel::export_csv() {
   QString name = title_.toLower();
   name.replace(QRegularExpression("[^a-z0-9]+"), "-");
-  QString path = QFileDialog::getSaveFileName(this, "Export " + title_ + " as CSV", name + ".csv", "CSV (*.csv)");
+  QString path = QFileDialog::getSaveFileName(this, "Export " + title_ + " as CSV", name + ".csv",
+                                              "CSV (*.csv)");
   if (path.isEmpty()) return;
   QString error;
   if (!write_csv(*proxy_, path, error)) QMessageBox::critical(this, "rdmatel-analyzer", error);

@@ -24,7 +24,8 @@ class SortProxy : public QSortFilterProxyModel {
 class TablePanel : public QWidget {
   Q_OBJECT
  public:
-  TablePanel(const QString& title, QAbstractItemModel* model, bool filter_box, QWidget* parent = nullptr);
+  TablePanel(const QString& title, QAbstractItemModel* model, bool filter_box,
+             QWidget* parent = nullptr);
 
   QTableView* view() const { return view_; }
   SortProxy* proxy() const { return proxy_; }

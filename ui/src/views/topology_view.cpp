@@ -34,7 +34,8 @@ class ClickableView : public QGraphicsView {
   }
   void resizeEvent(QResizeEvent* e) override {
     QGraphicsView::resizeEvent(e);
-    if (scene()) fitInView(scene()->itemsBoundingRect().adjusted(-20, -20, 20, 20), Qt::KeepAspectRatio);
+    if (scene())
+      fitInView(scene()->itemsBoundingRect().adjusted(-20, -20, 20, 20), Qt::KeepAspectRatio);
   }
 
  private:
@@ -55,10 +56,11 @@ TopologyView::TopologyView(QWidget* parent) : QWidget(parent) {
   bar->addWidget(colour_by_);
   auto* clear = new QPushButton("Clear filters", this);
   bar->addWidget(clear);
-  bar->addWidget(new QLabel("Click a host or storage server to filter the other views on it; click an edge to "
-                            "open its pair.",
-                            this),
-                 1);
+  bar->addWidget(
+      new QLabel("Click a host or storage server to filter the other views on it; click an edge to "
+                 "open its pair.",
+                 this),
+      1);
   layout->addLayout(bar);
   scene_ = new QGraphicsScene(this);
   view_ = new ClickableView(scene_, this, [this](QGraphicsItem* i) { clicked(i); });
@@ -121,14 +123,19 @@ void TopologyView::rebuild() {
     line->setData(kHostKey, ip_text(k.first));
     line->setData(kStorageKey, ip_text(k.second));
     std::optional<QString> t = stat_text(g[metric], stat);
-    QString label = QString("%1 %2: %3").arg(io_metric_name(metric), stat_name(stat), t ? *t + " µs" : kAbsent);
-    line->setToolTip(QString("%1 → %2\n%3 I/Os\n%4").arg(ip_text(k.first), ip_text(k.second)).arg(g.ios).arg(label));
+    QString label =
+        QString("%1 %2: %3").arg(io_metric_name(metric), stat_name(stat), t ? *t + " µs" : kAbsent);
+    line->setToolTip(QString("%1 → %2\n%3 I/Os\n%4")
+                         .arg(ip_text(k.first), ip_text(k.second))
+                         .arg(g.ios)
+                         .arg(label));
     line->setZValue(0);
   }
   auto node = [&](const IpAddress& ip, const IoGroupStats& g, bool host) {
     QPointF p = at[ip];
-    auto* e = scene_->addEllipse(QRectF(p.x() - r, p.y() - r, 2 * r, 2 * r), QPen(Qt::black, 1.5),
-                                 QBrush(host ? QColor(0x4c, 0x78, 0xa8) : QColor(0x54, 0xa2, 0x4b)));
+    auto* e =
+        scene_->addEllipse(QRectF(p.x() - r, p.y() - r, 2 * r, 2 * r), QPen(Qt::black, 1.5),
+                           QBrush(host ? QColor(0x4c, 0x78, 0xa8) : QColor(0x54, 0xa2, 0x4b)));
     e->setZValue(2);
     e->setData(kKindKey, kNode);
     e->setData(host ? kHostKey : kStorageKey, ip_text(ip));
@@ -150,12 +157,15 @@ void TopologyView::rebuild() {
   for (int i = 0; i <= 10; ++i) grad.setColorAt(i / 10.0, scale_colour(i / 10.0, 0, 1));
   scene_->addRect(QRectF(col_w * 0.2, ly, col_w * 0.6, 14), QPen(Qt::NoPen), QBrush(grad));
   QString unit = QString(" µs");
-  auto* lo_t = scene_->addSimpleText(std::isfinite(lo) ? QString::number(lo, 'f', 3) + unit : kAbsent);
+  auto* lo_t =
+      scene_->addSimpleText(std::isfinite(lo) ? QString::number(lo, 'f', 3) + unit : kAbsent);
   lo_t->setPos(col_w * 0.2 - lo_t->boundingRect().width() - 6, ly - 1);
-  auto* hi_t = scene_->addSimpleText(std::isfinite(hi) ? QString::number(hi, 'f', 3) + unit : kAbsent);
+  auto* hi_t =
+      scene_->addSimpleText(std::isfinite(hi) ? QString::number(hi, 'f', 3) + unit : kAbsent);
   hi_t->setPos(col_w * 0.8 + 6, ly - 1);
-  auto* title = scene_->addSimpleText(QString("edge colour: pair %1 %2 (grey dashed: no samples); width: I/Os")
-                                          .arg(io_metric_name(metric), stat_name(stat)));
+  auto* title = scene_->addSimpleText(
+      QString("edge colour: pair %1 %2 (grey dashed: no samples); width: I/Os")
+          .arg(io_metric_name(metric), stat_name(stat)));
   title->setPos(col_w / 2 - title->boundingRect().width() / 2, ly + 20);
   view_->fitInView(scene_->itemsBoundingRect().adjusted(-20, -20, 20, 20), Qt::KeepAspectRatio);
 }
@@ -166,7 +176,7 @@ void TopologyView::clicked(QGraphicsItem* item) {
     emit pair_requested(item->data(kHostKey).toString(), item->data(kStorageKey).toString());
   else if (item->data(kKindKey).toInt() == kNode)
     emit filter_requested(item->data(kHostKey).isValid() ? item->data(kHostKey).toString()
-                                                          : item->data(kStorageKey).toString());
+                                                         : item->data(kStorageKey).toString());
 }
 
 }  // namespace rdmatel::ui

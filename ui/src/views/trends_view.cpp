@@ -4,8 +4,8 @@
 #include <QChart>
 #include <QHBoxLayout>
 #include <QLineSeries>
-#include <QValueAxis>
 #include <QVBoxLayout>
+#include <QValueAxis>
 
 #include "rdmatel/format.h"
 #include "views/zoom_chart_view.h"
@@ -28,7 +28,8 @@ TrendsView::TrendsView(QWidget* parent) : QWidget(parent) {
   grouping_->addItem("per storage", int(Grouping::kStorage));
   grouping_->addItem("per pair", int(Grouping::kPair));
   metric_ = new QComboBox(this);
-  for (IoMetric m : {IoMetric::kRtt, IoMetric::kDal, IoMetric::kDpl, IoMetric::kIol1, IoMetric::kIol2, IoMetric::kIol})
+  for (IoMetric m : {IoMetric::kRtt, IoMetric::kDal, IoMetric::kDpl, IoMetric::kIol1,
+                     IoMetric::kIol2, IoMetric::kIol})
     metric_->addItem(io_metric_name(m), int(m));
   stat_ = new QComboBox(this);
   for (Stat s : {Stat::kAvg, Stat::kP99, Stat::kMax}) stat_->addItem(stat_name(s), int(s));
@@ -104,10 +105,12 @@ void TrendsView::rebuild() {
   // Round ticks (0, 0.5, 1.0 s rather than 0.657).
   x->applyNiceNumbers();
   y->applyNiceNumbers();
-  chart_->setTitle(QString("%1 %2 per interval, %3").arg(io_metric_name(m), stat_name(s), grouping_->currentText()));
-  QString shown = data_.groups > data_.series.size()
-                      ? QString("the %1 busiest of %2 groups").arg(data_.series.size()).arg(data_.groups)
-                      : QString("%1 group(s)").arg(data_.series.size());
+  chart_->setTitle(QString("%1 %2 per interval, %3")
+                       .arg(io_metric_name(m), stat_name(s), grouping_->currentText()));
+  QString shown =
+      data_.groups > data_.series.size()
+          ? QString("the %1 busiest of %2 groups").arg(data_.series.size()).arg(data_.groups)
+          : QString("%1 group(s)").arg(data_.series.size());
   info_->setText(QString("interval %1 (about 60 over the capture); %2%3")
                      .arg(interval_text(data_.interval_ns), shown,
                           filter_.isEmpty() ? QString() : "; filtered on " + filter_));

@@ -11,7 +11,9 @@ ZoomChartView::ZoomChartView(QChart* chart, QWidget* parent) : QChartView(chart,
   setRubberBand(QChartView::RectangleRubberBand);
   setRenderHint(QPainter::Antialiasing);
   setFocusPolicy(Qt::StrongFocus);
-  setToolTip("Drag to zoom, wheel to zoom at the cursor, middle-drag or Shift+drag to pan, double-click to reset");
+  setToolTip(
+      "Drag to zoom, wheel to zoom at the cursor, middle-drag or Shift+drag to pan, double-click "
+      "to reset");
 }
 
 void ZoomChartView::wheelEvent(QWheelEvent* e) {
@@ -19,14 +21,15 @@ void ZoomChartView::wheelEvent(QWheelEvent* e) {
   // Zoom around the cursor: a rectangle scaled about that point.
   QRectF area = chart()->plotArea();
   QPointF c = chart()->mapFromScene(mapToScene(e->position().toPoint()));
-  QRectF r(c.x() - (c.x() - area.left()) / factor, c.y() - (c.y() - area.top()) / factor, area.width() / factor,
-           area.height() / factor);
+  QRectF r(c.x() - (c.x() - area.left()) / factor, c.y() - (c.y() - area.top()) / factor,
+           area.width() / factor, area.height() / factor);
   chart()->zoomIn(r);
   e->accept();
 }
 
 void ZoomChartView::mousePressEvent(QMouseEvent* e) {
-  if (e->button() == Qt::MiddleButton || (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier))) {
+  if (e->button() == Qt::MiddleButton ||
+      (e->button() == Qt::LeftButton && (e->modifiers() & Qt::ShiftModifier))) {
     panning_ = true;
     last_ = e->pos();
     setCursor(Qt::ClosedHandCursor);
@@ -64,14 +67,30 @@ void ZoomChartView::mouseDoubleClickEvent(QMouseEvent* e) {
 
 void ZoomChartView::keyPressEvent(QKeyEvent* e) {
   switch (e->key()) {
-    case Qt::Key_Left: chart()->scroll(-20, 0); break;
-    case Qt::Key_Right: chart()->scroll(20, 0); break;
-    case Qt::Key_Up: chart()->scroll(0, 20); break;
-    case Qt::Key_Down: chart()->scroll(0, -20); break;
-    case Qt::Key_Plus: chart()->zoom(1.25); break;
-    case Qt::Key_Minus: chart()->zoom(0.8); break;
-    case Qt::Key_0: chart()->zoomReset(); break;
-    default: QChartView::keyPressEvent(e); return;
+    case Qt::Key_Left:
+      chart()->scroll(-20, 0);
+      break;
+    case Qt::Key_Right:
+      chart()->scroll(20, 0);
+      break;
+    case Qt::Key_Up:
+      chart()->scroll(0, 20);
+      break;
+    case Qt::Key_Down:
+      chart()->scroll(0, -20);
+      break;
+    case Qt::Key_Plus:
+      chart()->zoom(1.25);
+      break;
+    case Qt::Key_Minus:
+      chart()->zoom(0.8);
+      break;
+    case Qt::Key_0:
+      chart()->zoomReset();
+      break;
+    default:
+      QChartView::keyPressEvent(e);
+      return;
   }
   e->accept();
 }
