@@ -25,6 +25,7 @@
 #include "models/group_stats_model.h"
 #include "models/io_table_model.h"
 #include "models/trend_data.h"
+#include "tests/support/capture_builder.h"
 
 using json = nlohmann::json;
 using namespace rdmatel;
@@ -264,6 +265,33 @@ TEST(AnalyzerFlowTableModel, RowsMatchGroundTruthMessages) {
       EXPECT_NEAR(cell(model, r, FlowTableModel::kFctMax), w.fct_max, 1e-9) << key;
     }
   }
+}
+
+// The congestion columns of a flow are its ECN marks: a hand-built capture of 6 WRITE ONLY
+// packets of one flow with ECN 10, 10, 11, 11, 11, 00 — 5 ECN-capable, 3 CE, ratio 0.6.
+TEST(AnalyzerFlowTableModel, CongestionColumnsAreTheFlowsEcnMarks) {
+  namespace t = rdmatel::test;
+  t::Bytes file = t::concat({t::pcapng::shb(), t::pcapng::idb("p0")});
+  const uint8_t ecn[6] = {2, 2, 3, 3, 3, 0};
+  for (uint32_t i = 0; i < 6; ++i) {
+    t::RoceSpec s = t::up(0x0A, 100 + i);  // RDMA WRITE ONLY
+    s.ecn = ecn[i];
+    s.ext = t::reth(0x1000, 0x77, 64);
+    s.payload = t::Bytes(64, 0);
+    t::Bytes ep = t::pcapng::epb(0, 1'700'000'000'000'000'000ull + i * 1000, t::build_roce(s));
+    file.insert(file.end(), ep.begin(), ep.end());
+  }
+  t::TempCapture cap(file);
+  auto a = analyse({cap.path});
+  ASSERT_TRUE(a);
+  FlowTableModel model;
+  model.set_analysis(a);
+  ASSERT_EQ(model.rowCount(), 1);
+  EXPECT_EQ(cell(model, 0, FlowTableModel::kMessages), 6.0);
+  EXPECT_EQ(cell(model, 0, FlowTableModel::kCe), 3.0);
+  EXPECT_NEAR(cell(model, 0, FlowTableModel::kCeRatio), 0.6, 1e-12);
+  // No reverse direction: whether CNPs came back is unknown, shown as a dash.
+  EXPECT_FALSE(model.index(0, FlowTableModel::kCnpsReceived).data(kSortRole).isValid());
 }
 
 // The trend of RTT avg per host: every I/O with an RTT lands in the interval of its T1, and each

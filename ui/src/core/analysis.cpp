@@ -91,6 +91,7 @@ class AnalysisSink final : public RecordSink {
     } else if (r.is(kFlowSchema)) {
       a_.flow_periods.push_back(r.as<FlowPeriodRecord>());
     } else if (r.schema) {
+      if (r.is(kCongestionSchema)) a_.congestion.push_back(r.as<CongestionRecord>());
       RecordTable& t = a_.tables[r.schema->channel];
       t.schema = r.schema;
       t.rows.push_back(render_record(*r.schema, r.data, names_));

@@ -51,6 +51,7 @@ struct Analysis {
   std::unordered_map<uint64_t, std::vector<IoFrame>> io_frames;  ///< by I/O id, in frame order
   std::vector<MessageRecord> messages;
   std::vector<FlowPeriodRecord> flow_periods;
+  std::vector<CongestionRecord> congestion;  ///< per flow and point (also in tables["congestion"])
   IoReport io_report;  ///< the engine's aggregation, as `rdmatel analyze` prints it
   FlowReport flow_report;
   /// Every other record kind by channel ("congestion", "pfc", "offsets", and "diagnosis" or

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "models/flow_table_model.h"
 
+#include <map>
+
 #include "models/cell_format.h"
 
 namespace rdmatel::ui {
@@ -13,6 +15,16 @@ void FlowTableModel::set_analysis(std::shared_ptr<const Analysis> a) {
   rows_.clear();
   if (analysis_)
     for (const auto& [k, f] : analysis_->flow_report.flows()) rows_.emplace_back(&k, &f);
+  congestion_.assign(rows_.size(), nullptr);
+  if (analysis_) {
+    std::map<FlowKeyAtPoint, const CongestionRecord*> by_key;
+    for (const CongestionRecord& c : analysis_->congestion)
+      by_key[{c.src, c.dst, c.dst_qpn, c.point}] = &c;
+    for (size_t i = 0; i < rows_.size(); ++i) {
+      auto it = by_key.find(*rows_[i].first);
+      if (it != by_key.end()) congestion_[i] = it->second;
+    }
+  }
   endResetModel();
 }
 
@@ -68,6 +80,15 @@ QVariant FlowTableModel::data(const QModelIndex& index, int role) const {
     }
     case kFnr:
       return optional_cell(f.fnr(), 6, role);
+    case kCe:
+    case kCeRatio:
+    case kCnpsReceived: {
+      const CongestionRecord* c = congestion_[size_t(index.row())];
+      if (!c) return optional_cell(std::nullopt, 0, role);
+      if (index.column() == kCe) return count(c->ce_packets);
+      if (index.column() == kCeRatio) return optional_cell(c->ce_ratio(), 6, role);
+      return c->cnps_received ? count(*c->cnps_received) : optional_cell(std::nullopt, 0, role);
+    }
   }
   return {};
 }
@@ -78,12 +99,18 @@ QVariant FlowTableModel::headerData(int section, Qt::Orientation o, int role) co
     return "Effective bytes of the multi-packet messages × 8 / the sum of their FCTs";
   if (role == Qt::ToolTipRole && section == kFnr)
     return "NAKs / original (not retransmitted) packets";
+  if (role == Qt::ToolTipRole && section == kCe)
+    return "Packets marked ECN congestion experienced at the point";
+  if (role == Qt::ToolTipRole && section == kCeRatio) return "CE-marked / ECN-capable packets";
+  if (role == Qt::ToolTipRole && section == kCnpsReceived)
+    return "CNPs on the reverse direction of the queue pair: how often the sender was told to slow "
+           "down";
   if (role != Qt::DisplayRole) return {};
   static const char* const kHeaders[kColumnCount] = {
-      "Source",          "Destination",   "Dest QPN",   "Point",
-      "Messages",        "Partial",       "Packets",    "Bytes",
-      "Retrans packets", "Retrans bytes", "NAKs",       "FCT avg (µs)",
-      "FCT p99 (µs)",    "FCT max (µs)",  "FET (Gb/s)", "FNR"};
+      "Source",  "Destination",  "Dest QPN",     "Point",           "Messages",
+      "Partial", "Packets",      "Bytes",        "Retrans packets", "Retrans bytes",
+      "NAKs",    "FCT avg (µs)", "FCT p99 (µs)", "FCT max (µs)",    "FET (Gb/s)",
+      "FNR",     "ECN CE",       "CE ratio",     "CNPs received"};
   return section >= 0 && section < kColumnCount ? QString::fromUtf8(kHeaders[section]) : QVariant();
 }
 

@@ -31,12 +31,17 @@ class FlowTableModel : public QAbstractTableModel {
     kFctMax,
     kFet,
     kFnr,
+    // The congestion component's record of the same flow and point (ECN, CNPs).
+    kCe,
+    kCeRatio,
+    kCnpsReceived,
     kColumnCount
   };
   explicit FlowTableModel(QObject* parent = nullptr);
   void set_analysis(std::shared_ptr<const Analysis> a);
   const FlowKeyAtPoint& key(int row) const { return *rows_[size_t(row)].first; }
   const FlowStats& stats(int row) const { return *rows_[size_t(row)].second; }
+  const CongestionRecord* congestion(int row) const { return congestion_[size_t(row)]; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -46,6 +51,7 @@ class FlowTableModel : public QAbstractTableModel {
  private:
   std::shared_ptr<const Analysis> analysis_;
   std::vector<std::pair<const FlowKeyAtPoint*, const FlowStats*>> rows_;
+  std::vector<const CongestionRecord*> congestion_;  ///< per row, nullptr without a record
 };
 
 }  // namespace rdmatel::ui
