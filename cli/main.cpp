@@ -38,6 +38,7 @@ class ReportSink final : public RecordSink {
     else if (r.is(kCongestionSchema)) analysis.congestion.push_back(r.as<CongestionRecord>());
     else if (r.is(kPfcSchema)) analysis.pfc.push_back(r.as<PfcRecord>());
     else if (r.is(kOffsetSchema)) analysis.offsets.push_back(r.as<OffsetRecord>());
+    else if (r.is(kDiagnosisSchema)) analysis.diagnosis.push_back(r.as<DiagnosisRecord>());
   }
   void on_warning(const Warning& w) override {
     if (!quiet_) std::fprintf(stderr, "rdmatel: warning: %s\n", w.text.c_str());

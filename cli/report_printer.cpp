@@ -61,6 +61,7 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
   std::fprintf(out, "  RDMA messages: %llu in %zu flow-points, %llu data packets, %llu retransmitted, %llu NAKs\n\n",
                (unsigned long long)messages, flows.flows().size(), (unsigned long long)packets,
                (unsigned long long)retrans, (unsigned long long)naks);
+  std::fputs(render_diagnosis(analysis.diagnosis, o.top).c_str(), out);
   if (t.ios == 0)
     std::fprintf(out, "No NVMe-oF I/O found (no SEND carrying an NVMe command with a matching completion).\n\n");
   else

@@ -19,6 +19,7 @@ struct Analysis {
   std::vector<CongestionRecord> congestion;  ///< one per flow and point: small beside the packets
   std::vector<PfcRecord> pfc;
   std::vector<OffsetRecord> offsets;
+  std::vector<DiagnosisRecord> diagnosis;  ///< one per host, storage and pair
 };
 
 void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const SessionSummary& input,

@@ -201,6 +201,60 @@ std::string render_congestion(const std::vector<CongestionRecord>& flows, const 
   return out;
 }
 
+std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t top) {
+  if (records.empty()) return "";
+  auto scope = [](const DiagnosisRecord& r) { return diagnosis_scope_text(r); };
+  std::vector<const DiagnosisRecord*> ranked;
+  bool split = false;
+  for (const DiagnosisRecord& r : records) {
+    if (r.rank) ranked.push_back(&r);
+    split |= r.split_ios > 0;
+  }
+  std::sort(ranked.begin(), ranked.end(), [](auto* a, auto* b) { return a->rank < b->rank; });
+  std::string out = "Diagnosis: who is to blame\n";
+  if (!split)
+    return out +
+           "  The I/Os were seen on one side only: their latency cannot be split into storage, network and host.\n"
+           "  Capture at the compute side and at the storage side (two points) for a diagnosis.\n\n";
+  if (ranked.empty())
+    out += "  Nothing stands out: no host, storage server or pair is slower than its peers in this capture.\n";
+  for (const DiagnosisRecord* r : ranked) {
+    out += "  " + std::to_string(r->rank) + ". " + scope(*r) + ": " + diagnosis_verdict_text(*r) + ".\n     " +
+           r->evidence + ".\n";
+    std::string also;
+    for (const DiagnosisRecord& e : records)
+      if (e.explained_by == scope(*r)) also += (also.empty() ? "" : ", ") + scope(e);
+    if (!also.empty()) out += "     The same finding on " + also + " comes from it.\n";
+  }
+  out += "\n  Where the time goes (completed reads and writes; share of IOL1: storage = IOL2 minus DPL, network = RTT, "
+         "host = DPL)\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "    %-33s %7s %9s %9s %9s  %s\n", "scope", "I/Os", "storage", "network", "host",
+                "verdict");
+  out += line;
+  auto pct = [](const std::optional<double>& d) {
+    if (!d) return std::string("-");
+    char b[32];
+    std::snprintf(b, sizeof b, "%.1f %%", *d * 100);
+    return std::string(b);
+  };
+  size_t rows[2] = {0, 0};
+  for (const DiagnosisRecord& r : records) {
+    if (r.scope != DiagnosisScope::kHost && r.scope != DiagnosisScope::kStorage) continue;
+    if (rows[r.scope == DiagnosisScope::kStorage]++ >= top) continue;
+    const std::string verdict = r.rank                 ? "#" + std::to_string(r.rank) + " " + r.segment
+                                : r.explained_by.empty() ? "-"
+                                                         : "see " + r.explained_by;
+    std::snprintf(line, sizeof line, "    %-33s %7llu %9s %9s %9s  %s\n", scope(r).c_str(), (unsigned long long)r.ios,
+                  pct(r.storage_share).c_str(), pct(r.network_share).c_str(), pct(r.host_share).c_str(),
+                  verdict.c_str());
+    out += line;
+  }
+  if (rows[0] > top || rows[1] > top)
+    out += "    (" + std::to_string(top) + " of each shown; rdmatel export diagnosis has all)\n";
+  return out + "\n";
+}
+
 std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine) {
   if (offsets.empty()) return "";
   std::string out = "Clock offsets between observation points (no metric needs them: each is measured on one clock)\n";

@@ -18,6 +18,8 @@ std::string render_flow_tables(const FlowReport& report, const Engine& engine, s
 /// "Congestion" section: ECN totals, the `n` flows with the highest CE ratio, PFC per point and
 /// priority.
 /// "Clock offsets" section: each pair of points seen together.
+/// The answer first: who is to blame, and where the time goes per host and storage server.
+std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t top);
 std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine);
 std::string render_congestion(const std::vector<CongestionRecord>& flows, const std::vector<PfcRecord>& pfc,
                               const Engine& engine, size_t n);

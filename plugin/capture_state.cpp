@@ -18,6 +18,7 @@ NoteKinds::NoteKinds() {
   cnp = note_kind("cong.cnp");
   pfc = note_kind("cong.pfc");
   pfc_storm = note_kind("cong.pfc_storm");
+  diag_finding = note_kind("diag.finding");
 }
 
 int NoteKinds::stage_of(NoteKind k) const {
@@ -109,6 +110,8 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
       if (c.io_count < FrameCounts::kMax) c.ios[c.io_count++] = r;
     for (const MessageRecord* m : store_.messages_counted_on(frame))
       if (c.message_count < FrameCounts::kMax) c.messages[c.message_count++] = m;
+    for (const FrameNote& n : view.notes)
+      if (n.kind == note_kinds().diag_finding && !c.finding) c.finding = finding(n.ref);
     return c;
   }
   // First pass: only what is known to be complete at this frame can be counted, and only once

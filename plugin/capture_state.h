@@ -30,6 +30,7 @@ struct FrameCounts {
   const IoRecord* ios[kMax] = {};
   size_t message_count = 0;
   const MessageRecord* messages[kMax] = {};
+  const DiagnosisRecord* finding = nullptr;  ///< a diagnosis finding shown on this frame
 };
 
 /// The RDMA endpoints (IP + QPN) of a RoCEv2 frame.
@@ -43,7 +44,7 @@ struct FrameEndpoints {
 /// Note kinds the display knows, resolved by name once.
 struct NoteKinds {
   NoteKind io_stage[5];  ///< command, data, read_request, read_response, completion
-  NoteKind io_unparseable, io_orphan, msg_packet, msg_nak, msg_nak_read, ecn_ce, cnp, pfc, pfc_storm;
+  NoteKind io_unparseable, io_orphan, msg_packet, msg_nak, msg_nak_read, ecn_ce, cnp, pfc, pfc_storm, diag_finding;
   NoteKinds();
   /// 0..4 for the I/O stages, -1 otherwise.
   int stage_of(NoteKind k) const;
@@ -82,6 +83,8 @@ class CaptureState {
   FrameView view(uint32_t frame, uint32_t interface_id);
   const IoRecord* io(uint64_t id) const { return store_.io(id); }
   const MessageRecord* message(uint64_t id) const { return store_.message(id); }
+  /// The diagnosis's finding of `rank` (final once the first pass is over), or nullptr.
+  const DiagnosisRecord* finding(uint64_t rank) const { return store_.finding(rank); }
   const Engine& engine() const { return engine_; }
   const std::vector<std::string>& warnings() const { return warnings_.texts; }
 

@@ -146,8 +146,20 @@ void register_fields(int proto) {
                     "This frame began a pause that lasted at least the storm threshold (pfc_storm)", HFILL}},
     {&f.pfc_storm_time, {"PFC storm length (µs)", "rdmatel.pfc.storm_time", FT_DOUBLE, BASE_NONE, nullptr, 0,
                          "How long the priority stayed paused without a break, microseconds", HFILL}},
+    {&f.diagnosis, {"Diagnosis", "rdmatel.diagnosis", FT_STRING, BASE_NONE, nullptr, 0,
+                    "A finding of the diagnosis (who is to blame), shown on the frame to look at: the command of the "
+                    "scope's slowest I/O, or a lossy path's most retransmitted message",
+                    HFILL}},
+    {&f.diag_rank, {"Rank", "rdmatel.diagnosis.rank", FT_UINT32, BASE_DEC, nullptr, 0,
+                    "1 for the finding that costs the I/Os most, 2 the next, ...", HFILL}},
+    {&f.diag_scope, {"Scope", "rdmatel.diagnosis.scope", FT_STRING, BASE_NONE, nullptr, 0,
+                     "What the finding is about: a host, a storage server or a host-storage pair", HFILL}},
+    {&f.diag_segment, {"Segment", "rdmatel.diagnosis.segment", FT_STRING, BASE_NONE, nullptr, 0,
+                       "The segment to blame: storage, network or host", HFILL}},
+    {&f.diag_evidence, {"Evidence", "rdmatel.diagnosis.evidence", FT_STRING, BASE_NONE, nullptr, 0,
+                        "The numbers behind the finding and what was seen on its paths", HFILL}},
   };
-  static int* ett[] = {&f.ett, &f.ett_io, &f.ett_msg};
+  static int* ett[] = {&f.ett, &f.ett_io, &f.ett_msg, &f.ett_diag};
   static ei_register_info ei[] = {
     {&f.ei_io_incomplete, {"rdmatel.io.incomplete", PI_SEQUENCE, PI_WARN,
                            "NVMe I/O without completion", EXPFILL}},
@@ -162,6 +174,8 @@ void register_fields(int proto) {
     {&f.ei_pfc_pause, {"rdmatel.pfc.pause.expert", PI_SEQUENCE, PI_NOTE, "PFC pause", EXPFILL}},
     {&f.ei_pfc_storm, {"rdmatel.pfc.storm.expert", PI_SEQUENCE, PI_WARN,
                        "PFC storm: a priority paused without a break for the storm threshold", EXPFILL}},
+    {&f.ei_diagnosis, {"rdmatel.diagnosis.expert", PI_PROTOCOL, PI_WARN,
+                       "Diagnosis: a host, storage server or path stands out against its peers", EXPFILL}},
     {&f.ei_retransmission, {"rdmatel.retrans.expert", PI_SEQUENCE, PI_NOTE,
                             "Retransmission: PSN not newer than the newest seen at this point", EXPFILL}},
     {&f.ei_duplicate, {"rdmatel.duplicate", PI_SEQUENCE, PI_NOTE,

@@ -21,7 +21,8 @@ struct Fields {
   int qp = -1, qp_src = -1, qp_dst = -1, ep = -1, ep_src = -1, ep_dst = -1;
   int retrans = -1, duplicate = -1, oos = -1, nak = -1, nak_code = -1, nak_msg_frame = -1, ecn_ce = -1, cnp = -1;
   int pfc_priority = -1, pfc_quanta = -1, pfc_pause_time = -1, pfc_resume = -1, pfc_storm = -1, pfc_storm_time = -1;
-  int ett = -1, ett_io = -1, ett_msg = -1;
+  int diagnosis = -1, diag_rank = -1, diag_scope = -1, diag_segment = -1, diag_evidence = -1;
+  int ett = -1, ett_io = -1, ett_msg = -1, ett_diag = -1;
   expert_field ei_io_incomplete = EI_INIT;
   expert_field ei_io_error = EI_INIT;
   expert_field ei_io_copy = EI_INIT;
@@ -37,6 +38,7 @@ struct Fields {
   expert_field ei_engine_warning = EI_INIT;
   expert_field ei_pfc_pause = EI_INIT;
   expert_field ei_pfc_storm = EI_INIT;
+  expert_field ei_diagnosis = EI_INIT;
 };
 
 extern Fields fields;

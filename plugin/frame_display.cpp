@@ -202,6 +202,29 @@ void display_nak(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Fram
 
 }  // namespace
 
+// "storage 10.2.0.2: the storage is slow" and "storage 10.2.0.2" into plain buffers: no C++
+// object may be alive during the Wireshark calls that follow.
+constexpr size_t kFindingText = 160;
+void finding_text(const DiagnosisRecord& r, char (&headline)[kFindingText], char (&scope)[kFindingText]) {
+  const std::string s = diagnosis_scope_text(r);
+  std::snprintf(scope, sizeof scope, "%s", s.c_str());
+  std::snprintf(headline, sizeof headline, "%s: %s", s.c_str(), diagnosis_verdict_text(r));
+}
+
+void display_finding(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const DiagnosisRecord& r) {
+  char headline[kFindingText], scope[kFindingText];
+  finding_text(r, headline, scope);
+  proto_item* it = proto_tree_add_string(tree, fields.diagnosis, tvb, 0, 0, headline);
+  proto_item_set_generated(it);
+  proto_tree* t = proto_item_add_subtree(it, fields.ett_diag);
+  proto_item_set_generated(proto_tree_add_uint(t, fields.diag_rank, tvb, 0, 0, r.rank));
+  proto_item_set_generated(proto_tree_add_string(t, fields.diag_scope, tvb, 0, 0, scope));
+  proto_item_set_generated(proto_tree_add_string(t, fields.diag_segment, tvb, 0, 0, r.segment));
+  proto_item_set_generated(proto_tree_add_string(t, fields.diag_evidence, tvb, 0, 0, r.evidence.c_str()));
+  expert_add_info_format(pinfo, it, &fields.ei_diagnosis, "Diagnosis #%u: %s. %s", r.rank, headline,
+                         r.evidence.c_str());
+}
+
 void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state,
                    const FrameView& view, const FrameEndpoints* endpoints) {
   proto_item* root = proto_tree_add_item(tree, fields.proto, tvb, 0, 0, ENC_NA);
@@ -270,6 +293,8 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
       expert_add_info_format(pinfo, it, &fields.ei_pfc_storm,
                              "PFC storm: priority %u paused without a break for %.3f µs from this frame", n.detail,
                              double(n.ref) / 1e3);
+    } else if (n.kind == k.diag_finding) {
+      if (const DiagnosisRecord* r = state.finding(n.ref)) display_finding(tvb, pinfo, t, *r);
     } else if (k.stage_of(n.kind) >= 0) {
       if (const IoRecord* r = state.io(n.ref)) display_io(tvb, pinfo, t, n, *r);
     }

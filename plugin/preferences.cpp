@@ -94,7 +94,9 @@ void register_preferences(int proto) {
         if (*c == '_') *c = ' ';
       title[0] = char(g_ascii_toupper(title[0]));
       char* description = g_strdup_printf("%s. In %s; default %s.", sp.help,
-                                          std::string(sp.unit) == "ms" ? "milliseconds" : "seconds", sp.fallback);
+                                          std::string(sp.unit) == "us"   ? "microseconds"
+                                          : std::string(sp.unit) == "ms" ? "milliseconds"
+                                                                         : "seconds", sp.fallback);
       slot.text = sp.fallback;
       prefs_register_string_preference(m, sp.name, title, description, &slot.text);
     } else {

@@ -62,7 +62,7 @@ bool guarded(F&& f) {
 // Queues the frame's tap data: the records it counts and its RDMA endpoints (plain data in
 // packet-scope memory; the listeners run before the next frame).
 void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoints* endpoints) {
-  if (!counts.io_count && !counts.message_count && !endpoints) return;
+  if (!counts.io_count && !counts.message_count && !counts.finding && !endpoints) return;
   TapFrame* tap = new (wmem_new(pinfo->pool, TapFrame)) TapFrame;
   tap->final = state_->finished();
   for (size_t i = 0; i < counts.io_count && i < TapFrame::kMaxRecords; ++i) tap->ios[tap->io_count++] = counts.ios[i];
@@ -70,6 +70,7 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
     tap->messages[tap->message_count] = counts.messages[i];
     tap->message_points[tap->message_count++] = state_->engine().point_name(counts.messages[i]->point).c_str();
   }
+  tap->finding = counts.finding;
   if (endpoints) {
     tap->roce = true;
     tap->src_ip = endpoints->src;

@@ -268,6 +268,68 @@ tap_packet_status flow_packet(void* tapdata, packet_info*, epan_dissect_t*, cons
 }
 
 // ---------------------------------------------------------------------------------------------
+// rdmatel,diagnosis: the diagnosis's findings, one row each, counted on the frame to look at.
+
+stat_tap_table_item kDiagnosisColumns[] = {
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Rank", "%u"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Scope", "%s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Verdict", "%s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Metric", "%s"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Mean (µs)", "%.3f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Peer median (µs)", "%.3f"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "I/Os", "%u"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Storage share (%)", "%.1f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Network share (%)", "%.1f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Host share (%)", "%.1f"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Frame", "%u"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Evidence", "%s"},
+};
+
+struct DiagnosisSpec {
+  struct Stats {
+    const DiagnosisRecord* r = nullptr;
+    void add(const DiagnosisRecord& d) { r = &d; }
+  };
+  static constexpr const char* kTitle = "Diagnosis: who is to blame";
+  static constexpr size_t kColumnCount = G_N_ELEMENTS(kDiagnosisColumns);
+  static inline const stat_tap_table_item* const kColumns = kDiagnosisColumns;
+  static void show(stat_tap_table_item_type* row, const Stats& s) {
+    auto ns = [](const std::optional<DurationNs>& d) { return d ? double(*d) / 1000.0 : kNone; };
+    auto pct = [](const std::optional<double>& d) { return d ? *d * 100.0 : kNone; };
+    row[4].value.float_value = s.r ? ns(s.r->value_ns) : kNone;
+    row[5].value.float_value = s.r ? ns(s.r->peer_median_ns) : kNone;
+    row[6].value.uint_value = s.r ? guint(s.r->ios) : 0;
+    row[7].value.float_value = s.r ? pct(s.r->storage_share) : kNone;
+    row[8].value.float_value = s.r ? pct(s.r->network_share) : kNone;
+    row[9].value.float_value = s.r ? pct(s.r->host_share) : kNone;
+    row[10].value.uint_value = s.r ? guint(s.r->worst_frame) : 0;
+  }
+};
+
+tap_packet_status diagnosis_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
+  const auto* tap = static_cast<const TapFrame*>(data);
+  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
+  if (!tap || !t || !tap->finding) return TAP_PACKET_DONT_REDRAW;
+  try {
+    const DiagnosisRecord& r = *tap->finding;
+    const std::string scope = diagnosis_scope_text(r);
+    KeyedTable<DiagnosisSpec>::add(
+        t, std::to_string(r.rank),
+        [&](stat_tap_table_item_type* c) {
+          c[0].value.uint_value = r.rank;
+          c[1].value.string_value = g_strdup(scope.c_str());
+          c[2].value.string_value = g_strdup(diagnosis_verdict_text(r));
+          c[3].value.string_value = g_strdup(r.metric[0] ? r.metric : "retransmissions");
+          c[11].value.string_value = g_strdup(r.evidence.c_str());
+        },
+        r);
+  } catch (...) {
+    return TAP_PACKET_FAILED;
+  }
+  return TAP_PACKET_REDRAW;
+}
+
+// ---------------------------------------------------------------------------------------------
 // rdmatel,srt: NVMe service response time per command. The response time is the I/O's latency
 // at the compute side (IOL1), or `iol` where only one point saw it; Wireshark's SRT tables take
 // a request time, so the packet is the completion and the request time is IOL1 before it.
@@ -424,6 +486,9 @@ void register_statistics(int proto) {
   register_stat_tap_table_ui(&io_storage);
   register_stat_tap_table_ui(&io_pair);
   register_stat_tap_table_ui(&msg_flow);
+  static stat_tap_table_ui diagnosis = make_ui<DiagnosisSpec>(
+      "RDMA Telemetry · Diagnosis: who is to blame", "rdmatel,diagnosis", &diagnosis_packet, kDiagnosisColumns);
+  register_stat_tap_table_ui(&diagnosis);
 
   register_srt_table(proto, "rdmatel", int(kSrtTables), &srt_packet, &srt_init, nullptr);
   register_conversation_table(proto, TRUE, &conv_packet, &endpoint_packet);

@@ -30,6 +30,10 @@ struct TapFrame {
   const MessageRecord* messages[kMaxRecords] = {};
   const char* message_points[kMaxRecords] = {};
 
+  /// A diagnosis finding shown on this frame (final records only: the diagnosis is made at the
+  /// end of the first pass).
+  const DiagnosisRecord* finding = nullptr;
+
   /// The RoCEv2 packet's endpoints (IP + QPN); `roce` false for other frames. The sending QP
   /// is known once the capture showed the reverse direction of its queue pair (or from the
   /// DETH of a UD packet); `src_qpn` is 0 until then.

@@ -3,6 +3,7 @@
 // engine runs it, its settings become CLI options and Wireshark preferences, its records an
 // export kind.
 #include "engine/metrics/congestion/congestion.h"
+#include "engine/metrics/diagnosis/diagnosis.h"
 #include "engine/metrics/io_quality/io_quality.h"
 #include "engine/metrics/messages/messages.h"
 #include "engine/metrics/offsets/offsets.h"
@@ -19,7 +20,8 @@ const ComponentFactory kRegistry[] = {
     {&io_quality::kSpec, make<io_quality::IoQuality>},
     {&messages::kSpec, make<messages::Messages>},
     {&congestion::kSpec, make<congestion::Congestion>},
-    {&offsets::kSpec, make<offsets::Offsets>},  // last: reports what the others learned
+    {&offsets::kSpec, make<offsets::Offsets>},  // reports what the others learned
+    {&diagnosis::kSpec, make<diagnosis::Diagnosis>},  // a record stage: after its producers
 };
 
 }  // namespace

@@ -106,6 +106,14 @@ Fabric::PairDelay& Fabric::pair_delay(int a, int b) {
   return it->second;
 }
 
+void Fabric::set_path_fault(int host_ep, int stor_ep, int64_t extra_ns, double loss) {
+  // Pairs are keyed by their side-0 end first (--cross puts hosts behind either leaf).
+  if (endpoints[static_cast<size_t>(host_ep)].side != 0) std::swap(host_ep, stor_ep);
+  PairDelay& d = pair_delay(host_ep, stor_ep);
+  d.hop1 += extra_ns;
+  d.loss = loss;
+}
+
 int64_t Fabric::transmit(Emission e, int64_t now, int forced_seg, bool no_loss, uint32_t wire_len) {
   Endpoint& src = endpoints[e.src_ep];
   const Endpoint& dst = endpoints[e.dst_ep];
@@ -117,19 +125,19 @@ int64_t Fabric::transmit(Emission e, int64_t now, int forced_seg, bool no_loss, 
   emissions.push_back(e);
 
   const int dir = src.side == 0 ? 0 : 1;
+  const int host_ep = dir == 0 ? e.src_ep : e.dst_ep;  // the side-0 end of the pair
+  const int stor_ep = dir == 0 ? e.dst_ep : e.src_ep;
+  const PairDelay pd = pair_delay(host_ep, stor_ep);
   // Which segment (if any) loses this copy, as "points passed before it" on this path.
   const std::vector<int>& lossy = lossy_[dir];
   int lost = -1;
   for (size_t k = 0; k < lossy.size(); ++k) {
-    if (static_cast<int>(k) == forced_seg || (!no_loss && rng_loss_.chance(cfg_.loss))) {
+    if (static_cast<int>(k) == forced_seg || (!no_loss && rng_loss_.chance(cfg_.loss)) ||
+        (!no_loss && pd.loss > 0 && rng_loss_.chance(pd.loss))) {
       lost = lossy[k];
       break;
     }
   }
-
-  const int host_ep = dir == 0 ? e.src_ep : e.dst_ep;  // the side-0 end of the pair
-  const int stor_ep = dir == 0 ? e.dst_ep : e.src_ep;
-  const PairDelay pd = pair_delay(host_ep, stor_ep);
   auto& last = last_at_.try_emplace(std::make_pair(static_cast<int>(e.src_ep), static_cast<int>(e.dst_ep)),
                                     std::array<int64_t, kNumPos + 1>{}).first->second;
   int seen = 0;

@@ -62,6 +62,9 @@ class Fabric {
   Fabric(const FabricConfig& cfg, uint64_t seed);
 
   int add_endpoint(int side, const uint8_t ip[16], bool v6);
+  // A faulty path between two endpoints (both directions): extra delay on the leaf-spine hop
+  // and extra loss per lossy segment.
+  void set_path_fault(int host_ep, int stor_ep, int64_t extra_ns, double loss);
   const std::vector<PointInfo>& points() const { return points_; }
   void set_points(std::vector<PointInfo> p) { points_ = std::move(p); }
   int num_points() const { return cfg_.points; }
@@ -97,6 +100,7 @@ class Fabric {
   int64_t ser_ns(uint32_t bytes) const { return (static_cast<int64_t>(bytes) + 20) * 8 / cfg_.link_gbps; }
   struct PairDelay {
     int64_t hop1, hop2;  // compute leaf <-> spine, spine <-> storage leaf
+    double loss = 0;     // a path fault's extra loss
   };
   PairDelay& pair_delay(int a, int b);
 

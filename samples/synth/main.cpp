@@ -53,6 +53,12 @@ void help() {
       "  --no-connect        start mid-stream: no RDMA CM, no Connect commands\n"
       "  --duration-s X      span of the I/O arrivals / message posts, seconds\n"
       "  --pmtu N            path MTU: 512, 1024, 2048 or 4096 (default 4096)\n"
+      "faults (ground truth for the diagnosis; host N is 10.1.0.N, storage N 10.2.0.N):\n"
+      "  --slow-storage N=US storage N takes US more to access data (DAL) of every I/O\n"
+      "  --slow-host N=US    host N takes US more to prepare the data of every write (DPL)\n"
+      "  --slow-path H:S=US  the path between host H and storage S is US slower each way\n"
+      "  --lossy-path H:S=RATE  the path between host H and storage S loses RATE of packets\n"
+      "                      per segment, both ways\n"
       "  --help              this text\n");
 }
 
@@ -163,8 +169,30 @@ int main(int argc, char** argv) {
       const auto m = to_int(k, v, 512, 4096);
       if (m != 512 && m != 1024 && m != 2048 && m != 4096) die("--pmtu must be 512, 1024, 2048 or 4096");
       c.pmtu = static_cast<uint32_t>(m);
+    } else if (k == "--slow-storage" || k == "--slow-host") {
+      const auto eq = v.find('=');
+      if (eq == std::string::npos) die(k + " needs N=US, got '" + v + "'");
+      const int n = static_cast<int>(to_int(k, v.substr(0, eq), 1, 200));
+      const int64_t ns = to_int(k, v.substr(eq + 1), 0, 10000000) * 1000;
+      (k == "--slow-storage" ? c.slow_storages : c.slow_hosts).emplace_back(n, ns);
+    } else if (k == "--slow-path" || k == "--lossy-path") {
+      const auto colon = v.find(':'), eq = v.find('=');
+      if (colon == std::string::npos || eq == std::string::npos || eq < colon)
+        die(k + " needs HOST:STORAGE=VALUE, got '" + v + "'");
+      synth::Config::PathFault f;
+      f.host = static_cast<int>(to_int(k, v.substr(0, colon), 1, 200));
+      f.storage = static_cast<int>(to_int(k, v.substr(colon + 1, eq - colon - 1), 1, 200));
+      if (k == "--slow-path") f.extra_ns = to_int(k, v.substr(eq + 1), 0, 10000000) * 1000;
+      else f.loss = to_double(k, v.substr(eq + 1), 0.0, 0.5);
+      c.path_faults.push_back(f);
     } else die("unknown option '" + k + "'");
   }
+  for (const auto& [n, ns] : c.slow_storages)
+    if (n > c.storages) die("--slow-storage: there are only " + std::to_string(c.storages) + " storage servers");
+  for (const auto& [n, ns] : c.slow_hosts)
+    if (n > c.hosts) die("--slow-host: there are only " + std::to_string(c.hosts) + " hosts");
+  for (const auto& f : c.path_faults)
+    if (f.host > c.hosts || f.storage > c.storages) die("--slow-path / --lossy-path: no such host or storage server");
   (void)queues_set;
   if (c.flows > 0 && c.messages == 0) c.messages = 20;
   if (c.messages > 0 && c.flows == 0) die("--messages needs --flows");

@@ -656,6 +656,9 @@ void NvmeModel::target_execute(Sim& sim, int id) {
   else if (io.opcode == kOpKeepAlive) svc = svc_.range(2000, 10000);
   else if (io.fctype == 0x01) svc = svc_.range(20000, 100000);
   else svc = svc_.range(5000, 50000);
+  const Ctrl& ctrl = ctrls_[static_cast<size_t>(q.ctrl)];
+  if (!io.admin && static_cast<size_t>(ctrl.stor) < cfg_.storage_extra_ns.size())
+    svc += cfg_.storage_extra_ns[static_cast<size_t>(ctrl.stor)];
   const int q_stor = q.stor_qps;
   if (to_host && io.status == 0) {
     sim.at(sim.now() + svc, [this, &sim, id, q_stor]() {
@@ -728,10 +731,14 @@ void NvmeModel::on_read_done(Sim& sim, int qps, int read_op, int64_t t) {
 }
 
 int64_t NvmeModel::read_prep_ns(Sim& sim, int qps, int read_op) {
-  (void)sim;
-  (void)qps;
-  (void)read_op;
-  return svc_.range(5000, 50000);  // host data preparation before the READ responses
+  int64_t prep = svc_.range(5000, 50000);  // host data preparation before the READ responses
+  const int id = sim.read_op(read_op).io;
+  const int qi = qps >= 0 && static_cast<size_t>(qps) < qps_queue_.size() ? qps_queue_[static_cast<size_t>(qps)] : -1;
+  if (id >= 0 && qi >= 0 && !ios_[static_cast<size_t>(id)].admin) {
+    const Ctrl& c = ctrls_[static_cast<size_t>(queues_[static_cast<size_t>(qi)].ctrl)];
+    if (static_cast<size_t>(c.host) < cfg_.host_extra_ns.size()) prep += cfg_.host_extra_ns[static_cast<size_t>(c.host)];
+  }
+  return prep;
 }
 
 uint64_t NvmeModel::build_cqe(Sim& sim, const NvmeIo& io) {

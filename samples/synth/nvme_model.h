@@ -31,6 +31,8 @@ struct NvmeConfig {
   uint32_t pmtu = 4096;
   bool ipv6 = false;
   int size_profile = 0;                // 0: 4 KiB-128 KiB mix, 1: small (benchmarks)
+  std::vector<int64_t> storage_extra_ns;  // per storage index: added to every data access (DAL)
+  std::vector<int64_t> host_extra_ns;     // per host index: added to every write-data preparation (DPL)
 };
 
 struct NvmeIo {

@@ -204,6 +204,10 @@ int generate(const Config& c, RunStats* stats) {
     for (int i = 0; i < n; ++i) gpu1.push_back(fabric.add_endpoint(1, make_ip(4, i + 1).data(), c.ipv6));
   }
 
+  for (const Config::PathFault& f : c.path_faults)
+    fabric.set_path_fault(host_eps[static_cast<size_t>(f.host - 1)], stor_eps[static_cast<size_t>(f.storage - 1)],
+                          f.extra_ns, f.loss);
+
   WireConfig wc;
   wc.vlan_tags = c.vlan;
   wc.ipv6 = c.ipv6;
@@ -232,6 +236,10 @@ int generate(const Config& c, RunStats* stats) {
     nc.pmtu = c.pmtu;
     nc.ipv6 = c.ipv6;
     nc.size_profile = c.size_profile;
+    nc.storage_extra_ns.assign(static_cast<size_t>(c.storages), 0);
+    nc.host_extra_ns.assign(static_cast<size_t>(c.hosts), 0);
+    for (const auto& [n, ns] : c.slow_storages) nc.storage_extra_ns[static_cast<size_t>(n - 1)] += ns;
+    for (const auto& [n, ns] : c.slow_hosts) nc.host_extra_ns[static_cast<size_t>(n - 1)] += ns;
     nm = std::make_unique<NvmeModel>(nc, c.seed);
     nm->setup(sim, host_eps, stor_eps);
   }

@@ -44,6 +44,16 @@ struct Config {
   uint32_t pmtu = 4096;
   bool flows_far_gpu = false;  // write-flows: far leaf faces GPUs (role compute)
   std::string notes;
+  // Injected faults (ground truth for the diagnosis): 1-based host / storage numbers, as in
+  // their IPs (host N is 10.1.0.N, storage N is 10.2.0.N).
+  std::vector<std::pair<int, int64_t>> slow_storages;  // --slow-storage N=US: + US to its data access
+  std::vector<std::pair<int, int64_t>> slow_hosts;     // --slow-host N=US: + US to its write-data preparation
+  struct PathFault {
+    int host = 0, storage = 0;
+    int64_t extra_ns = 0;  // each way, on the leaf-spine hop
+    double loss = 0;       // per packet and lossy segment, both ways
+  };
+  std::vector<PathFault> path_faults;  // --slow-path H:S=US, --lossy-path H:S=RATE
 };
 
 // The observation points of a configuration, in interface-id order (= path order from

@@ -27,6 +27,10 @@ class RecordStore final : public RecordSink {
   /// Every final I/O record, in id order (for the analyzer's tables).
   const std::deque<IoRecord>& ios() const { return ios_; }
   const std::deque<MessageRecord>& messages() const { return messages_; }
+  /// The diagnosis's findings (records with a rank), in the order they came.
+  const std::vector<DiagnosisRecord>& findings() const { return findings_; }
+  /// The finding of `rank` (a diag.finding note's ref), or nullptr.
+  const DiagnosisRecord* finding(uint64_t rank) const;
 
   /// Indexes the notes and the final records by frame (call once the engine has finished).
   void index();
@@ -47,6 +51,7 @@ class RecordStore final : public RecordSink {
   std::deque<IoRecord> ios_;  ///< at index id - 1; id 0 marks a slot without a record yet
   std::deque<MessageRecord> messages_;
   std::vector<FrameNote> notes_;
+  std::vector<DiagnosisRecord> findings_;
   std::vector<std::pair<uint64_t, const IoRecord*>> io_by_frame_;
   std::vector<std::pair<uint64_t, const MessageRecord*>> message_by_frame_;
   bool indexed_ = false;

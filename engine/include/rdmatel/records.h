@@ -7,6 +7,7 @@
 #include <array>
 #include <cstdint>
 #include <optional>
+#include <string>
 
 #include "rdmatel/types.h"
 
@@ -181,6 +182,42 @@ struct PfcRecord {
   TimeNs first_ns = 0, last_ns = 0;
   uint64_t first_frame = 0;
   uint64_t speed_bps = 0;  ///< link speed used, 0 when unknown
+};
+
+// ---- Diagnosis (channel "diagnosis") ----
+
+/// What a diagnosis record is about (SPEC §7).
+enum class DiagnosisScope : uint8_t { kHost, kStorage, kPair, kJob };
+const char* diagnosis_scope_name(DiagnosisScope s);
+struct DiagnosisRecord;
+/// "storage 10.2.0.2", "host 10.1.0.1", "pair 10.1.0.1 - 10.2.0.2", "job NAME".
+std::string diagnosis_scope_text(const DiagnosisRecord& r);
+/// The verdict in words: "the storage is slow", "the network loses packets", ..., "" for none.
+const char* diagnosis_verdict_text(const DiagnosisRecord& r);
+
+/// Where the time of a scope's I/Os goes and, when one segment stands out against the scope's
+/// peers in the same capture, which one is to blame (method: docs/metrics.md, "Diagnosis").
+struct DiagnosisRecord {
+  DiagnosisScope scope = DiagnosisScope::kHost;
+  std::optional<IpAddress> host, storage;  ///< the scope's IPs (both for a pair)
+  std::string job;                         ///< scope job: the AI job's name
+  uint64_t ios = 0;                        ///< read and write I/Os of the scope
+  uint64_t split_ios = 0;                  ///< of which seen at both sides (IOL1, IOL2 and RTT known)
+  /// Shares of IOL1 (over the split I/Os): at the storage (IOL2 minus the host's DPL), in the
+  /// network (RTT), at the host (DPL, writes). Absent without split I/Os (one point).
+  std::optional<double> storage_share, network_share, host_share;
+  const char* segment = "none";  ///< "storage", "network", "host" or "none"
+  const char* metric = "";       ///< the metric that decided: "dal", "rtt", "dpl" (empty: none)
+  std::optional<DurationNs> value_ns;        ///< the scope's mean of `metric`
+  std::optional<DurationNs> peer_median_ns;  ///< the median of its peers' means
+  std::string evidence;                      ///< one sentence: the numbers and what was seen on the path
+  /// A finding that a narrower or wider scope explains (e.g. a host slow only towards one
+  /// storage): that scope, as text. Empty when the finding stands on its own.
+  std::string explained_by;
+  uint32_t rank = 0;  ///< 1 = the biggest standing finding of the capture, 2 the next...; 0 = none
+  /// Where to look: the command frame of the scope's I/O with the highest `metric`, or for a
+  /// path that loses packets the first frame of its message with the most retransmissions.
+  uint64_t worst_frame = 0;
 };
 
 }  // namespace rdmatel

@@ -74,6 +74,7 @@ extern const RecordSchema kFlowSchema;      ///< channel "flows": per flow, poin
 extern const RecordSchema kCongestionSchema;  ///< channel "congestion": per flow and point
 extern const RecordSchema kPfcSchema;         ///< channel "pfc": per point and priority
 extern const RecordSchema kOffsetSchema;      ///< channel "offsets": per pair of points seen together
+extern const RecordSchema kDiagnosisSchema;   ///< channel "diagnosis": per host, storage, pair and job
 
 /// Every schema the engine's components can emit (for `export KIND`, database tables).
 std::span<const RecordSchema* const> all_schemas();

@@ -15,7 +15,7 @@
 namespace rdmatel {
 
 enum class SettingType : uint8_t {
-  kDuration,  ///< a time given in `unit` ("s" or "ms"), held in ns
+  kDuration,  ///< a time given in `unit` ("s", "ms" or "us"), held in ns
   kCount,     ///< a non-negative integer
   kList,      ///< repeatable text values (e.g. --point NAME=ROLE)
   kFlag,      ///< on / off
@@ -24,7 +24,7 @@ enum class SettingType : uint8_t {
 struct SettingSpec {
   const char* name;      ///< canonical name: Wireshark preference "rdmatel.NAME", CLI "--NAME" with '-' for '_'
   SettingType type;
-  const char* unit;      ///< kDuration: "s" or "ms"; otherwise ""
+  const char* unit;      ///< kDuration: "s", "ms" or "us"; otherwise ""
   const char* fallback;  ///< default, as a user would type it ("10", "250", "1048576"); "" for lists
   double min, max;       ///< bounds of a duration (in its unit) or count
   const char* metavar;   ///< placeholder in --help ("SECONDS", "N", "NAME=ROLE")

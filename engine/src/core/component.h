@@ -50,6 +50,10 @@ struct ComponentSpec {
   std::span<const RecordSchema* const> outputs;      ///< record kinds it emits
   std::span<const SettingSpec> settings;             ///< its own settings
   std::span<const char* const> notes;                ///< per-frame note kinds it makes
+  /// Record kinds it consumes (a record stage): their final records reach on_record as the
+  /// components that make them emit them. Stages follow their producers in the registry, so
+  /// they finish after them.
+  std::span<const RecordSchema* const> inputs = {};
 };
 
 /// What a component gets from the core.
@@ -100,6 +104,8 @@ class Component {
   virtual void on_advance(PointId point, Ctx& ctx) = 0;
   /// The input ended: report everything still open.
   virtual void finish(Ctx& ctx) = 0;
+  /// A final record of a kind listed in the spec's `inputs` (record stages only).
+  virtual void on_record(const Record&, Ctx&) {}
 };
 
 struct ComponentFactory {

@@ -25,6 +25,24 @@ constexpr uint32_t kHashedPayload = 16;
 // How often (in capture progress) the engine looks for points that went quiet.
 constexpr DurationNs kQuietScanEvery = 10 * kNsPerMs;
 
+// Hands a record stage the final records of the kinds it consumes (provisional first-pass
+// snapshots are left to front ends: a stage's results are computed once, from final records).
+class StageSink final : public RecordSink {
+ public:
+  StageSink(Component& stage, std::span<const RecordSchema* const> inputs, Ctx& ctx)
+      : stage_(stage), inputs_(inputs), ctx_(ctx) {}
+  void on_record(const Record& r) override {
+    if (r.provisional) return;
+    for (const RecordSchema* s : inputs_)
+      if (r.schema == s) return stage_.on_record(r, ctx_);
+  }
+
+ private:
+  Component& stage_;
+  std::span<const RecordSchema* const> inputs_;
+  Ctx& ctx_;
+};
+
 struct RoleOverride {
   std::string name;
   PointRole role;
@@ -92,7 +110,11 @@ class Engine::Impl {
     for (const ComponentFactory& f : component_registry()) {
       components_.push_back(f.make(ctx_));
       masks_.push_back(f.spec->packets);
+      // Stages hear records before any front end subscribes, so they miss none.
+      if (!f.spec->inputs.empty())
+        stages_.push_back(std::make_unique<StageSink>(*components_.back(), f.spec->inputs, ctx_));
     }
+    for (auto& s : stages_) sinks_.push_back(s.get());
   }
 
   void subscribe(RecordSink& s) { sinks_.push_back(&s); }
@@ -343,6 +365,7 @@ class Engine::Impl {
   Warnings warnings_;
   Ctx ctx_;
   std::vector<std::unique_ptr<Component>> components_;
+  std::vector<std::unique_ptr<StageSink>> stages_;
   std::vector<uint32_t> masks_;
   std::vector<TimeNs> last_advance_;
   std::vector<RoleOverride> overrides_;

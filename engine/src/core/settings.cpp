@@ -70,9 +70,15 @@ bool parse_number(std::string_view text, double& out) {
   return errno == 0 && end && *end == 0 && !t.empty() && std::isfinite(out);
 }
 
-DurationNs unit_ns(const SettingSpec& s) { return std::string_view(s.unit) == "ms" ? kNsPerMs : kNsPerSec; }
+DurationNs unit_ns(const SettingSpec& s) {
+  const std::string_view u(s.unit);
+  return u == "us" ? 1000 : u == "ms" ? kNsPerMs : kNsPerSec;
+}
 
-const char* unit_word(const SettingSpec& s) { return std::string_view(s.unit) == "ms" ? "milliseconds" : "seconds"; }
+const char* unit_word(const SettingSpec& s) {
+  const std::string_view u(s.unit);
+  return u == "us" ? "microseconds" : u == "ms" ? "milliseconds" : "seconds";
+}
 
 std::string format_bound(double v) {
   char b[32];

@@ -28,6 +28,16 @@ void store(std::deque<R>& records, const R& r) {
 void RecordStore::on_record(const Record& r) {
   if (r.is(kIoSchema)) store(ios_, r.as<IoRecord>());
   else if (r.is(kMessageSchema)) store(messages_, r.as<MessageRecord>());
+  else if (r.is(kDiagnosisSchema)) {
+    const DiagnosisRecord& d = r.as<DiagnosisRecord>();
+    if (d.rank) findings_.push_back(d);
+  }
+}
+
+const DiagnosisRecord* RecordStore::finding(uint64_t rank) const {
+  for (const DiagnosisRecord& d : findings_)
+    if (d.rank == rank) return &d;
+  return nullptr;
 }
 
 void RecordStore::on_note(const FrameNote& n) { notes_.push_back(n); }

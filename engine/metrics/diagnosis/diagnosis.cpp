@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/metrics/diagnosis/diagnosis.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "rdmatel/format.h"
+#include "rdmatel/schema.h"
+
+namespace rdmatel::diagnosis {
+namespace {
+
+const SettingSpec kSettings[] = {
+    {"diag_min_ios", SettingType::kCount, "", "10", 1, 1e9, "N",
+     "The diagnosis compares a host, storage server or pair with its peers only on a metric it has at least "
+     "this many I/Os of"},
+    {"diag_min_excess", SettingType::kDuration, "us", "50", 0, 1e9, "US",
+     "The diagnosis blames a segment only when its mean exceeds the peers' median by at least this much"},
+};
+const RecordSchema* const kOutputs[] = {&kDiagnosisSchema};
+const RecordSchema* const kInputs[] = {&kIoSchema, &kMessageSchema, &kCongestionSchema, &kPfcSchema};
+
+// Scopes per kind kept at most: beyond it new ones are left out, with a warning.
+constexpr size_t kMaxScopes = 100000;
+
+// A scope as judged at the end: its record under construction and the comparisons behind it.
+struct Judged {
+  DiagnosisRecord rec;
+  const ScopeStats* stats = nullptr;
+  Comparison cmp[kSegments];
+  bool eligible[kSegments] = {};
+  int finding = -1;  ///< the segment that stands out most, -1 for none
+  int blamed = -1;   ///< the segment blamed for it: the finding's, or the network when packets were lost
+  bool loss_only = false;  ///< a path losing packets, its latency within bounds
+  bool standing = false;
+  PathEvidence path;  ///< what was seen on the scope's paths
+  double loss_peer_median = 0;  ///< the peers' median share of retransmitted packets
+};
+
+// A path loses clearly more than its peers when its share of retransmitted packets is at least
+// twice theirs and this much above it, with at least kLossMinPackets of them.
+constexpr double kLossExcess = 0.02;
+constexpr uint64_t kLossMinPackets = 20;
+
+double loss_ratio(const PathEvidence& e) { return e.packets ? double(e.retrans_packets) / double(e.packets) : 0; }
+
+std::string percent(double part, double whole) {
+  char b[32];
+  std::snprintf(b, sizeof b, "%.1f %%", whole > 0 ? 100.0 * part / whole : 0.0);
+  return b;
+}
+
+std::string upper(const char* metric) {
+  std::string s(metric);
+  for (char& c : s) c = char(c >= 'a' && c <= 'z' ? c - 'a' + 'A' : c);
+  return s;
+}
+
+std::string path_text(const PathEvidence& e) {
+  std::string out;
+  auto add = [&](uint64_t n, const char* what) {
+    if (!n) return;
+    out += out.empty() ? "" : ", ";
+    out += std::to_string(n) + " " + what;
+  };
+  add(e.retrans_packets, e.retrans_packets == 1 ? "retransmitted packet" : "retransmitted packets");
+  add(e.naks, e.naks == 1 ? "NAK" : "NAKs");
+  if (e.ce_packets) {
+    out += out.empty() ? "" : ", ";
+    out += std::to_string(e.ce_packets) + " CE-marked (" + percent(double(e.ce_packets), double(e.ect_packets)) +
+           " of ECN-capable packets)";
+  }
+  add(e.cnps, e.cnps == 1 ? "CNP" : "CNPs");
+  return out;
+}
+
+// Compares every scope of one kind with the others of that kind, segment by segment.
+void compare_group(std::vector<Judged>& group, uint64_t min_ios, const PeerRule& rule) {
+  for (int g = 0; g < kSegments; ++g) {
+    std::vector<double> values;
+    for (Judged& j : group) {
+      j.eligible[g] = j.stats->by_segment[g].n >= min_ios;
+      if (j.eligible[g]) values.push_back(j.stats->by_segment[g].value());
+    }
+    size_t k = 0;
+    for (Judged& j : group) {
+      if (!j.eligible[g]) continue;
+      std::vector<double> peers = values;
+      peers.erase(peers.begin() + long(k++));
+      j.cmp[g] = compare_to_peers(j.stats->by_segment[g].value(), j.stats->iol1.value(), peers, rule);
+    }
+    for (Judged& j : group)
+      if (j.cmp[g].stands_out && (j.finding < 0 || j.cmp[g].excess > j.cmp[j.finding].excess)) j.finding = g;
+  }
+  for (Judged& j : group) j.standing = j.finding >= 0;
+}
+
+// Lost packets cost retransmission timeouts wherever they fall: a lost READ REQUEST between the
+// compute-side point and the host shows as DPL, a lost data packet as DAL. A finding on a scope
+// whose paths lose clearly more packets than its peers' is the network's; a pair's path that
+// does is a finding of its own even when its latency stays within bounds (loss costs throughput
+// first).
+void blame_loss(std::vector<Judged>& group, bool pairs) {
+  std::vector<double> ratios;
+  for (const Judged& j : group)
+    if (j.path.packets) ratios.push_back(loss_ratio(j.path));
+  for (Judged& j : group) {
+    j.blamed = j.finding;
+    if (!j.path.packets) continue;
+    std::vector<double> peers;
+    for (const Judged& o : group)
+      if (&o != &j && o.path.packets) peers.push_back(loss_ratio(o.path));
+    if (peers.empty()) continue;
+    j.loss_peer_median = median(peers);
+    const double r = loss_ratio(j.path);
+    const bool lossy = r >= kLossExcess + j.loss_peer_median && r >= 2 * j.loss_peer_median;
+    if (j.finding >= 0 && lossy) j.blamed = kNetwork;
+    if (j.finding < 0 && pairs && lossy && j.path.retrans_packets >= kLossMinPackets) {
+      j.loss_only = true;
+      j.standing = true;
+      j.blamed = kNetwork;
+    }
+  }
+}
+
+// A host's or storage server's finding that only a minority of its pairs share is the pairs'
+// doing (a slow path, or one slow host behind a storage server), not the whole scope's.
+void explain_by_pairs(std::vector<Judged>& group, const std::vector<Judged>& pairs, bool by_host) {
+  for (Judged& j : group) {
+    if (!j.standing) continue;
+    const int g = j.finding;
+    size_t eligible = 0, out = 0;
+    const Judged* worst = nullptr;
+    for (const Judged& p : pairs) {
+      const bool mine = by_host ? *p.rec.host == *j.rec.host : *p.rec.storage == *j.rec.storage;
+      if (!mine || !p.eligible[g]) continue;
+      ++eligible;
+      if (!p.cmp[g].stands_out) continue;
+      ++out;
+      if (!worst || p.cmp[g].excess > worst->cmp[g].excess) worst = &p;
+    }
+    if (eligible >= 2 && worst && out * 2 <= eligible) {
+      j.standing = false;
+      j.rec.explained_by = diagnosis_scope_text(worst->rec);
+    }
+  }
+}
+
+// A pair's finding that its storage server or host has as a whole is theirs.
+void explain_by_ends(std::vector<Judged>& pairs, const std::vector<Judged>& storages, const std::vector<Judged>& hosts) {
+  for (Judged& p : pairs) {
+    if (!p.standing) continue;
+    for (const auto* group : {&storages, &hosts}) {
+      for (const Judged& e : *group) {
+        const bool end = group == &storages ? *e.rec.storage == *p.rec.storage : *e.rec.host == *p.rec.host;
+        if (end && e.standing && e.finding == p.finding) {
+          p.standing = false;
+          p.rec.explained_by = diagnosis_scope_text(e.rec);
+        }
+      }
+      if (!p.standing) break;
+    }
+  }
+}
+
+}  // namespace
+
+const char* const kNotes[] = {"diag.finding"};  // ref: the finding's rank
+
+const ComponentSpec kSpec = {"diagnosis", 0, kOutputs, kSettings, kNotes, kInputs};
+
+void PathEvidence::max_with(const PathEvidence& o) {
+  packets = std::max(packets, o.packets);
+  retrans_packets = std::max(retrans_packets, o.retrans_packets);
+  naks = std::max(naks, o.naks);
+  ect_packets = std::max(ect_packets, o.ect_packets);
+  ce_packets = std::max(ce_packets, o.ce_packets);
+  cnps = std::max(cnps, o.cnps);
+  keep_worst(o);
+}
+
+void PathEvidence::keep_worst(const PathEvidence& o) {
+  if (o.worst_retrans > worst_retrans) {
+    worst_retrans = o.worst_retrans;
+    worst_retrans_frame = o.worst_retrans_frame;
+  }
+}
+
+void PathEvidence::add(const PathEvidence& o) {
+  packets += o.packets;
+  retrans_packets += o.retrans_packets;
+  naks += o.naks;
+  ect_packets += o.ect_packets;
+  ce_packets += o.ce_packets;
+  cnps += o.cnps;
+  keep_worst(o);
+}
+
+Diagnosis::Diagnosis(Ctx& ctx)
+    : min_ios_(ctx.settings.count("diag_min_ios")), note_finding_(note_kind("diag.finding")), max_scopes_(kMaxScopes) {
+  rule_.min_excess_ns = double(ctx.settings.duration("diag_min_excess"));
+}
+
+PathEvidence& Diagnosis::evidence_at(const IpAddress& a, const IpAddress& b, PointId point) {
+  return a < b ? paths_[{a, b, point}] : paths_[{b, a, point}];
+}
+
+void Diagnosis::on_record(const Record& r, Ctx& ctx) {
+  if (r.is(kIoSchema)) return on_io(r.as<IoRecord>(), ctx);
+  if (paths_.size() >= 4 * max_scopes_) return;
+  if (r.is(kMessageSchema)) {
+    const MessageRecord& m = r.as<MessageRecord>();
+    PathEvidence& e = evidence_at(m.src, m.dst, m.point);
+    e.packets += m.packets;
+    e.retrans_packets += m.retrans_packets;
+    e.naks += m.naks;
+    if (m.retrans_packets > e.worst_retrans) {
+      e.worst_retrans = m.retrans_packets;
+      e.worst_retrans_frame = m.first_frame;
+    }
+  } else if (r.is(kCongestionSchema)) {
+    const CongestionRecord& c = r.as<CongestionRecord>();
+    PathEvidence& e = evidence_at(c.src, c.dst, c.point);
+    e.ect_packets += c.ect_packets;
+    e.ce_packets += c.ce_packets;
+    e.cnps += c.cnp_packets;
+  } else if (r.is(kPfcSchema)) {
+    const PfcRecord& p = r.as<PfcRecord>();
+    pfc_pauses_ += p.pauses;
+    pfc_storm_ |= p.storm;
+  }
+}
+
+void Diagnosis::on_io(const IoRecord& r, Ctx& ctx) {
+  if (!(r.is_read() || r.is_write()) || !r.complete) return;
+  const IoMetrics m = io_metrics(r);
+  auto slot = [&](auto& map, const auto& key) -> ScopeStats* {
+    auto it = map.find(key);
+    if (it != map.end()) return &it->second;
+    if (map.size() >= max_scopes_) {
+      ctx.warn("diagnosis_scopes", [&] {
+        return "the diagnosis keeps at most " + std::to_string(max_scopes_) +
+               " hosts, storage servers and pairs each; I/Os of further ones are left out of it";
+      });
+      return nullptr;
+    }
+    return &map[key];
+  };
+  for (ScopeStats* s : {slot(hosts_, r.host), slot(storages_, r.storage), slot(pairs_, IpPair{r.host, r.storage})})
+    if (s) s->add(m, r.cmd_frame);
+}
+
+void Diagnosis::finish(Ctx& ctx) {
+  auto make = [](DiagnosisScope kind, const ScopeStats& s) {
+    Judged j;
+    j.rec.scope = kind;
+    j.stats = &s;
+    j.rec.ios = s.ios;
+    j.rec.split_ios = s.split_ios;
+    if (s.split_ios) {
+      j.rec.network_share = s.rtt_sum / s.iol1_sum;
+      j.rec.host_share = s.dpl_sum / s.iol1_sum;
+      j.rec.storage_share = (s.iol1_sum - s.rtt_sum - s.dpl_sum) / s.iol1_sum;
+    }
+    return j;
+  };
+  std::vector<Judged> hosts, storages, pairs;
+  for (const auto& [ip, s] : hosts_) {
+    hosts.push_back(make(DiagnosisScope::kHost, s));
+    hosts.back().rec.host = ip;
+  }
+  for (const auto& [ip, s] : storages_) {
+    storages.push_back(make(DiagnosisScope::kStorage, s));
+    storages.back().rec.storage = ip;
+  }
+  for (const auto& [key, s] : pairs_) {
+    pairs.push_back(make(DiagnosisScope::kPair, s));
+    pairs.back().rec.host = key.first;
+    pairs.back().rec.storage = key.second;
+  }
+  // The path evidence of each IP pair: the point that saw most of each count.
+  std::map<IpPair, PathEvidence> path_of;
+  for (const auto& [key, e] : paths_) path_of[{std::get<0>(key), std::get<1>(key)}].max_with(e);
+  auto evidence_for = [&](const DiagnosisRecord& r) {
+    PathEvidence sum;
+    for (const auto& [key, e] : path_of) {
+      const bool host_in = r.host && (key.first == *r.host || key.second == *r.host);
+      const bool stor_in = r.storage && (key.first == *r.storage || key.second == *r.storage);
+      if ((r.host && r.storage) ? (host_in && stor_in) : (host_in || stor_in)) sum.add(e);
+    }
+    return sum;
+  };
+  for (auto* group : {&hosts, &storages, &pairs}) {
+    for (Judged& j : *group) j.path = evidence_for(j.rec);
+    compare_group(*group, min_ios_, rule_);
+    blame_loss(*group, group == &pairs);
+  }
+  explain_by_pairs(storages, pairs, false);
+  explain_by_pairs(hosts, pairs, true);
+  explain_by_ends(pairs, storages, hosts);
+
+  std::vector<Judged*> ranked;
+  for (auto* group : {&storages, &hosts, &pairs})
+    for (Judged& j : *group)
+      if (j.standing) ranked.push_back(&j);
+  // By the time the finding costs its I/Os; paths that only lose packets come after those.
+  auto cost = [](const Judged* j) { return j->finding >= 0 ? j->cmp[j->finding].excess : 0.0; };
+  std::stable_sort(ranked.begin(), ranked.end(), [&](const Judged* a, const Judged* b) { return cost(a) > cost(b); });
+  for (size_t i = 0; i < ranked.size(); ++i) ranked[i]->rec.rank = uint32_t(i + 1);
+
+  for (auto* group : {&hosts, &storages, &pairs}) {
+    for (Judged& j : *group) {
+      DiagnosisRecord& r = j.rec;
+      // The segment that decided, or for a scope where nothing stands out the one closest to
+      // it (the highest value against its peer median).
+      int g = j.loss_only ? kSegments : j.finding;
+      auto ratio = [&](int s) { return j.stats->by_segment[s].value() / std::max(1.0, j.cmp[s].peer_median); };
+      if (g < 0)
+        for (int s = 0; s < kSegments; ++s)
+          if (j.eligible[s] && j.cmp[s].peers && (g < 0 || ratio(s) > ratio(g))) g = s;
+      if (j.loss_only) r.worst_frame = j.path.worst_retrans_frame;
+      if (g >= 0 && g < kSegments) {
+        r.metric = segment_metric(Segment(g));
+        r.worst_frame = j.stats->by_segment[g].max_frame;
+        r.value_ns = DurationNs(j.stats->by_segment[g].value() + 0.5);
+        if (j.cmp[g].peers) r.peer_median_ns = DurationNs(j.cmp[g].peer_median + 0.5);
+      }
+      if (j.blamed >= 0) r.segment = segment_name(Segment(j.blamed));
+      std::string& ev = r.evidence;
+      if (j.loss_only) {
+        ev = percent(double(j.path.retrans_packets), double(j.path.packets)) + " of the packets on this path were "
+             "retransmissions (" + std::to_string(j.path.retrans_packets) + " of " + std::to_string(j.path.packets) +
+             ") against a peer median of " + percent(j.loss_peer_median, 1.0) + ": the path loses packets";
+        if (j.path.naks) ev += "; " + std::to_string(j.path.naks) + (j.path.naks == 1 ? " NAK" : " NAKs");
+      } else if (g < 0) {
+        bool any = false;
+        for (bool e : j.eligible) any |= e;
+        ev = any ? "no peer of its kind in the capture to compare with"
+                 : "too few I/Os to compare (fewer than " + std::to_string(min_ios_) + " with each metric)";
+      } else {
+        const Comparison& c = j.cmp[g];
+        ev = upper(r.metric) + " averages " + format_us(j.stats->by_segment[g].value()) + " µs against a peer median of " +
+             format_us(c.peer_median) + " µs (" + std::to_string(c.peers) + (c.peers == 1 ? " peer" : " peers") + ", " +
+             std::to_string(j.stats->by_segment[g].n) + " I/Os)";
+        if (j.finding < 0) ev = "nothing stands out; closest: " + ev;
+      }
+      if (j.finding >= 0 && j.blamed == kNetwork && j.finding != kNetwork) {
+        ev += "; on its paths " + percent(double(j.path.retrans_packets), double(j.path.packets)) +
+              " of packets were retransmissions against a peer median of " +
+              percent(j.loss_peer_median, 1.0) + ": lost packets, not the " + segment_name(Segment(j.finding)) +
+              ", cost the time";
+      } else if (!j.loss_only && (g == kNetwork || j.blamed == kNetwork)) {
+        const std::string path = path_text(j.path);
+        if (!path.empty()) ev += "; on its paths: " + path;
+      }
+      if (j.blamed == kNetwork) {
+        if (pfc_pauses_)
+          ev += "; PFC pauses in the capture: " + std::to_string(pfc_pauses_) + (pfc_storm_ ? " (a storm)" : "");
+      }
+      ctx.emit(kDiagnosisSchema, &r);
+      // The plugin shows a finding on the frame to look at.
+      if (r.rank && r.worst_frame) ctx.note(r.worst_frame, note_finding_, r.rank);
+    }
+  }
+}
+
+}  // namespace rdmatel::diagnosis

@@ -1,0 +1,45 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// diagnosis: a record stage over the I/O records (and, as evidence, the message and congestion
+// records) that says, per host, storage and pair, where the time of the I/Os goes and which
+// segment (storage, network, host) is to blame when one stands out against the scope's peers
+// in the same capture. The method is documented in docs/metrics.md ("Diagnosis").
+#pragma once
+
+#include <map>
+#include <tuple>
+#include <utility>
+
+#include "engine/metrics/diagnosis/peer_comparison.h"
+#include "engine/metrics/diagnosis/scope_stats.h"
+#include "engine/src/core/component.h"
+
+namespace rdmatel::diagnosis {
+
+extern const ComponentSpec kSpec;
+
+class Diagnosis final : public Component {
+ public:
+  explicit Diagnosis(Ctx& ctx);
+  void on_packet(const Packet&, Ctx&) override {}
+  void on_advance(PointId, Ctx&) override {}
+  void on_record(const Record& r, Ctx& ctx) override;
+  void finish(Ctx& ctx) override;
+
+ private:
+  using IpPair = std::pair<IpAddress, IpAddress>;  ///< (host, storage)
+  void on_io(const IoRecord& r, Ctx& ctx);
+  PathEvidence& evidence_at(const IpAddress& a, const IpAddress& b, PointId point);
+
+  uint64_t min_ios_;
+  NoteKind note_finding_;
+  PeerRule rule_;
+  size_t max_scopes_;
+  std::map<IpAddress, ScopeStats> hosts_, storages_;
+  std::map<IpPair, ScopeStats> pairs_;
+  /// Per unordered IP pair (lower IP first) and point.
+  std::map<std::tuple<IpAddress, IpAddress, PointId>, PathEvidence> paths_;
+  uint64_t pfc_pauses_ = 0;
+  bool pfc_storm_ = false;
+};
+
+}  // namespace rdmatel::diagnosis

@@ -1,0 +1,225 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""The diagnosis against injected faults (SPEC §7): captures made by the generator with one slow
+storage server, one slow host (DPL), one congested path and one lossy path must name that
+scope and segment first; healthy captures must name nobody; a one-point capture must say why
+it cannot split the latency. Shares and means are checked against the generator's truth.
+
+In Wireshark (with the plugin given): each finding on the frame it names (rdmatel.diagnosis,
+expert info) and as a row of -z rdmatel,diagnosis, the same as the CLI's records.
+
+usage: test_diagnosis.py RDMATEL_CLI RDMATEL_SYNTH [PLUGIN_SO]
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from rdmatel_testlib import Tshark, fail, fail_if, load_truth, run_cli
+
+HOST = "10.1.0.{}".format
+STORAGE = "10.2.0.{}".format
+BASE = ["--scenario", "nvme-2point", "--hosts", "3", "--storages", "3", "--ios", "900"]
+
+# (generator arguments, expected rank-1 record: scope, host, storage, segment)
+FAULTS = [
+    (["--slow-storage", "2=400"], ("storage", None, STORAGE(2), "storage")),
+    (["--slow-host", "3=300"], ("host", HOST(3), None, "host")),
+    (["--slow-path", "1:3=150"], ("pair", HOST(1), STORAGE(3), "network")),
+    (["--lossy-path", "2:1=0.03"], ("pair", HOST(2), STORAGE(1), "network")),
+    (["--slow-storage", "1=250", "--cross"], ("storage", None, STORAGE(1), "storage")),
+]
+HEALTHY = [
+    ["--scenario", "nvme-2point"],
+    ["--scenario", "nvme-3point"],
+    ["--scenario", "mixed"],
+    BASE,
+    BASE + ["--cross"],
+    ["--scenario", "nvme-2point", "--hosts", "6", "--storages", "2", "--ios", "1200"],
+]
+# The presets lose a designed handful of packets (go-back-N then resends whole messages); with
+# "--loss 0" they lose none. Only with losses may a pair's path be named for losing packets.
+LOSSLESS = ["--loss", "0"]
+
+
+def loss_finding(r):
+    return r["scope"] == "pair" and r["segment"] == "network" and "metric" not in r
+
+
+def generate(synth, tmp, name, args, seed):
+    out = os.path.join(tmp, f"{name}.pcapng")
+    subprocess.run([synth, *args, "--seed", str(seed), "--out", out], check=True, capture_output=True, timeout=300)
+    return out
+
+
+def diagnosis(cli, capture):
+    out = run_cli(cli, "export", "diagnosis", capture, "--format", "jsonl", "--no-progress").stdout
+    return [json.loads(line) for line in out.splitlines() if line.strip()]
+
+
+def describe_scope(r):
+    if r["scope"] == "pair":
+        return f"pair {r['host']} - {r['storage']}"
+    return f"{r['scope']} {r.get('host') or r.get('storage')}"
+
+
+def describe(r):
+    return f"{r['scope']} {r.get('host')} {r.get('storage')} {r['segment']} (rank {r['rank']}): {r.get('evidence')}"
+
+
+def check_fault(cli, capture, expected, label, lossless):
+    records = diagnosis(cli, capture)
+    ranked = sorted((r for r in records if r["rank"]), key=lambda r: r["rank"])
+    if not ranked:
+        return [f"{label}: nothing named, expected {expected}"]
+    top = ranked[0]
+    got = (top["scope"], top.get("host"), top.get("storage"), top["segment"])
+    problems = []
+    if got != expected:
+        problems.append(f"{label}: first finding {describe(top)}, expected {expected}")
+    # Only the injected fault stands: every other finding must be explained by it (or, with the
+    # presets' designed losses, be a path that lost packets).
+    for r in ranked[1:]:
+        if lossless or not loss_finding(r):
+            problems.append(f"{label}: a second finding {describe(r)}")
+    return problems
+
+
+def truth_scopes(truth):
+    """Per (scope, key): the sums the shares and means are defined by (docs/metrics.md)."""
+    scopes = {}
+    for io in truth["ios"]:
+        if io["op"] not in ("read", "write") or io.get("admin") or not io["complete"]:
+            continue
+        keys = [("host", io["host"], None), ("storage", None, io["storage"]), ("pair", io["host"], io["storage"])]
+        for k in keys:
+            s = scopes.setdefault(k, {"ios": 0, "split": 0, "iol1": 0.0, "rtt": 0.0, "dpl": 0.0,
+                                      "dal": [], "rtt_all": [], "dpl_all": []})
+            s["ios"] += 1
+            if "dal_us" in io:
+                s["dal"].append(io["dal_us"])
+            if "rtt_us" in io:
+                s["rtt_all"].append(io["rtt_us"])
+            if "dpl_us" in io:
+                s["dpl_all"].append(io["dpl_us"])
+            if all(m in io for m in ("iol1_us", "iol2_us", "rtt_us")) and io["iol1_us"] > 0:
+                s["split"] += 1
+                s["iol1"] += io["iol1_us"]
+                s["rtt"] += io["rtt_us"]
+                s["dpl"] += io.get("dpl_us", 0.0)
+    return scopes
+
+
+def check_against_truth(cli, capture):
+    truth = truth_scopes(load_truth(capture))
+    records = diagnosis(cli, capture)
+    problems = []
+    seen = set()
+    metric_samples = {"dal": "dal", "rtt": "rtt_all", "dpl": "dpl_all"}
+    for r in records:
+        key = (r["scope"], r.get("host"), r.get("storage"))
+        seen.add(key)
+        t = truth.get(key)
+        if t is None:
+            problems.append(f"record for {key} has no I/O in the truth")
+            continue
+        if r["ios"] != t["ios"] or r["split_ios"] != t["split"]:
+            problems.append(f"{key}: ios {r['ios']}/{r['split_ios']}, truth {t['ios']}/{t['split']}")
+        shares = {"network_share": t["rtt"] / t["iol1"], "host_share": t["dpl"] / t["iol1"],
+                  "storage_share": (t["iol1"] - t["rtt"] - t["dpl"]) / t["iol1"]}
+        for name, want in shares.items():
+            if abs(r[name] - want) > 1e-9:
+                problems.append(f"{key}: {name} {r[name]}, truth {want}")
+        samples = t[metric_samples[r["metric"]]]
+        want = sum(samples) / len(samples)
+        if abs(float(r["value_us"]) - want) > 0.0015:
+            problems.append(f"{key}: {r['metric']} mean {r['value_us']}, truth {want:.4f}")
+    missing = set(truth) - seen
+    if missing:
+        problems.append(f"scopes without a record: {sorted(missing, key=str)}")
+    return problems
+
+
+def check_wireshark(plugin, cli, captures):
+    """Every finding of the CLI's records is on its worst_frame in tshark, in the expert info and
+    in the -z rdmatel,diagnosis table, with the same numbers."""
+    ts = Tshark(plugin)
+    problems = []
+    try:
+        for capture in captures:
+            findings = sorted((r for r in diagnosis(cli, capture) if r["rank"]), key=lambda r: r["rank"])
+            if not findings:
+                problems.append(f"{capture}: no finding to look for in Wireshark")
+                continue
+            rows = ts.fields(capture, ["frame.number", "rdmatel.diagnosis.rank", "rdmatel.diagnosis.segment",
+                                       "rdmatel.diagnosis.scope"], display_filter="rdmatel.diagnosis")
+            got = {(int(r["frame.number"]), int(r["rdmatel.diagnosis.rank"]), r["rdmatel.diagnosis.segment"])
+                   for r in rows}
+            want = {(f["worst_frame"], f["rank"], f["segment"]) for f in findings}
+            if got != want:
+                problems.append(f"{capture}: rdmatel.diagnosis on {sorted(got)}, the CLI says {sorted(want)}")
+            staged = ts.stage(capture)
+            table = ts.run("-2", "-q", "-r", staged, "-z", "rdmatel,diagnosis").stdout
+            for f in findings:
+                line = next((l for l in table.splitlines() if l.startswith(f"{f['rank']} |")), None)
+                cells = [c.strip() for c in line.split("|")] if line else []
+                if (len(cells) < 12 or abs(float(cells[4]) - float(f["value_us"])) > 0.0005
+                        or cells[10] != str(f["worst_frame"]) or cells[1] != describe_scope(f)):
+                    problems.append(f"{capture}: -z rdmatel,diagnosis row {line!r} for {describe(f)}")
+            expert = ts.run("-2", "-q", "-r", staged, "-z", "expert,warn").stdout
+            n = sum(1 for l in expert.splitlines() if "Diagnosis #" in l)
+            if n != len(findings):
+                problems.append(f"{capture}: {n} diagnosis expert items, {len(findings)} findings")
+    finally:
+        ts.close()
+    return problems
+
+
+def main():
+    cli, synth = sys.argv[1], sys.argv[2]
+    plugin = sys.argv[3] if len(sys.argv) > 3 else None
+    tmp = tempfile.mkdtemp(prefix="rdmatel_diagnosis_")
+    problems = []
+    runs = 0
+    for seed in (1, 2):
+        for lossless in (True, False):
+            extra = LOSSLESS if lossless else []
+            for i, (args, expected) in enumerate(FAULTS):
+                capture = generate(synth, tmp, f"fault{i}_s{seed}", BASE + args + extra, seed)
+                problems += check_fault(cli, capture, expected, f"seed {seed} {' '.join(args + extra)}", lossless)
+                runs += 1
+            for i, args in enumerate(HEALTHY):
+                capture = generate(synth, tmp, f"healthy{i}_s{seed}", args + extra, seed)
+                named = [r for r in diagnosis(cli, capture) if r["rank"] and (lossless or not loss_finding(r))]
+                problems += [f"healthy seed {seed} {' '.join(args + extra)}: named {describe(r)}" for r in named]
+                runs += 1
+
+    # Shares and means of every scope against the generator's own I/O times.
+    capture = generate(synth, tmp, "truth", BASE + ["--slow-host", "1=200"], 3)
+    problems += check_against_truth(cli, capture)
+
+    # The report says it first, in words.
+    report = run_cli(cli, "analyze", generate(synth, tmp, "report", BASE + ["--slow-storage", "3=400"], 4),
+                     "--no-progress").stdout
+    head = report.split("NVMe I/O latency per host IP")[0]
+    if "1. storage 10.2.0.3: the storage is slow." not in head:
+        problems.append("analyze: no 'storage 10.2.0.3: the storage is slow' before the latency tables:\n" + head)
+
+    # One point: no split, said so; no verdict.
+    one = generate(synth, tmp, "onepoint", ["--scenario", "nvme-1point"], 1)
+    if any(r["rank"] or "network_share" in r for r in diagnosis(cli, one)):
+        problems.append("one-point capture: a verdict or a share without the storage side")
+    if "seen on one side only" not in run_cli(cli, "analyze", one, "--no-progress").stdout:
+        problems.append("one-point capture: analyze does not say why there is no diagnosis")
+
+    if plugin:
+        wireshark = [generate(synth, tmp, f"ws{i}", BASE + args + LOSSLESS, 5) for i, (args, _) in enumerate(FAULTS[:4])]
+        problems += check_wireshark(plugin, cli, wireshark)
+
+    fail_if(problems, "diagnosis problems")
+    print(f"diagnosis: {runs} generated captures (faults named first, healthy ones name nobody), truth shares exact")
+
+
+if __name__ == "__main__":
+    main()
