@@ -21,6 +21,7 @@
 #include "core/analysis.h"
 #include "core/csv_export.h"
 #include "core/wireshark_link.h"
+#include "models/diagnosis_model.h"
 #include "models/flow_table_model.h"
 #include "models/group_stats_model.h"
 #include "models/io_table_model.h"
@@ -430,6 +431,43 @@ TEST(AnalyzerRunAnalysis, ErrorsAreTheClisSentences) {
   const std::string sample = kSamples + "nvme_2point.pcapng";
   EXPECT_FALSE(run_analysis({sample}, roles, {}, nullptr, error));
   EXPECT_EQ("rdmatel: " + error + "\n", cli_error("--point nosuch=compute " + sample));
+}
+
+// The diagnosis names the fault the generator injected: storage 2 takes 400 µs more per data
+// access, so the first finding is storage 10.2.0.2, segment storage, and the Overview says so.
+TEST(AnalyzerDiagnosisModel, FirstFindingIsTheInjectedFault) {
+  const std::string cap = ::testing::TempDir() + "/analyzer_slow_storage.pcapng";
+  std::string cmd = std::string(RDMATEL_SYNTH) +
+                    " --scenario nvme-2point --hosts 3 --storages 3 --ios 900 --slow-storage 2=400 "
+                    "--seed 21 --out " +
+                    cap + " >/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  auto a = analyse({cap});
+  ASSERT_TRUE(a);
+  DiagnosisModel model;
+  model.set_analysis(a);
+  ASSERT_GT(model.rowCount(), 0);
+  const DiagnosisRecord* top = model.record(0);
+  ASSERT_TRUE(top);
+  EXPECT_EQ(top->rank, 1u);
+  EXPECT_EQ(top->scope, DiagnosisScope::kStorage);
+  ASSERT_TRUE(top->storage);
+  EXPECT_EQ(top->storage->to_string(), "10.2.0.2");
+  EXPECT_STREQ(top->segment, "storage");
+  EXPECT_EQ(model.index(0, DiagnosisModel::kRank).data().toString(), QString("1"));
+  QString html = diagnosis_html(*a);
+  EXPECT_TRUE(html.contains("<li><b>")) << html.toStdString();
+  EXPECT_TRUE(html.contains("10.2.0.2")) << html.toStdString();
+  // A healthy capture of the same shape: nothing stands out.
+  const std::string healthy = ::testing::TempDir() + "/analyzer_healthy.pcapng";
+  cmd = std::string(RDMATEL_SYNTH) +
+        " --scenario nvme-2point --hosts 3 --storages 3 --ios 900 --seed 21 --out " + healthy +
+        " >/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  auto h = analyse({healthy});
+  ASSERT_TRUE(h);
+  EXPECT_TRUE(diagnosis_html(*h).contains("Nothing stands out"))
+      << diagnosis_html(*h).toStdString();
 }
 
 // Cancel stops the run at the next packet batch: partial results, marked as such.

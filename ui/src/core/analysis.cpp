@@ -92,6 +92,7 @@ class AnalysisSink final : public RecordSink {
       a_.flow_periods.push_back(r.as<FlowPeriodRecord>());
     } else if (r.schema) {
       if (r.is(kCongestionSchema)) a_.congestion.push_back(r.as<CongestionRecord>());
+      if (r.is(kDiagnosisSchema)) a_.diagnosis.push_back(r.as<DiagnosisRecord>());
       RecordTable& t = a_.tables[r.schema->channel];
       t.schema = r.schema;
       t.rows.push_back(render_record(*r.schema, r.data, names_));

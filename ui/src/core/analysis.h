@@ -52,6 +52,7 @@ struct Analysis {
   std::vector<MessageRecord> messages;
   std::vector<FlowPeriodRecord> flow_periods;
   std::vector<CongestionRecord> congestion;  ///< per flow and point (also in tables["congestion"])
+  std::vector<DiagnosisRecord> diagnosis;    ///< per host, storage, pair and job (also in tables)
   IoReport io_report;  ///< the engine's aggregation, as `rdmatel analyze` prints it
   FlowReport flow_report;
   /// Every other record kind by channel ("congestion", "pfc", "offsets", and "diagnosis" or

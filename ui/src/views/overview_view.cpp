@@ -1,8 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "views/overview_view.h"
 
+#include <QDir>
+#include <QMessageBox>
+#include <QPushButton>
 #include <QVBoxLayout>
 
+#include "core/wireshark_link.h"
 #include "models/cell_format.h"
 
 namespace rdmatel::ui {
@@ -110,11 +114,22 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
   headline_->setAlignment(Qt::AlignTop | Qt::AlignLeft);
   headline_->setWordWrap(true);
   layout->addWidget(headline_);
-  diagnosis_model_ = new RecordTableModel("diagnosis", this);
-  if (diagnosis_model_->schema()) {
-    diagnosis_ = new TablePanel("Diagnosis: who is to blame, with its evidence", diagnosis_model_,
-                                false, this);
+  diagnosis_model_ = new DiagnosisModel(this);
+  if (find_schema("diagnosis")) {
+    verdict_ = new QLabel(this);
+    verdict_->setTextFormat(Qt::RichText);
+    verdict_->setWordWrap(true);
+    verdict_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+    verdict_->setFrameShape(QFrame::StyledPanel);
+    verdict_->setMargin(6);
+    layout->addWidget(verdict_);
+    diagnosis_ = new TablePanel("Where the time goes, per scope (the engine's diagnosis)",
+                                diagnosis_model_, true, this);
     layout->addWidget(diagnosis_, 2);
+    auto* open = new QPushButton("Open the selected scope's worst frame in Wireshark", this);
+    open->setToolTip("The command frame of the scope's I/O with the highest value of its metric");
+    layout->addWidget(open, 0, Qt::AlignLeft);
+    connect(open, &QPushButton::clicked, this, &OverviewView::open_worst_frame);
   } else {
     auto* none = new QLabel(
         "<b>Diagnosis</b>: not available in this build (the engine emits no diagnosis "
@@ -133,12 +148,28 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
 }
 
 void OverviewView::set_analysis(std::shared_ptr<const Analysis> a) {
+  analysis_ = a;
   diagnosis_model_->set_analysis(a);
   warnings_->clear();
   if (!a) return;
   headline_->setText(overview_html(*a));
+  if (verdict_) verdict_->setText(diagnosis_html(*a));
+  if (diagnosis_) diagnosis_->select_first_row();
   for (const std::string& w : a->warnings) warnings_->addItem(QString::fromStdString(w));
   if (a->warnings.empty()) warnings_->addItem("none");
+}
+
+void OverviewView::open_worst_frame() {
+  const DiagnosisRecord* r =
+      diagnosis_ ? diagnosis_model_->record(diagnosis_->current_source_row()) : nullptr;
+  if (!analysis_ || !r || !r->worst_frame) {
+    QMessageBox::information(this, "rdmatel-analyzer", "Select a scope with a worst frame first.");
+    return;
+  }
+  QString error;
+  WiresharkCommand c = wireshark_command(
+      *analysis_, QString("frame.number == %1").arg(r->worst_frame), QDir::tempPath());
+  if (!open_in_wireshark(c, error)) QMessageBox::critical(this, "rdmatel-analyzer", error);
 }
 
 }  // namespace rdmatel::ui

@@ -9,7 +9,7 @@
 #include <memory>
 
 #include "core/analysis.h"
-#include "models/record_table_model.h"
+#include "models/diagnosis_model.h"
 #include "views/table_panel.h"
 
 namespace rdmatel::ui {
@@ -22,10 +22,15 @@ class OverviewView : public QWidget {
   /// The diagnosis table, or nullptr when the engine has no diagnosis records.
   TablePanel* diagnosis() const { return diagnosis_; }
   QString headline_text() const { return headline_->text(); }
+  QString verdict_text() const { return verdict_ ? verdict_->text() : QString(); }
 
  private:
+  void open_worst_frame();
+
+  std::shared_ptr<const Analysis> analysis_;
   QLabel* headline_;
-  RecordTableModel* diagnosis_model_;
+  QLabel* verdict_ = nullptr;
+  DiagnosisModel* diagnosis_model_;
   TablePanel* diagnosis_ = nullptr;
   QListWidget* warnings_;
 };
