@@ -44,12 +44,14 @@ trap cleanup EXIT
 mkdir -p "$out"
 rm -f "$out"/[0-9][0-9]-*.png
 
-# Two seconds of NVMe-oF and RDMA WRITE flows through two leaves: the trends and the flows'
+# Two seconds of NVMe-oF and RDMA WRITE flows through two leaves, storage 2 slow (300 µs more per
+# data access: the diagnosis has a finding): the trends and the flows
 # throughput get a shape. Without the generator, the committed sample.
 if [[ -z "$capture" ]]; then
   if [[ -x "$synth" ]]; then
-    capture="$work/mixed_2s.pcapng"
-    "$synth" --scenario mixed --duration-s 2 --ios 600 --flows 4 --messages 40 --seed 7 --out "$capture" >/dev/null
+    capture="$work/mixed_2s_slow_storage.pcapng"
+    "$synth" --scenario mixed --duration-s 2 --ios 600 --flows 4 --messages 40 --slow-storage 2=300 --seed 7 \
+      --out "$capture" >/dev/null
   else
     capture="$repo/samples/mixed.pcapng"
   fi
@@ -75,8 +77,12 @@ done
 mkdir -p "$work/run"
 chmod 700 "$work/run"
 started=$SECONDS
-env DISPLAY="$display" QT_QPA_PLATFORM=xcb XDG_RUNTIME_DIR="$work/run" HOME="$work" LC_ALL=C.UTF-8 \
-  "$analyzer" --screenshot-dir "$out" "$capture" >"$work/analyzer.log" 2>&1 &
+# From the capture's folder, so that the window names the file only (the images go in the README).
+out="$(cd "$out" && pwd)"
+analyzer="$(cd "$(dirname "$analyzer")" && pwd)/$(basename "$analyzer")"
+(cd "$(dirname "$capture")" &&
+  exec env DISPLAY="$display" QT_QPA_PLATFORM=xcb XDG_RUNTIME_DIR="$work/run" HOME="$work" LC_ALL=C.UTF-8 \
+    "$analyzer" --screenshot-dir "$out" "$(basename "$capture")") >"$work/analyzer.log" 2>&1 &
 app_pid=$!
 # The window must appear on the X server (not only render off screen).
 seen=""

@@ -111,7 +111,7 @@ QString diagnosis_html(const Analysis& a) {
     split |= r.split_ios > 0;
   }
   std::sort(ranked.begin(), ranked.end(), [](auto* x, auto* y) { return x->rank < y->rank; });
-  QString h = "<b>Diagnosis: who is to blame</b><br>";
+  QString h = "<b>Diagnosis: who is to blame</b><br>";  // <ol> starts a block of its own
   if (a.diagnosis.empty()) return h + "No read or write I/O to diagnose in this capture.";
   if (!split)
     return h +

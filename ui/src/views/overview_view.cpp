@@ -142,9 +142,8 @@ OverviewView::OverviewView(QWidget* parent) : QWidget(parent) {
   }
   layout->addWidget(new QLabel("<b>Warnings</b>", this));
   warnings_ = new QListWidget(this);
-  warnings_->setMaximumHeight(220);
+  warnings_->setMaximumHeight(120);
   layout->addWidget(warnings_);
-  layout->addStretch(1);
 }
 
 void OverviewView::set_analysis(std::shared_ptr<const Analysis> a) {
