@@ -96,7 +96,7 @@ void IoTimeline::paintEvent(QPaintEvent*) {
   const int s_end = write ? 6 : 4, c_end = write ? 7 : 5;
   // Storage side: DAL, then the rest of IOL2 (data transfer and completion).
   seg(kStorage, 2, 3, "DAL", sc);
-  seg(kStorage, 3, s_end, write ? "data + completion" : "data + completion", sc.lighter(135));
+  seg(kStorage, 3, s_end, write ? "data fetch + completion" : "data + completion", sc.lighter(135));
   if (write) seg(kCompute, 4, 5, "DPL", cc);
   // The network's share of the I/O: IOL1 − IOL2, drawn as two even halves.
   if (m.rtt && t.has(1) && t.has(c_end)) {
