@@ -33,12 +33,18 @@ class ReportSink final : public RecordSink {
   ReportSink(bool quiet, bool aggregate) : quiet_(quiet), aggregate_(aggregate) {}
   void on_record(const Record& r) override {
     if (!aggregate_ || r.provisional) return;
-    if (r.is(kIoSchema)) analysis.ios.add(r.as<IoRecord>());
-    else if (r.is(kMessageSchema)) analysis.flows.add(r.as<MessageRecord>());
+    if (r.is(kIoSchema)) {
+      analysis.ios.add(r.as<IoRecord>());
+      if (analysis.by) analysis.by->add(r.as<IoRecord>());
+    } else if (r.is(kMessageSchema)) {
+      analysis.flows.add(r.as<MessageRecord>());
+      if (analysis.by) analysis.by->add(r.as<MessageRecord>());
+    }
     else if (r.is(kCongestionSchema)) analysis.congestion.push_back(r.as<CongestionRecord>());
     else if (r.is(kPfcSchema)) analysis.pfc.push_back(r.as<PfcRecord>());
     else if (r.is(kOffsetSchema)) analysis.offsets.push_back(r.as<OffsetRecord>());
     else if (r.is(kDiagnosisSchema)) analysis.diagnosis.push_back(r.as<DiagnosisRecord>());
+    else if (r.is(kAlertSchema)) analysis.alerts.add(r.as<AlertRecord>());
   }
   void on_warning(const Warning& w) override {
     if (!quiet_) std::fprintf(stderr, "rdmatel: warning: %s\n", w.text.c_str());
@@ -73,6 +79,8 @@ int run(const Options& o) {
   const Engine& engine = session->engine();
   const bool analyze = o.command == Command::kAnalyze;
   ReportSink report(o.quiet, analyze);
+  if (!o.by.empty())
+    report.analysis.by.emplace(o.by == "gpu" ? Dimension::kGpu : o.by == "node" ? Dimension::kNode : Dimension::kJob);
   session->subscribe(report);
 
   std::FILE* out = stdout;

@@ -5,6 +5,8 @@
 #include <cmath>
 #include <cstdlib>
 
+#include "rdmatel/alert_rule.h"
+#include "rdmatel/gpu_map.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel::cli {
@@ -104,6 +106,8 @@ Output:
   out += option_line("--format jsonl|csv", "export format (default jsonl)");
   out += option_line("-o, --output FILE", "write the export to FILE instead of standard output");
   out += option_line("--top N", "rows in each flows table of analyze (default 10)");
+  out += option_line("--by gpu|node|job", "analyze: also aggregate I/Os and messages per GPU, node or AI job (needs a GPU map)");
+  out += option_line("--gpu-map FILE", "bind IPs to GPUs, nodes and jobs: a CSV file ip,gpu,node[,job] (see samples/gpu_map.csv)");
   out += option_line("--progress, --no-progress", "show progress on standard error (default: when it is a terminal)");
   out += option_line("-q, --quiet", "do not print warnings");
   out += option_line("-h, --help", "this text");
@@ -162,6 +166,7 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
     v = args[i++];
     return true;
   };
+  GpuMap gpus;  // the bindings given so far: each is checked, and an IP bound twice is refused
   while (i < args.size()) {
     std::string a = args[i++];
     std::string v;
@@ -183,6 +188,19 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       double d = std::strtod(v.c_str(), &end);
       if (errno || !end || *end || !(d >= 1 && d <= 1e6)) { error = "--top takes a count from 1 to 1000000"; return false; }
       o.top = size_t(d);
+    } else if (a == "--by") {
+      if (!value(a, v)) return false;
+      if (v != "gpu" && v != "node" && v != "job") {
+        error = "--by takes gpu, node or job (got '" + v + "')";
+        return false;
+      }
+      o.by = v;
+    } else if (a == "--gpu-map") {
+      if (!value(a, v)) return false;
+      std::vector<std::string> lines;
+      if (!gpus.load_file(v, error, &lines)) return false;
+      for (const std::string& line : lines)
+        if (!o.settings.set("gpu", line, error)) return false;
     } else if (a == "--progress") {
       o.progress = true;
     } else if (a == "--no-progress") {
@@ -199,6 +217,11 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
           return false;
         }
       }
+      if (std::string_view(s->name) == "alert" && !alerts::AlertRule::parse(v, error)) return false;
+      if (std::string_view(s->name) == "gpu" && !gpus.add(v, error)) {
+        error = "--gpu: " + error;
+        return false;
+      }
       if (!o.settings.set(s->name, v, error)) return false;
     } else if (a.size() > 1 && a[0] == '-') {
       error = "unknown option '" + a + "' (see rdmatel --help)";
@@ -209,6 +232,10 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
   }
   if (o.captures.empty()) {
     error = "no capture file given";
+    return false;
+  }
+  if (!o.by.empty() && gpus.empty()) {
+    error = "--by " + o.by + " needs a GPU map (--gpu-map FILE or --gpu IP,GPU,NODE[,JOB])";
     return false;
   }
   return true;

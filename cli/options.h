@@ -24,6 +24,7 @@ struct Options {
   std::optional<bool> progress;
   bool quiet = false;
   size_t top = 10;  ///< rows in the flows tables
+  std::string by;   ///< analyze --by gpu|node|job: "" for none
   Settings settings;
 };
 

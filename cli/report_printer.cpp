@@ -25,6 +25,11 @@ std::string role_text(const PointInfo& p) {
 
 }  // namespace
 
+void Analysis::Alerts::add(const AlertRecord& a) {
+  ++per_rule[std::string(a.kind) == "spike" ? "spike: " + a.scope.substr(0, a.scope.find(' ')) : a.rule];
+  if (first.size() < kKept) first.push_back(a);
+}
+
 void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const SessionSummary& input,
                     const Analysis& analysis, const char* version) {
   const IoReport& report = analysis.ios;
@@ -66,7 +71,9 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
     std::fprintf(out, "No NVMe-oF I/O found (no SEND carrying an NVMe command with a matching completion).\n\n");
   else
     std::fputs(render_io_tables(report).c_str(), out);
+  if (analysis.by) std::fputs(render_by_dimension(*analysis.by, engine, o.top).c_str(), out);
   if (!flows.flows().empty()) std::fputs(render_flow_tables(flows, engine, o.top).c_str(), out);
+  std::fputs(render_alerts(analysis.alerts.per_rule, analysis.alerts.first, engine, o.top).c_str(), out);
   std::fputs(render_congestion(analysis.congestion, analysis.pfc, engine, o.top).c_str(), out);
   std::fputs(render_offsets(analysis.offsets, engine).c_str(), out);
 }

@@ -3,6 +3,9 @@
 #pragma once
 
 #include <cstdio>
+#include <map>
+#include <optional>
+#include <string>
 #include <vector>
 
 #include "cli/options.h"
@@ -20,6 +23,14 @@ struct Analysis {
   std::vector<PfcRecord> pfc;
   std::vector<OffsetRecord> offsets;
   std::vector<DiagnosisRecord> diagnosis;  ///< one per host, storage and pair
+  std::optional<DimensionReport> by;       ///< analyze --by gpu|node|job
+  /// Alerts: counted per rule; the first ones kept for the report (bounded).
+  struct Alerts {
+    static constexpr size_t kKept = 1000;
+    std::map<std::string, uint64_t> per_rule;  ///< rule text (spikes: their scope kind) -> count
+    std::vector<AlertRecord> first;
+    void add(const AlertRecord& a);
+  } alerts;
 };
 
 void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const SessionSummary& input,

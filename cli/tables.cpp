@@ -201,6 +201,119 @@ std::string render_congestion(const std::vector<CongestionRecord>& flows, const 
   return out;
 }
 
+std::string render_by_dimension(const DimensionReport& report, const Engine& engine, size_t top) {
+  const Dimension dim = report.dimension();
+  const char* what = dim == Dimension::kGpu ? "GPU" : dim == Dimension::kNode ? "node" : "AI job";
+  const char* pair = dim == Dimension::kGpu ? "GPU pair" : dim == Dimension::kNode ? "node pair" : "job";
+  char line[640];
+  std::string out;
+  auto us = [](const Distribution& d, double v) { return d.count() ? format_us(v) : std::string("-"); };
+  auto p99 = [](const IoGroupStats& g) {
+    const Distribution& d = g[IoMetric::kIol1];
+    return d.count() ? d.percentile(99) : DurationNs(-1);
+  };
+  // The slowest effective throughput among a job's GPU pairs, "-" when none was timed.
+  auto slowest_pair = [&](const std::string& job) {
+    auto it = report.job_pairs().find(job);
+    std::string best = "-";
+    double best_fet = 0;
+    if (it == report.job_pairs().end()) return best;
+    for (const auto& [key, s] : it->second) {
+      auto fet = s.fet_bps();
+      if (!fet || (best != "-" && *fet >= best_fet)) continue;
+      best_fet = *fet;
+      char b[160];
+      std::snprintf(b, sizeof b, "%s at %s (%.3f Gb/s)", key.first.c_str(), engine.point_name(key.second).c_str(),
+                    *fet / 1e9);
+      best = b;
+    }
+    return best;
+  };
+  std::vector<const std::pair<const std::string, IoGroupStats>*> rows;
+  for (const auto& e : report.ios()) rows.push_back(&e);
+  std::stable_sort(rows.begin(), rows.end(), [&](auto* a, auto* b) { return p99(a->second) > p99(b->second); });
+  out += std::string("NVMe I/O latency per ") + what + " (µs; read and write I/Os of its hosts; highest IOL1 p99 first)\n";
+  if (rows.empty()) out += "  no I/O from a host the GPU map binds\n";
+  else {
+    std::snprintf(line, sizeof line, "  %-20s %7s %12s %12s %12s %12s %12s %12s%s\n", what, "I/Os", "IOL1 avg",
+                  "IOL1 p99", "IOL2 avg", "DAL avg", "RTT avg", "DPL avg",
+                  dim == Dimension::kJob ? "  slowest GPU pair (lowest FET)" : "");
+    out += line;
+  }
+  size_t shown = 0;
+  for (auto* e : rows) {
+    if (shown++ == top) break;
+    const IoGroupStats& g = e->second;
+    auto m = [&](IoMetric k) { return us(g[k], g[k].mean()); };
+    std::snprintf(line, sizeof line, "  %-20s %7llu %12s %12s %12s %12s %12s %12s%s%s\n", e->first.c_str(),
+                  (unsigned long long)(g.reads + g.writes), m(IoMetric::kIol1).c_str(),
+                  us(g[IoMetric::kIol1], double(p99(g))).c_str(), m(IoMetric::kIol2).c_str(), m(IoMetric::kDal).c_str(),
+                  m(IoMetric::kRtt).c_str(), m(IoMetric::kDpl).c_str(), dim == Dimension::kJob ? "  " : "",
+                  dim == Dimension::kJob ? slowest_pair(e->first).c_str() : "");
+    out += line;
+  }
+  out += "\n";
+  std::vector<const std::pair<const std::pair<std::string, PointId>, FlowStats>*> msgs;
+  for (const auto& e : report.messages()) msgs.push_back(&e);
+  std::stable_sort(msgs.begin(), msgs.end(), [](auto* a, auto* b) {
+    return a->second.fet_bps().value_or(1e30) < b->second.fet_bps().value_or(1e30);
+  });
+  out += std::string("RDMA messages per ") + pair + " and point (lowest effective throughput first)\n";
+  if (msgs.empty()) {
+    out += "  no message between IPs the GPU map binds\n\n";
+    return out;
+  }
+  std::snprintf(line, sizeof line, "  %-28s %-12s %9s %14s %12s %12s %11s %7s %10s\n", pair, "point", "messages", "bytes",
+                "FCT avg", "FCT p99", "FET (Gb/s)", "NAKs", "FNR");
+  out += line;
+  shown = 0;
+  for (auto* e : msgs) {
+    if (shown++ == top) break;
+    const FlowStats& s = e->second;
+    auto fet = s.fet_bps();
+    auto fnr = s.fnr();
+    char fet_text[32] = "-", fnr_text[32] = "-";
+    if (fet) std::snprintf(fet_text, sizeof fet_text, "%.3f", *fet / 1e9);
+    if (fnr) std::snprintf(fnr_text, sizeof fnr_text, "%.6f", *fnr);
+    std::snprintf(line, sizeof line, "  %-28s %-12s %9llu %14llu %12s %12s %11s %7llu %10s\n", e->first.first.c_str(),
+                  engine.point_name(e->first.second).c_str(), (unsigned long long)s.messages,
+                  (unsigned long long)s.bytes, us(s.fct, s.fct.mean()).c_str(),
+                  us(s.fct, double(s.fct.count() ? s.fct.percentile(99) : 0)).c_str(), fet_text,
+                  (unsigned long long)s.naks, fnr_text);
+    out += line;
+  }
+  return out + "\n";
+}
+
+std::string render_alerts(const std::map<std::string, uint64_t>& per_rule, const std::vector<AlertRecord>& first,
+                          const Engine& engine, size_t top) {
+  if (per_rule.empty()) return "";
+  std::string out = "Alerts (rdmatel export alerts has every one)\n";
+  char line[512];
+  for (const auto& [rule, n] : per_rule) {
+    std::snprintf(line, sizeof line, "  %-40s %8llu\n", rule.c_str(), (unsigned long long)n);
+    out += line;
+  }
+  out += "  first alerts:\n";
+  size_t shown = 0;
+  for (const AlertRecord& a : first) {
+    if (shown++ == top) break;
+    std::string what;
+    if (a.host) what = "I/O " + a.host->to_string() + " > " + a.storage->to_string() + " CID " + std::to_string(*a.cid);
+    else if (a.src)
+      what = "message " + a.src->to_string() + " > " + a.dst->to_string() + " QP " + std::to_string(*a.dst_qpn) + " at " +
+             engine.point_name(a.point);
+    else what = a.scope;
+    char frame[32] = "";
+    if (a.frame) std::snprintf(frame, sizeof frame, " (frame %llu)", (unsigned long long)a.frame);
+    std::snprintf(line, sizeof line, "    %-9s %-4s %14.3f %s %-12.6g %s%s\n", a.kind, a.metric, a.value,
+                  a.threshold ? "vs threshold" : "vs baseline ", a.threshold ? *a.threshold : a.baseline.value_or(0),
+                  what.c_str(), frame);
+    out += line;
+  }
+  return out + "\n";
+}
+
 std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t top) {
   if (records.empty()) return "";
   auto scope = [](const DiagnosisRecord& r) { return diagnosis_scope_text(r); };
@@ -238,10 +351,10 @@ std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t
     std::snprintf(b, sizeof b, "%.1f %%", *d * 100);
     return std::string(b);
   };
-  size_t rows[2] = {0, 0};
+  size_t rows[3] = {0, 0, 0};
   for (const DiagnosisRecord& r : records) {
-    if (r.scope != DiagnosisScope::kHost && r.scope != DiagnosisScope::kStorage) continue;
-    if (rows[r.scope == DiagnosisScope::kStorage]++ >= top) continue;
+    if (r.scope == DiagnosisScope::kPair) continue;
+    if (rows[r.scope == DiagnosisScope::kHost ? 0 : r.scope == DiagnosisScope::kStorage ? 1 : 2]++ >= top) continue;
     const std::string verdict = r.rank                 ? "#" + std::to_string(r.rank) + " " + r.segment
                                 : r.explained_by.empty() ? "-"
                                                          : "see " + r.explained_by;
@@ -250,7 +363,7 @@ std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t
                   verdict.c_str());
     out += line;
   }
-  if (rows[0] > top || rows[1] > top)
+  if (rows[0] > top || rows[1] > top || rows[2] > top)
     out += "    (" + std::to_string(top) + " of each shown; rdmatel export diagnosis has all)\n";
   return out + "\n";
 }

@@ -2,6 +2,7 @@
 // The tables of `rdmatel analyze`, laid out from the engine's aggregation (rdmatel/report.h).
 #pragma once
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,11 @@ std::string render_flow_tables(const FlowReport& report, const Engine& engine, s
 /// "Congestion" section: ECN totals, the `n` flows with the highest CE ratio, PFC per point and
 /// priority.
 /// "Clock offsets" section: each pair of points seen together.
+/// analyze --by gpu|node|job: I/O latency and messages per GPU (pair), node (pair) or AI job, worst first.
+std::string render_by_dimension(const DimensionReport& report, const Engine& engine, size_t top);
+/// The alerts section: counts per rule, then the first alerts.
+std::string render_alerts(const std::map<std::string, uint64_t>& per_rule, const std::vector<AlertRecord>& first,
+                          const Engine& engine, size_t top);
 /// The answer first: who is to blame, and where the time goes per host and storage server.
 std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t top);
 std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine);

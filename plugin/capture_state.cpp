@@ -39,7 +39,8 @@ Settings with_frame_notes(Settings s) {
 }
 }  // namespace
 
-CaptureState::CaptureState(const Settings& settings) : engine_(with_frame_notes(settings)) {
+CaptureState::CaptureState(const Settings& settings)
+    : engine_(with_frame_notes(settings)), alert_rules_(alerts::alert_rules(settings.list("alert"))) {
   engine_.subscribe(store_);
   engine_.subscribe(warnings_);
 }

@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "rdmatel/alert_rule.h"
 #include "rdmatel/engine.h"
 #include "rdmatel/record_store.h"
 
@@ -86,6 +87,9 @@ class CaptureState {
   /// The diagnosis's finding of `rank` (final once the first pass is over), or nullptr.
   const DiagnosisRecord* finding(uint64_t rank) const { return store_.finding(rank); }
   const Engine& engine() const { return engine_; }
+  /// The threshold alert rules (the engine's `alert` setting: the "slow" preferences and the
+  /// alerts table), evaluated by the engine's own rule code on what each frame shows.
+  const std::vector<alerts::AlertRule>& alert_rules() const { return alert_rules_; }
   const std::vector<std::string>& warnings() const { return warnings_.texts; }
 
  private:
@@ -99,6 +103,7 @@ class CaptureState {
   };
 
   Engine engine_;
+  std::vector<alerts::AlertRule> alert_rules_;
   RecordStore store_;
   WarningList warnings_;
   std::unordered_map<uint32_t, PointId> points_by_interface_;

@@ -42,33 +42,53 @@ void add_address(proto_tree* t, int hf4, int hf6, tvbuff_t* tvb, const IpAddress
   proto_item_set_generated(it);
 }
 
-// Appends ", NAME V µs > T µs" to `out` when `v` exceeds the threshold `t_us`.
-void note_slow(char* out, size_t size, const char* name, std::optional<DurationNs> v, unsigned t_us) {
-  if (!exceeds(v, t_us)) return;
+// Appends ", METRIC V UNIT > T UNIT" for one fired rule to `out` (plain buffers only).
+void note_alert(char* out, size_t size, const alerts::AlertRule& rule, double v) {
   size_t used = strlen(out);
   if (used + 1 >= size) return;
-  snprintf(out + used, size - used, "%s%s %.3f µs > %u µs", used ? ", " : "", name, ns_to_us(*v), t_us);
+  char name[8];
+  snprintf(name, sizeof name, "%s", alerts::metric_name(rule.metric));
+  for (char* c = name; *c; ++c) *c = char(*c - 'a' + 'A');
+  const char* unit = rule.metric == alerts::Metric::kFet ? " bit/s" : rule.metric == alerts::Metric::kFnr ? "" : " µs";
+  snprintf(out + used, size - used, "%s%s %.3f%s %s %g%s", used ? ", " : "", name, v, unit, rule.above ? ">" : "<",
+           rule.threshold, unit);
 }
 
-void display_slow_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* t, const IoRecord& r, const IoMetrics& m) {
-  const SlowThresholds& th = prefs.slow;
-  if (!th.any_io()) return;
-  char what[256] = "";
-  note_slow(what, sizeof what, "RTT", m.rtt, th.rtt_us);
-  note_slow(what, sizeof what, "DAL", m.dal, th.dal_us);
-  note_slow(what, sizeof what, "DPL", m.dpl, th.dpl_us);
-  // With one point, IOL is the only I/O latency: the IOL1 threshold applies to it.
-  note_slow(what, sizeof what, m.iol1 ? "IOL1" : "IOL", m.iol1 ? m.iol1 : m.iol, th.iol1_us);
-  note_slow(what, sizeof what, "IOL2", m.iol2, th.iol2_us);
+// The alerts an I/O fires, by the engine's rules, as one text ("" for none). IOL stands in for
+// IOL1 only where there is none (one point): the same latency is not reported twice.
+void alert_text(char* out, size_t size, const std::vector<alerts::AlertRule>& rules, const IoRecord& r,
+                const IoMetrics& m) {
+  out[0] = 0;
+  for (const alerts::AlertRule& rule : rules) {
+    if (rule.metric == alerts::Metric::kIol && m.iol1) continue;
+    std::optional<double> v = rule.value(r, m);
+    if (v && rule.fires(*v)) note_alert(out, size, rule, *v);
+  }
+}
+void alert_text(char* out, size_t size, const std::vector<alerts::AlertRule>& rules, const MessageRecord& msg) {
+  out[0] = 0;
+  for (const alerts::AlertRule& rule : rules) {
+    std::optional<double> v = rule.value(msg);
+    if (v && rule.fires(*v)) note_alert(out, size, rule, *v);
+  }
+}
+
+void display_slow_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* t, const CaptureState& state, const IoRecord& r,
+                     const IoMetrics& m) {
+  if (state.alert_rules().empty()) return;
+  char what[512];
+  alert_text(what, sizeof what, state.alert_rules(), r, m);
   if (!*what) return;
   proto_item* it = proto_tree_add_boolean(t, fields.slow, tvb, 0, 0, 1);
   proto_item_set_generated(it);
+  proto_item_set_generated(proto_tree_add_string(t, fields.alert, tvb, 0, 0, what));
   // One alert per I/O: on the frame that counts it in the statistics.
   if (pinfo->num == (r.complete ? r.rsp_frame : r.cmd_frame))
     expert_add_info_format(pinfo, it, &fields.ei_slow_io, "Slow NVMe %s (CID %u): %s", r.op, r.cid, what);
 }
 
-void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const FrameNote& n, const IoRecord& r) {
+void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state, const FrameNote& n,
+                const IoRecord& r) {
   const char* stage = stage_name(n.kind);
   proto_item* ti = proto_tree_add_subtree_format(tree, tvb, 0, 0, fields.ett_io, nullptr, "NVMe %s, CID %u, %s",
                                                  r.op, r.cid, stage);
@@ -107,7 +127,7 @@ void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Frame
   add_us(t, fields.iol1, tvb, m.iol1);
   add_us(t, fields.iol2, tvb, m.iol2);
   add_us(t, fields.iol, tvb, m.iol);
-  display_slow_io(tvb, pinfo, t, r, m);
+  display_slow_io(tvb, pinfo, t, state, r, m);
   if (!r.complete && !r.provisional && pinfo->num == r.cmd_frame)
     expert_add_info_format(pinfo, done, &fields.ei_io_incomplete, "NVMe %s (CID %u) has no completion: %s", r.op,
                            r.cid, r.end == IoEnd::kTimeout ? "none within the I/O timeout"
@@ -124,8 +144,8 @@ void add_generated_bool(proto_tree* t, int hf, tvbuff_t* tvb, proto_item** out =
   if (out) *out = it;
 }
 
-void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const FrameNote& n,
-                     const MessageRecord* m) {
+void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state,
+                     const FrameNote& n, const MessageRecord* m) {
   proto_item* it = nullptr;
   if (n.detail & kMsgRetransmission) {
     add_generated_bool(tree, fields.retrans, tvb, &it);
@@ -154,12 +174,14 @@ void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
   if (m->first_frame != pinfo->num) gen(proto_tree_add_uint(t, fields.msg_first_frame, tvb, 0, 0, uint32_t(m->first_frame)));
   proto_item* fct = proto_tree_add_double(t, fields.fct, tvb, 0, 0, ns_to_us(m->fct_ns()));
   gen(fct);
-  if (exceeds(m->fct_ns(), prefs.slow.fct_us)) {
+  char what[512] = "";
+  if (!state.alert_rules().empty()) alert_text(what, sizeof what, state.alert_rules(), *m);
+  if (*what) {
     proto_item* slow = proto_tree_add_boolean(t, fields.slow, tvb, 0, 0, 1);
     gen(slow);
-    expert_add_info_format(pinfo, slow, &fields.ei_slow_message, "Slow RDMA %s message (PSN %u-%u): FCT %.3f µs > %u µs",
-                           message_kind_name(m->kind), m->first_psn, m->last_psn, ns_to_us(m->fct_ns()),
-                           prefs.slow.fct_us);
+    gen(proto_tree_add_string(t, fields.alert, tvb, 0, 0, what));
+    expert_add_info_format(pinfo, slow, &fields.ei_slow_message, "Slow RDMA %s message (PSN %u-%u): %s",
+                           message_kind_name(m->kind), m->first_psn, m->last_psn, what);
   }
   if (auto f = m->fet_bps()) gen(proto_tree_add_double(t, fields.fet, tvb, 0, 0, *f));
   if (auto f = m->fnr()) gen(proto_tree_add_double(t, fields.fnr, tvb, 0, 0, *f));
@@ -238,6 +260,20 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
   if (view.point && role != PointRole::kUnknown)
     proto_item_set_generated(proto_tree_add_string(t, fields.point_role, tvb, 0, 0, point_role_name(role)));
   if (endpoints) {
+    // GPU binding: interned names, valid for the life of the program.
+    const GpuMap& gpus = state.engine().gpus();
+    const GpuBinding* s = gpus.find(endpoints->src);
+    const GpuBinding* d = gpus.find(endpoints->dst);
+    if (s) {
+      proto_item_set_generated(proto_tree_add_string(t, fields.gpu_src, tvb, 0, 0, s->gpu));
+      proto_item_set_generated(proto_tree_add_string(t, fields.node_src, tvb, 0, 0, s->node));
+    }
+    if (d) {
+      proto_item_set_generated(proto_tree_add_string(t, fields.gpu_dst, tvb, 0, 0, d->gpu));
+      proto_item_set_generated(proto_tree_add_string(t, fields.node_dst, tvb, 0, 0, d->node));
+    }
+    if (s && d && s->job && s->job == d->job)
+      proto_item_set_generated(proto_tree_add_string(t, fields.job, tvb, 0, 0, s->job));
     // Like tcp.port: rdmatel.qp matches either end; the source is shown once known.
     if (endpoints->src_qpn_known) {
       proto_item_set_generated(proto_tree_add_uint(t, fields.qp_src, tvb, 0, 0, endpoints->src_qpn));
@@ -274,7 +310,7 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
     } else if (n.kind == k.io_orphan) {
       expert_add_info(pinfo, root, &fields.ei_orphan_completion);
     } else if (n.kind == k.msg_packet) {
-      display_message(tvb, pinfo, t, n, n.ref ? state.message(n.ref) : nullptr);
+      display_message(tvb, pinfo, t, state, n, n.ref ? state.message(n.ref) : nullptr);
     } else if (n.kind == k.msg_nak) {
       const MessageRecord* m = n.ref ? state.message(n.ref) : nullptr;
       display_nak(tvb, pinfo, t, n, m ? m->first_frame : 0);
@@ -296,7 +332,7 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
     } else if (n.kind == k.diag_finding) {
       if (const DiagnosisRecord* r = state.finding(n.ref)) display_finding(tvb, pinfo, t, *r);
     } else if (k.stage_of(n.kind) >= 0) {
-      if (const IoRecord* r = state.io(n.ref)) display_io(tvb, pinfo, t, n, *r);
+      if (const IoRecord* r = state.io(n.ref)) display_io(tvb, pinfo, t, state, n, *r);
     }
   }
 }

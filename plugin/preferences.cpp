@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "rdmatel/alert_rule.h"
+#include "rdmatel/gpu_map.h"
+
 namespace rdmatel::plugin {
 
 Prefs prefs;
@@ -62,6 +65,95 @@ uat_field_t role_fields[] = {
                     "Capture interface name (as frame.interface_name shows it) or numeric interface id"),
     UAT_FLD_VS(point_roles, role, "Role", kRoleNames,
                "compute (switch port facing a GPU server), storage (facing a storage server) or fabric"),
+    UAT_END_FIELDS,
+};
+
+// One row of the "rdmatel_alerts" table: a rule as --alert takes it.
+struct AlertRow {
+  char* rule;
+};
+AlertRow* alert_rows_ = nullptr;
+guint alert_row_count_ = 0;
+UAT_CSTRING_CB_DEF(alert_rules, rule, AlertRow)
+
+void* alert_row_copy(void* dst, const void* src, size_t) {
+  static_cast<AlertRow*>(dst)->rule = g_strdup(static_cast<const AlertRow*>(src)->rule);
+  return dst;
+}
+gboolean alert_row_update(void* r, char** err) {
+  std::string error;
+  const char* rule = static_cast<AlertRow*>(r)->rule;
+  const bool ok = alerts::AlertRule::parse(rule ? rule : "", error).has_value();
+  if (!ok) *err = g_strdup(error.c_str());
+  return ok ? TRUE : FALSE;
+}
+void alert_row_free(void* r) {
+  g_free(static_cast<AlertRow*>(r)->rule);
+  static_cast<AlertRow*>(r)->rule = nullptr;
+}
+uat_field_t alert_fields[] = {
+    UAT_FLD_CSTRING(alert_rules, rule, "Rule",
+                    "[SCOPE=VALUE:]METRIC>VALUE or METRIC<VALUE, e.g. rtt>50, storage=10.2.0.1:dal>500, fnr>0.001 "
+                    "(latencies and FCT in µs, FET in bit/s)"),
+    UAT_END_FIELDS,
+};
+
+// One row of the "rdmatel_gpu_map" table: the CLI's --gpu-map line ip,gpu,node[,job].
+struct GpuRow {
+  char* ip;
+  char* gpu;
+  char* node;
+  char* job;
+};
+
+GpuRow* gpu_rows_ = nullptr;
+guint gpu_row_count_ = 0;
+
+UAT_CSTRING_CB_DEF(gpu_map, ip, GpuRow)
+UAT_CSTRING_CB_DEF(gpu_map, gpu, GpuRow)
+UAT_CSTRING_CB_DEF(gpu_map, node, GpuRow)
+UAT_CSTRING_CB_DEF(gpu_map, job, GpuRow)
+
+void* gpu_row_copy(void* dst, const void* src, size_t) {
+  auto* d = static_cast<GpuRow*>(dst);
+  const auto* s = static_cast<const GpuRow*>(src);
+  d->ip = g_strdup(s->ip);
+  d->gpu = g_strdup(s->gpu);
+  d->node = g_strdup(s->node);
+  d->job = g_strdup(s->job);
+  return d;
+}
+
+// "ip,gpu,node[,job]" as the engine's `gpu` setting takes it.
+std::string gpu_line(const GpuRow& r) {
+  auto text = [](const char* s) { return std::string(s ? s : ""); };
+  std::string line = text(r.ip) + "," + text(r.gpu) + "," + text(r.node);
+  if (r.job && *r.job) line += "," + text(r.job);
+  return line;
+}
+
+gboolean gpu_row_update(void* r, char** err) {
+  // The same check as the CLI's: the engine's own parser (no C++ object survives this call).
+  std::string error;
+  GpuMap one;
+  bool ok = one.add(gpu_line(*static_cast<GpuRow*>(r)), error);
+  if (!ok) *err = g_strdup(error.c_str());
+  return ok ? TRUE : FALSE;
+}
+
+void gpu_row_free(void* r) {
+  auto* row = static_cast<GpuRow*>(r);
+  for (char** f : {&row->ip, &row->gpu, &row->node, &row->job}) {
+    g_free(*f);
+    *f = nullptr;
+  }
+}
+
+uat_field_t gpu_fields[] = {
+    UAT_FLD_CSTRING(gpu_map, ip, "IP address", "An IP address of the GPU (a GPU with several NICs has a row per IP)"),
+    UAT_FLD_CSTRING(gpu_map, gpu, "GPU", "The GPU's name, e.g. gpu-a0"),
+    UAT_FLD_CSTRING(gpu_map, node, "Node", "The server the GPU is in"),
+    UAT_FLD_CSTRING(gpu_map, job, "Job", "The AI job the GPU works for (may be empty)"),
     UAT_END_FIELDS,
 };
 
@@ -120,6 +212,21 @@ void register_preferences(int proto) {
                                 "nearest the host (compute side), the one with the shortest nearest the storage",
                                 roles);
 
+  static uat_t* alert_table = uat_new("Alerts", sizeof(AlertRow), "rdmatel_alerts", TRUE, &alert_rows_,
+                                      &alert_row_count_, UAT_AFFECTS_DISSECTION, nullptr, alert_row_copy,
+                                      alert_row_update, alert_row_free, nullptr, nullptr, alert_fields);
+  prefs_register_uat_preference(m, "alerts", "Alerts",
+                                "Threshold alerts as the CLI's --alert takes them; frames of an I/O or message that "
+                                "crosses one get rdmatel.slow and rdmatel.alert, and an expert warning",
+                                alert_table);
+  static uat_t* gpus = uat_new("GPU map", sizeof(GpuRow), "rdmatel_gpu_map", TRUE, &gpu_rows_, &gpu_row_count_,
+                               UAT_AFFECTS_DISSECTION, nullptr, gpu_row_copy, gpu_row_update, gpu_row_free, nullptr,
+                               nullptr, gpu_fields);
+  prefs_register_uat_preference(m, "gpu_map", "GPU map",
+                                "Which GPU, node and AI job each IP address belongs to (the CLI's --gpu-map): frames "
+                                "get rdmatel.gpu.src, rdmatel.gpu.dst and rdmatel.job",
+                                gpus);
+
   struct Threshold {
     const char* name;
     const char* title;
@@ -161,6 +268,24 @@ Settings engine_settings_from_prefs(std::vector<std::string>& problems) {
     const RoleRow& r = role_rows_[i];
     std::string ignored;
     if (r.name && *r.name) s.set("point", std::string(r.name) + "=" + point_role_name(PointRole(r.role)), ignored);
+  }
+  // The "slow" thresholds are alert rules (one mechanism with --alert): IOL1's threshold also
+  // covers IOL, the only latency of a single-point capture.
+  const std::pair<unsigned, const char*> slow[] = {
+      {prefs.slow.rtt_us, "rtt"},   {prefs.slow.dal_us, "dal"},   {prefs.slow.dpl_us, "dpl"}, {prefs.slow.iol1_us, "iol1"},
+      {prefs.slow.iol1_us, "iol"},  {prefs.slow.iol2_us, "iol2"}, {prefs.slow.fct_us, "fct"},
+  };
+  for (const auto& [us, metric] : slow) {
+    std::string ignored;
+    if (us) s.set("alert", std::string(metric) + ">" + std::to_string(us), ignored);
+  }
+  for (guint i = 0; i < alert_row_count_; ++i) {
+    std::string ignored;
+    if (alert_rows_[i].rule && *alert_rows_[i].rule) s.set("alert", alert_rows_[i].rule, ignored);
+  }
+  for (guint i = 0; i < gpu_row_count_; ++i) {
+    std::string ignored;
+    s.set("gpu", gpu_line(gpu_rows_[i]), ignored);
   }
   return s;
 }

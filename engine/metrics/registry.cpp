@@ -2,6 +2,7 @@
 // Every metric component, in one list: add a component's folder and one line here, and the
 // engine runs it, its settings become CLI options and Wireshark preferences, its records an
 // export kind.
+#include "engine/metrics/alerts/alerts.h"
 #include "engine/metrics/congestion/congestion.h"
 #include "engine/metrics/diagnosis/diagnosis.h"
 #include "engine/metrics/io_quality/io_quality.h"
@@ -21,7 +22,8 @@ const ComponentFactory kRegistry[] = {
     {&messages::kSpec, make<messages::Messages>},
     {&congestion::kSpec, make<congestion::Congestion>},
     {&offsets::kSpec, make<offsets::Offsets>},  // reports what the others learned
-    {&diagnosis::kSpec, make<diagnosis::Diagnosis>},  // a record stage: after its producers
+    {&alerts::kSpec, make<alerts::Alerts>},           // record stages: after their producers
+    {&diagnosis::kSpec, make<diagnosis::Diagnosis>},
 };
 
 }  // namespace

@@ -54,7 +54,8 @@ void help() {
       "  --duration-s X      span of the I/O arrivals / message posts, seconds\n"
       "  --pmtu N            path MTU: 512, 1024, 2048 or 4096 (default 4096)\n"
       "faults (ground truth for the diagnosis; host N is 10.1.0.N, storage N 10.2.0.N):\n"
-      "  --slow-storage N=US storage N takes US more to access data (DAL) of every I/O\n"
+      "  --slow-storage N=US storage N takes US more to access data (DAL) of every I/O;\n"
+      "                      N=US@FROM-TO only FROM to TO seconds into the workload\n"
       "  --slow-host N=US    host N takes US more to prepare the data of every write (DPL)\n"
       "  --slow-path H:S=US  the path between host H and storage S is US slower each way\n"
       "  --lossy-path H:S=RATE  the path between host H and storage S loses RATE of packets\n"
@@ -173,8 +174,20 @@ int main(int argc, char** argv) {
       const auto eq = v.find('=');
       if (eq == std::string::npos) die(k + " needs N=US, got '" + v + "'");
       const int n = static_cast<int>(to_int(k, v.substr(0, eq), 1, 200));
-      const int64_t ns = to_int(k, v.substr(eq + 1), 0, 10000000) * 1000;
+      std::string amount = v.substr(eq + 1);
+      std::pair<double, double> window{0, 0};
+      const auto at = amount.find('@');
+      if (at != std::string::npos) {
+        const std::string span = amount.substr(at + 1);
+        const auto dash = span.find('-');
+        if (k != "--slow-storage" || dash == std::string::npos) die(k + ": a time window is N=US@FROM-TO (seconds)");
+        window = {to_double(k, span.substr(0, dash), 0, 3600), to_double(k, span.substr(dash + 1), 0, 3600)};
+        if (window.second <= window.first) die(k + ": the window must end after it starts");
+        amount = amount.substr(0, at);
+      }
+      const int64_t ns = to_int(k, amount, 0, 10000000) * 1000;
       (k == "--slow-storage" ? c.slow_storages : c.slow_hosts).emplace_back(n, ns);
+      if (k == "--slow-storage") c.slow_storage_windows.push_back(window);
     } else if (k == "--slow-path" || k == "--lossy-path") {
       const auto colon = v.find(':'), eq = v.find('=');
       if (colon == std::string::npos || eq == std::string::npos || eq < colon)

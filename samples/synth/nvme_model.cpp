@@ -657,8 +657,11 @@ void NvmeModel::target_execute(Sim& sim, int id) {
   else if (io.fctype == 0x01) svc = svc_.range(20000, 100000);
   else svc = svc_.range(5000, 50000);
   const Ctrl& ctrl = ctrls_[static_cast<size_t>(q.ctrl)];
-  if (!io.admin && static_cast<size_t>(ctrl.stor) < cfg_.storage_extra_ns.size())
-    svc += cfg_.storage_extra_ns[static_cast<size_t>(ctrl.stor)];
+  if (!io.admin && static_cast<size_t>(ctrl.stor) < cfg_.storage_extra_ns.size()) {
+    const auto [from, to] = cfg_.storage_extra_window[static_cast<size_t>(ctrl.stor)];
+    const int64_t at = sim.now() - static_cast<int64_t>(io_window_start_);
+    if (to == 0 || (at >= from && at < to)) svc += cfg_.storage_extra_ns[static_cast<size_t>(ctrl.stor)];
+  }
   const int q_stor = q.stor_qps;
   if (to_host && io.status == 0) {
     sim.at(sim.now() + svc, [this, &sim, id, q_stor]() {

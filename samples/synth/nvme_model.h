@@ -32,6 +32,7 @@ struct NvmeConfig {
   bool ipv6 = false;
   int size_profile = 0;                // 0: 4 KiB-128 KiB mix, 1: small (benchmarks)
   std::vector<int64_t> storage_extra_ns;  // per storage index: added to every data access (DAL)
+  std::vector<std::pair<int64_t, int64_t>> storage_extra_window;  // per storage: [from, to) ns into the workload; to 0 = always
   std::vector<int64_t> host_extra_ns;     // per host index: added to every write-data preparation (DPL)
 };
 

@@ -238,7 +238,13 @@ int generate(const Config& c, RunStats* stats) {
     nc.size_profile = c.size_profile;
     nc.storage_extra_ns.assign(static_cast<size_t>(c.storages), 0);
     nc.host_extra_ns.assign(static_cast<size_t>(c.hosts), 0);
-    for (const auto& [n, ns] : c.slow_storages) nc.storage_extra_ns[static_cast<size_t>(n - 1)] += ns;
+    nc.storage_extra_window.assign(static_cast<size_t>(c.storages), {0, 0});
+    for (size_t i = 0; i < c.slow_storages.size(); ++i) {
+      const auto [n, ns] = c.slow_storages[i];
+      nc.storage_extra_ns[static_cast<size_t>(n - 1)] += ns;
+      const auto [from, to] = c.slow_storage_windows[i];
+      nc.storage_extra_window[static_cast<size_t>(n - 1)] = {static_cast<int64_t>(from * 1e9), static_cast<int64_t>(to * 1e9)};
+    }
     for (const auto& [n, ns] : c.slow_hosts) nc.host_extra_ns[static_cast<size_t>(n - 1)] += ns;
     nm = std::make_unique<NvmeModel>(nc, c.seed);
     nm->setup(sim, host_eps, stor_eps);

@@ -47,6 +47,8 @@ struct Config {
   // Injected faults (ground truth for the diagnosis): 1-based host / storage numbers, as in
   // their IPs (host N is 10.1.0.N, storage N is 10.2.0.N).
   std::vector<std::pair<int, int64_t>> slow_storages;  // --slow-storage N=US: + US to its data access
+  // --slow-storage N=US@FROM-TO: only for I/Os arriving FROM to TO seconds into the workload
+  std::vector<std::pair<double, double>> slow_storage_windows;
   std::vector<std::pair<int, int64_t>> slow_hosts;     // --slow-host N=US: + US to its write-data preparation
   struct PathFault {
     int host = 0, storage = 0;

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmatel/gpu_map.h"
 #include "rdmatel/settings.h"
 #include "rdmatel/sink.h"
 #include "rdmatel/types.h"
@@ -105,6 +106,8 @@ class Engine {
   std::optional<uint32_t> sending_qpn(const IpAddress& src, const IpAddress& dst, uint32_t dst_qpn) const;
 
   const EngineStats& stats() const;
+  /// The GPU binding the engine was given (the `gpu` setting).
+  const GpuMap& gpus() const;
   /// The last malformed-packet reason, or nullptr.
   const char* last_error() const;
 

@@ -37,6 +37,16 @@ struct IoTimes {
   }
 };
 
+/// The GPUs, nodes and job of a message's or flow's two ends (SPEC §7, `--gpu-map`); null where
+/// the map does not bind the IP. `job` is set when both ends are in the same job.
+struct GpuEnds {
+  const char* src_gpu = nullptr;
+  const char* dst_gpu = nullptr;
+  const char* src_node = nullptr;
+  const char* dst_node = nullptr;
+  const char* job = nullptr;
+};
+
 struct IoRecord {
   uint64_t id = 0;
   const char* op = "";  ///< "read", "write", "flush", "identify", ... (static string)
@@ -63,6 +73,11 @@ struct IoRecord {
   std::optional<DurationNs> iol_ns;
   uint64_t cmd_frame = 0;  ///< 0 = not seen
   uint64_t rsp_frame = 0;
+  /// The host's GPU, node and job (`--gpu-map`; null when unbound). Interned: valid for the
+  /// life of the process.
+  const char* host_gpu = nullptr;
+  const char* host_node = nullptr;
+  const char* job = nullptr;
 
   bool fabrics() const { return opcode == 0x7F; }
   bool is_read() const { return !admin && opcode == 0x02 && !fabrics(); }
@@ -100,6 +115,7 @@ struct MessageRecord {
   uint64_t packets = 0, retrans_packets = 0;
   uint64_t bytes = 0, retrans_bytes = 0;
   uint64_t naks = 0;
+  GpuEnds gpu;
 
   DurationNs fct_ns() const { return last_ns - first_ns; }
   /// (bytes - retrans_bytes) * 8 / FCT in bit/s; absent when FCT is 0.
@@ -121,6 +137,7 @@ struct FlowPeriodRecord {
   uint64_t retrans_packets = 0, retrans_bytes = 0;
   uint64_t naks = 0;
   uint64_t oos_packets = 0;
+  GpuEnds gpu;
 
   uint64_t effective_bytes() const { return bytes - retrans_bytes; }
   /// Effective bytes * 8 / period, bit/s.
@@ -218,6 +235,33 @@ struct DiagnosisRecord {
   /// Where to look: the command frame of the scope's I/O with the highest `metric`, or for a
   /// path that loses packets the first frame of its message with the most retransmissions.
   uint64_t worst_frame = 0;
+};
+
+// ---- Alerts (channel "alerts") ----
+
+/// One alert (SPEC §7): a record whose metric crossed a threshold rule (`--alert`), or a period
+/// whose mean spiked against its scope's rolling baseline.
+struct AlertRecord {
+  const char* kind = "threshold";  ///< "threshold" or "spike"
+  TimeNs time_ns = 0;              ///< the I/O's command, the message's first packet, the period's start
+  const char* metric = "";         ///< "dal", ..., "fnr" (as in the records, without unit)
+  double value = 0;                ///< µs for latencies and FCT, bit/s for FET, a ratio for FNR
+  std::optional<double> threshold;  ///< kind threshold
+  std::optional<double> baseline;   ///< kind spike: the median of the scope's previous periods
+  std::string rule;                 ///< the rule as given, or how the spike was found
+  // What fired: an I/O's keys, a message's keys, or a spike's scope.
+  std::optional<IpAddress> host, storage;
+  std::optional<uint32_t> qpn;
+  std::optional<uint16_t> cid;
+  uint64_t cmd_frame = 0;
+  std::optional<IpAddress> src, dst;
+  std::optional<uint32_t> dst_qpn;
+  PointId point = kNoPoint;
+  std::optional<uint32_t> first_psn;
+  std::string scope;     ///< kind spike: "host 10.1.0.1", "flow 10.3.0.1 > 10.4.0.1 QP 17 at leafA-gpu", ...
+  uint64_t frame = 0;    ///< where Wireshark shows it: the frame that counts the I/O or completes the message
+  uint64_t io_id = 0;       ///< the engine's I/O id (front ends link alerts to records; not exported)
+  uint64_t message_id = 0;  ///< the engine's message id
 };
 
 }  // namespace rdmatel

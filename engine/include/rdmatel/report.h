@@ -136,4 +136,32 @@ class FlowReport {
   mutable bool sorted_valid_ = true;
 };
 
+/// I/Os and messages per GPU, node or AI job (SPEC §7, `analyze --by`). An I/O belongs to its
+/// host's GPU / node / job; a message to its GPU pair / node pair ("a > b") and, when both ends
+/// are in one job, to that job. Messages are counted per observation point, as in FlowReport.
+enum class Dimension : uint8_t { kGpu, kNode, kJob };
+
+class DimensionReport {
+ public:
+  explicit DimensionReport(Dimension d) : dim_(d) {}
+  void add(const IoRecord& r);
+  void add(const MessageRecord& m);
+
+  Dimension dimension() const { return dim_; }
+  /// Per GPU, node or job (unbound hosts are left out).
+  const std::map<std::string, IoGroupStats>& ios() const { return ios_; }
+  /// Per GPU pair, node pair or job, and point.
+  const std::map<std::pair<std::string, PointId>, FlowStats>& messages() const { return messages_; }
+  /// Per job: its GPU pairs and points (kJob only), to find a job's slowest pair.
+  const std::map<std::string, std::map<std::pair<std::string, PointId>, FlowStats>>& job_pairs() const {
+    return job_pairs_;
+  }
+
+ private:
+  Dimension dim_;
+  std::map<std::string, IoGroupStats> ios_;
+  std::map<std::pair<std::string, PointId>, FlowStats> messages_;
+  std::map<std::string, std::map<std::pair<std::string, PointId>, FlowStats>> job_pairs_;
+};
+
 }  // namespace rdmatel

@@ -37,6 +37,13 @@ struct Value {
   PointId point = kNoPoint;
 };
 
+/// For column getters: a name that may be absent (null).
+inline bool name_or_absent(const char* s, Value& v) {
+  if (!s) return false;
+  v.s = s;
+  return true;
+}
+
 struct Column {
   const char* name;  ///< JSONL key and CSV header, e.g. "dal_us"
   ValueType type;
@@ -74,6 +81,7 @@ extern const RecordSchema kFlowSchema;      ///< channel "flows": per flow, poin
 extern const RecordSchema kCongestionSchema;  ///< channel "congestion": per flow and point
 extern const RecordSchema kPfcSchema;         ///< channel "pfc": per point and priority
 extern const RecordSchema kOffsetSchema;      ///< channel "offsets": per pair of points seen together
+extern const RecordSchema kAlertSchema;       ///< channel "alerts": per threshold crossing or spike
 extern const RecordSchema kDiagnosisSchema;   ///< channel "diagnosis": per host, storage, pair and job
 
 /// Every schema the engine's components can emit (for `export KIND`, database tables).

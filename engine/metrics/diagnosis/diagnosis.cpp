@@ -248,7 +248,8 @@ void Diagnosis::on_io(const IoRecord& r, Ctx& ctx) {
     }
     return &map[key];
   };
-  for (ScopeStats* s : {slot(hosts_, r.host), slot(storages_, r.storage), slot(pairs_, IpPair{r.host, r.storage})})
+  for (ScopeStats* s : {slot(hosts_, r.host), slot(storages_, r.storage), slot(pairs_, IpPair{r.host, r.storage}),
+                        r.job ? slot(jobs_, std::string(r.job)) : nullptr})
     if (s) s->add(m, r.cmd_frame);
 }
 
@@ -280,6 +281,13 @@ void Diagnosis::finish(Ctx& ctx) {
     pairs.back().rec.host = key.first;
     pairs.back().rec.storage = key.second;
   }
+  // Jobs are compared with jobs: which segment costs a job more than the others. The ranking
+  // names what to fix (hosts, storage servers, paths), so a job's record points at them.
+  std::vector<Judged> jobs;
+  for (const auto& [name, s] : jobs_) {
+    jobs.push_back(make(DiagnosisScope::kJob, s));
+    jobs.back().rec.job = name;
+  }
   // The path evidence of each IP pair: the point that saw most of each count.
   std::map<IpPair, PathEvidence> path_of;
   for (const auto& [key, e] : paths_) path_of[{std::get<0>(key), std::get<1>(key)}].max_with(e);
@@ -297,6 +305,11 @@ void Diagnosis::finish(Ctx& ctx) {
     compare_group(*group, min_ios_, rule_);
     blame_loss(*group, group == &pairs);
   }
+  compare_group(jobs, min_ios_, rule_);
+  for (Judged& j : jobs) {
+    j.blamed = j.finding;
+    j.standing = false;
+  }
   explain_by_pairs(storages, pairs, false);
   explain_by_pairs(hosts, pairs, true);
   explain_by_ends(pairs, storages, hosts);
@@ -310,7 +323,16 @@ void Diagnosis::finish(Ctx& ctx) {
   std::stable_sort(ranked.begin(), ranked.end(), [&](const Judged* a, const Judged* b) { return cost(a) > cost(b); });
   for (size_t i = 0; i < ranked.size(); ++i) ranked[i]->rec.rank = uint32_t(i + 1);
 
-  for (auto* group : {&hosts, &storages, &pairs}) {
+  // A job whose segment stands out names the standing finding with that segment, if any.
+  for (Judged& j : jobs) {
+    if (j.finding < 0) continue;
+    for (const Judged* f : ranked)
+      if (f->blamed == j.finding) {
+        j.rec.explained_by = diagnosis_scope_text(f->rec);
+        break;
+      }
+  }
+  for (auto* group : {&hosts, &storages, &pairs, &jobs}) {
     for (Judged& j : *group) {
       DiagnosisRecord& r = j.rec;
       // The segment that decided, or for a scope where nothing stands out the one closest to

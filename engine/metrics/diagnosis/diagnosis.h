@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <string>
 #include <tuple>
 #include <utility>
 
@@ -36,6 +37,7 @@ class Diagnosis final : public Component {
   size_t max_scopes_;
   std::map<IpAddress, ScopeStats> hosts_, storages_;
   std::map<IpPair, ScopeStats> pairs_;
+  std::map<std::string, ScopeStats> jobs_;  ///< by the hosts' AI job (--gpu-map)
   /// Per unordered IP pair (lower IP first) and point.
   std::map<std::tuple<IpAddress, IpAddress, PointId>, PathEvidence> paths_;
   uint64_t pfc_pauses_ = 0;

@@ -254,6 +254,11 @@ IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fall
   r.host = q.host;
   r.storage = q.storage;
   r.qpn = q.qpn;
+  if (const GpuBinding* g = ctx.gpus.find(q.host)) {
+    r.host_gpu = g->gpu;
+    r.host_node = g->node;
+    r.job = g->job;
+  }
   const Flow& cmd_flow = ctx.flows[q.cmd_flow];
   if (cmd_flow.peer != kNoFlow) r.host_qpn = ctx.flows[cmd_flow.peer].key.dst_qpn;
   r.cid = e.cid;

@@ -128,6 +128,12 @@ const Column kIoColumns[] = {
      "Observation point that is the storage side of this I/O"},
     {"cmd_psn", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = io(p).cmd_psn; return true; },
      "PSN of the command capsule: with host, storage, qpn and cid the key of the I/O at every point"},
+    {"host_gpu", ValueType::kString, [](const void* p, Value& v) { return name_or_absent(io(p).host_gpu, v); },
+     "The host IP's GPU (--gpu-map)"},
+    {"host_node", ValueType::kString, [](const void* p, Value& v) { return name_or_absent(io(p).host_node, v); },
+     "The host IP's node (--gpu-map)"},
+    {"job", ValueType::kString, [](const void* p, Value& v) { return name_or_absent(io(p).job, v); },
+     "The host IP's AI job (--gpu-map)"},
 };
 
 }  // namespace

@@ -43,6 +43,18 @@ bool per_u(const void* p, Value& v) {
   return true;
 }
 
+// The GPU columns of messages and flows (SPEC §7), for a record type with a `gpu` member.
+template <typename R, const char* GpuEnds::*F>
+bool gpu_name(const void* p, Value& v) {
+  return name_or_absent(static_cast<const R*>(p)->gpu.*F, v);
+}
+#define RDMATEL_GPU_COLUMNS(R)                                                                        \
+  {"src_gpu", ValueType::kString, gpu_name<R, &GpuEnds::src_gpu>, "The source IP's GPU (--gpu-map)"}, \
+      {"dst_gpu", ValueType::kString, gpu_name<R, &GpuEnds::dst_gpu>, "The destination IP's GPU"},    \
+      {"src_node", ValueType::kString, gpu_name<R, &GpuEnds::src_node>, "The source IP's node"},      \
+      {"dst_node", ValueType::kString, gpu_name<R, &GpuEnds::dst_node>, "The destination IP's node"}, \
+      {"job", ValueType::kString, gpu_name<R, &GpuEnds::job>, "The AI job, when both ends are in the same one"}
+
 const Column kMessageColumns[] = {
     {"src", ValueType::kAddress, [](const void* p, Value& v) { v.ip = &msg(p).src; return true; }, "Source IP"},
     {"dst", ValueType::kAddress, [](const void* p, Value& v) { v.ip = &msg(p).dst; return true; }, "Destination IP"},
@@ -91,6 +103,7 @@ const Column kMessageColumns[] = {
      "FNR = NAKs / original packets"},
     {"first_frame", ValueType::kUnsigned, msg_u<&MessageRecord::first_frame>, "Frame of its first packet"},
     {"last_frame", ValueType::kUnsigned, msg_u<&MessageRecord::last_frame>, "Frame that completes it"},
+    RDMATEL_GPU_COLUMNS(MessageRecord),
 };
 
 const Column kFlowColumns[] = {
@@ -114,7 +127,9 @@ const Column kFlowColumns[] = {
     {"oos_packets", ValueType::kUnsigned, per_u<&FlowPeriodRecord::oos_packets>, "Out-of-sequence packets"},
     {"fet_bps", ValueType::kRate, [](const void* p, Value& v) { v.d = per(p).fet_bps(); return true; },
      "Effective bytes * 8 / period, bit/s"},
+    RDMATEL_GPU_COLUMNS(FlowPeriodRecord),
 };
+#undef RDMATEL_GPU_COLUMNS
 
 }  // namespace
 

@@ -134,6 +134,7 @@ FlowPeriodRecord& Messages::period(FlowId flow, PointId point, TimeNs ts, Ctx& c
   const Flow& f = ctx.flows[flow];
   r.src = f.key.src;
   r.dst = f.key.dst;
+  bind_gpus(ctx.gpus, r.src, r.dst, r.gpu);
   r.dst_qpn = f.key.dst_qpn;
   r.point = point;
   r.period_start_ns = idx * period_ns_;
@@ -221,6 +222,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
   m->rec.id = next_id_++;
   m->rec.src = f.key.src;
   m->rec.dst = f.key.dst;
+  bind_gpus(ctx.gpus, m->rec.src, m->rec.dst, m->rec.gpu);
   m->rec.dst_qpn = f.key.dst_qpn;
   m->rec.point = s.point;
   m->rec.kind = kind;

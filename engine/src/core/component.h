@@ -22,6 +22,8 @@
 #include "engine/src/core/roles.h"
 #include "engine/src/core/warnings.h"
 #include "engine/src/decode/packet.h"
+#include "rdmatel/gpu_map.h"
+#include "rdmatel/records.h"
 #include "rdmatel/schema.h"
 #include "rdmatel/settings.h"
 #include "rdmatel/sink.h"
@@ -65,6 +67,7 @@ class Ctx {
   Roles& roles;
   ClockRelations& clock;
   Warnings& warnings;
+  const GpuMap& gpus;  ///< the GPU binding of IPs (empty without --gpu-map)
   const bool frame_notes;
   const DurationNs reorder_window;
   const DurationNs idle_point;
@@ -87,8 +90,8 @@ class Ctx {
   }
 
   Ctx(const Settings& s, const PointTable& p, FlowTable& f, Roles& r, ClockRelations& c, Warnings& w,
-      const std::vector<RecordSink*>& sinks, bool notes, DurationNs window, DurationNs idle)
-      : settings(s), points(p), flows(f), roles(r), clock(c), warnings(w), frame_notes(notes),
+      const GpuMap& g, const std::vector<RecordSink*>& sinks, bool notes, DurationNs window, DurationNs idle)
+      : settings(s), points(p), flows(f), roles(r), clock(c), warnings(w), gpus(g), frame_notes(notes),
         reorder_window(window), idle_point(idle), sinks_(sinks) {}
 
  private:
@@ -112,6 +115,23 @@ struct ComponentFactory {
   const ComponentSpec* spec;
   std::unique_ptr<Component> (*make)(Ctx& ctx);
 };
+
+/// Fills a message's or flow's GPU ends from the map.
+inline void bind_gpus(const GpuMap& map, const IpAddress& src, const IpAddress& dst, GpuEnds& out) {
+  if (map.empty()) return;
+  const GpuBinding* s = map.find(src);
+  const GpuBinding* d = map.find(dst);
+  if (s) {
+    out.src_gpu = s->gpu;
+    out.src_node = s->node;
+  }
+  if (d) {
+    out.dst_gpu = d->gpu;
+    out.dst_node = d->node;
+  }
+  // Interned names: equal names are the same pointer.
+  if (s && d && s->job && s->job == d->job) out.job = s->job;
+}
 
 /// Every metric component, in one list (engine/metrics/registry.cpp).
 std::span<const ComponentFactory> component_registry();

@@ -101,7 +101,12 @@ class Engine::Impl {
         max_buffered_(std::max<uint64_t>(1, settings.count("max_reorder_packets"))),
         flows_(settings.count("max_flows")),
         warnings_(sinks_),
-        ctx_(settings_, points_, flows_, roles_, clock_, warnings_, sinks_, settings.frame_notes, window_, idle_) {
+        ctx_(settings_, points_, flows_, roles_, clock_, warnings_, gpus_, sinks_, settings.frame_notes, window_, idle_) {
+    // Front ends check the bindings first (a usage error); one that slips through is warned about.
+    for (const std::string& line : settings.list("gpu")) {
+      std::string error;
+      if (!gpus_.add(line, error)) warnings_.warn("gpu_map", [&] { return "GPU map: " + error + "; left out"; });
+    }
     for (const std::string& o : settings.list("point")) {
       auto eq = o.rfind('=');
       auto role = eq == std::string::npos ? std::nullopt : parse_point_role(o.substr(eq + 1));
@@ -254,6 +259,7 @@ class Engine::Impl {
 
   // ---- queries ----
   bool finished() const { return finished_; }
+  const GpuMap& gpus() const { return gpus_; }
   size_t point_count() const { return points_.size(); }
   PointInfo point(PointId id) const {
     PointInfo info;
@@ -363,6 +369,7 @@ class Engine::Impl {
   Roles roles_;
   ClockRelations clock_;
   Warnings warnings_;
+  GpuMap gpus_;
   Ctx ctx_;
   std::vector<std::unique_ptr<Component>> components_;
   std::vector<std::unique_ptr<StageSink>> stages_;
@@ -397,6 +404,7 @@ std::optional<uint32_t> Engine::sending_qpn(const IpAddress& src, const IpAddres
   return impl_->sending_qpn(src, dst, dst_qpn);
 }
 const EngineStats& Engine::stats() const { return impl_->stats(); }
+const GpuMap& Engine::gpus() const { return impl_->gpus(); }
 const char* Engine::last_error() const { return impl_->last_error(); }
 std::vector<std::string> Engine::unmatched_role_overrides() const { return impl_->unmatched_role_overrides(); }
 

@@ -26,6 +26,10 @@ const SettingSpec kCoreSettings[] = {
     {"max_flows", SettingType::kCount, "", "1048576", 1, 1e9, "N",
      "Most RDMA flows (source IP, destination IP, destination QPN) tracked; packets of further flows are "
      "not measured"},
+    {"gpu", SettingType::kList, "", "", 0, 0, "IP,GPU,NODE[,JOB]",
+     "Binds an IP address to its GPU, node and AI job (repeatable; --gpu-map FILE reads a CSV of them): records "
+     "gain the GPUs, nodes and job of their ends",
+     true, false},
     {"point", SettingType::kList, "", "", 0, 0, "NAME=ROLE",
      "Role of an observation point: compute, storage or fabric; NAME is the interface name or its numeric "
      "id. Default: learned from the traffic (the point with the longest command-to-completion "

@@ -1,0 +1,138 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/metrics/alerts/alerts.h"
+
+#include <algorithm>
+#include <string>
+
+#include "rdmatel/schema.h"
+
+namespace rdmatel::alerts {
+namespace {
+
+const SettingSpec kSettings[] = {
+    {"alert", SettingType::kList, "", "", 0, 0, "RULE",
+     "A threshold alert: [SCOPE=VALUE:]METRIC>VALUE or METRIC<VALUE (metrics dal, dpl, iol1, iol2, rtt, iol and fct "
+     "in µs, fet in bit/s, fnr; scopes host=IP, storage=IP, src=IP, dst=IP, job=NAME), e.g. rtt>50 or "
+     "storage=10.2.0.1:dal>500; fires once per I/O or message that crosses it",
+     true, false},
+    {"spike_factor", SettingType::kCount, "", "3", 0, 1000, "N",
+     "A period whose mean IOL1 (per host, storage server and job) or FCT (per flow) is at least N times the median "
+     "of its previous periods is a spike alert; 0: no spike alerts"},
+    {"spike_min_excess", SettingType::kDuration, "us", "50", 0, 1e9, "US",
+     "A spike must also exceed its baseline by this much"},
+};
+const RecordSchema* const kOutputs[] = {&kAlertSchema};
+const RecordSchema* const kInputs[] = {&kIoSchema, &kMessageSchema};
+
+std::optional<DurationNs> first_stamp(const IoRecord& r, int preferred) {
+  if (r.t.has(preferred)) return r.t[preferred];
+  for (int i = 1; i <= 7; ++i)
+    if (r.t.has(i)) return r.t[i];
+  return std::nullopt;
+}
+
+int64_t period_of(TimeNs t, DurationNs period) { return t >= 0 ? t / period : (t - period + 1) / period; }
+
+}  // namespace
+
+const ComponentSpec kSpec = {"alerts", 0, kOutputs, kSettings, {}, kInputs};
+
+Alerts::Alerts(Ctx& ctx)
+    : rules_(alert_rules(ctx.settings.list("alert"))),
+      spikes_on_(ctx.settings.count("spike_factor") > 0),
+      period_ns_(std::max<DurationNs>(1, ctx.settings.duration("period"))) {
+  spike_rule_.factor = double(ctx.settings.count("spike_factor"));
+  spike_rule_.min_excess = double(ctx.settings.duration("spike_min_excess")) / 1000.0;
+  if (rules_.size() != ctx.settings.list("alert").size())
+    ctx.warn("alert_rules", [] { return "some --alert rules do not parse and are left out"; });
+}
+
+void Alerts::on_record(const Record& r, Ctx& ctx) {
+  if (r.is(kIoSchema)) on_io(r.as<IoRecord>(), ctx);
+  else if (r.is(kMessageSchema)) on_message(r.as<MessageRecord>(), ctx);
+}
+
+void Alerts::emit(AlertRecord& a, Ctx& ctx) { ctx.emit(kAlertSchema, &a); }
+
+void Alerts::sample(const std::string& scope, TimeNs t, double v, Ctx& ctx) {
+  if (!spikes_.add(scope, period_of(t, period_ns_), v))
+    ctx.warn("spike_cells", [] {
+      return "spike detection keeps at most " + std::to_string(SpikeDetector::kMaxCells) +
+             " scope-periods; later ones are left out";
+    });
+}
+
+void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
+  const IoMetrics m = io_metrics(r);
+  for (const AlertRule& rule : rules_) {
+    std::optional<double> v = rule.value(r, m);
+    if (!v || !rule.fires(*v)) continue;
+    AlertRecord a;
+    a.kind = "threshold";
+    a.time_ns = first_stamp(r, 1).value_or(0);
+    a.metric = metric_name(rule.metric);
+    a.value = *v;
+    a.threshold = rule.threshold;
+    a.rule = rule.text;
+    a.host = r.host;
+    a.storage = r.storage;
+    a.qpn = r.qpn;
+    a.cid = r.cid;
+    a.cmd_frame = r.cmd_frame;
+    a.frame = r.complete && r.rsp_frame ? r.rsp_frame : r.cmd_frame;
+    a.io_id = r.id;
+    emit(a, ctx);
+  }
+  // Spikes follow the latency at the compute side (IOL1; `iol` where one point saw the I/O).
+  if (!spikes_on_ || !(r.is_read() || r.is_write()) || !r.complete) return;
+  const std::optional<DurationNs> lat = m.iol1 ? m.iol1 : m.iol;
+  if (!lat) return;
+  const double us = double(*lat) / 1000.0;
+  if (auto t = first_stamp(r, 1)) sample("host " + r.host.to_string(), *t, us, ctx);
+  if (auto t = first_stamp(r, 2)) sample("storage " + r.storage.to_string(), *t, us, ctx);
+  if (r.job)
+    if (auto t = first_stamp(r, 1)) sample(std::string("job ") + r.job, *t, us, ctx);
+}
+
+void Alerts::on_message(const MessageRecord& msg, Ctx& ctx) {
+  for (const AlertRule& rule : rules_) {
+    std::optional<double> v = rule.value(msg);
+    if (!v || !rule.fires(*v)) continue;
+    AlertRecord a;
+    a.kind = "threshold";
+    a.time_ns = msg.first_ns;
+    a.metric = metric_name(rule.metric);
+    a.value = *v;
+    a.threshold = rule.threshold;
+    a.rule = rule.text;
+    a.src = msg.src;
+    a.dst = msg.dst;
+    a.dst_qpn = msg.dst_qpn;
+    a.point = msg.point;
+    a.first_psn = msg.first_psn;
+    a.frame = msg.last_frame;
+    a.message_id = msg.id;
+    emit(a, ctx);
+  }
+  if (!spikes_on_ || !msg.complete) return;
+  const std::string scope = "flow " + msg.src.to_string() + " > " + msg.dst.to_string() + " QP " +
+                            std::to_string(msg.dst_qpn) + " at " + (msg.point < ctx.points.size() ? ctx.points[msg.point].name : std::string("?"));
+  sample(scope, msg.first_ns, double(msg.fct_ns()) / 1000.0, ctx);
+}
+
+void Alerts::finish(Ctx& ctx) {
+  if (!spikes_on_) return;
+  for (const Spike& s : spikes_.spikes(spike_rule_)) {
+    AlertRecord a;
+    a.kind = "spike";
+    a.time_ns = s.period * period_ns_;
+    a.metric = s.scope.rfind("flow ", 0) == 0 ? "fct" : "iol1";
+    a.value = s.value;
+    a.baseline = s.baseline;
+    a.rule = "period mean >= " + std::to_string(int(spike_rule_.factor)) + " x the median of the previous periods";
+    a.scope = s.scope;
+    emit(a, ctx);
+  }
+}
+
+}  // namespace rdmatel::alerts
