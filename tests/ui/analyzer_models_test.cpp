@@ -25,6 +25,7 @@
 #include "models/flow_table_model.h"
 #include "models/group_stats_model.h"
 #include "models/io_table_model.h"
+#include "models/record_table_model.h"
 #include "models/trend_data.h"
 #include "tests/support/capture_builder.h"
 
@@ -408,6 +409,34 @@ TEST(AnalyzerCsvExport, OneLinePerRowAbsentValuesEmpty) {
   QStringList cells = lines[connect + 1].split(',');
   EXPECT_EQ(cells[IoTableModel::kDal], QString());
   EXPECT_FALSE(csv.contains("–"));
+}
+
+// Schema-driven tables (congestion, PFC, offsets, alerts): exported as CSV they are the CLI's
+// `export KIND --format csv` rows, in the same order.
+TEST(AnalyzerRecordTableModel, CsvRowsAreTheClisExport) {
+  if (std::string(RDMATEL_CLI).empty()) GTEST_SKIP() << "the CLI is not built";
+  const std::string sample = kSamples + "mixed.pcapng";
+  auto a = analyse({sample});
+  ASSERT_TRUE(a);
+  size_t compared = 0;
+  for (const char* kind : {"congestion", "offsets"}) {
+    SCOPED_TRACE(kind);
+    RecordTableModel model(kind);
+    model.set_analysis(a);
+    QStringList ours = model_to_csv(model).split('\n', Qt::SkipEmptyParts);
+    std::string cli;
+    FILE* p = popen(
+        (std::string(RDMATEL_CLI) + " export " + kind + " --format csv " + sample).c_str(), "r");
+    char buf[4096];
+    while (p && fgets(buf, sizeof buf, p)) cli += buf;
+    if (p) pclose(p);
+    QStringList theirs = QString::fromStdString(cli).split('\n', Qt::SkipEmptyParts);
+    ASSERT_EQ(ours.size(), theirs.size());
+    ASSERT_GT(ours.size(), 1);
+    for (int i = 1; i < ours.size(); ++i) EXPECT_EQ(ours[i].toStdString(), theirs[i].toStdString());
+    compared += size_t(ours.size() - 1);
+  }
+  EXPECT_GT(compared, 10u);
 }
 
 // The CLI's sentences for what cannot be opened and for a role naming no point.
