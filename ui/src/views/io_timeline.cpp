@@ -146,28 +146,57 @@ void IoTimeline::paintEvent(QPaintEvent*) {
   };
   lane_span(kCompute, compute, cc);
   lane_span(kStorage, storage, sc);
+  QString small;  // labels of segments too short to carry them
   for (const Segment& s : segs) {
     int y = top + s.lane * lane_h;
     QRectF box(x(s.from), y + 2, std::max(2.0, x(s.to) - x(s.from)), lane_h - 12);
     p.fillRect(box, s.colour);
     p.setPen(Qt::white);
-    if (fm.horizontalAdvance(s.label) + 6 < box.width())
+    const double lw = fm.horizontalAdvance(s.label);
+    if (lw + 6 < box.width()) {
       p.drawText(box, Qt::AlignCenter, s.label);
-    else {
-      // Beside the segment: after it, or before it where it ends at the right edge.
-      p.setPen(palette().text().color());
-      double lw = fm.horizontalAdvance(s.label);
-      double lx = box.right() + 3 + lw <= width() - 2 ? box.right() + 3 : box.left() - 3 - lw;
-      p.drawText(QPointF(lx, box.center().y() + fm.ascent() / 2.0 - 1), s.label);
+      continue;
     }
+    // Beside the segment: after it, or before it at the right edge, where nothing else is
+    // drawn; otherwise in the list of small segments under the axis.
+    p.setPen(palette().text().color());
+    const double after = box.right() + 3, before = box.left() - 3 - lw;
+    auto free = [&](double from, double to) {
+      for (const Segment& o : segs)
+        if (&o != &s && o.lane == s.lane && x(o.to) > from && x(o.from) < to) return false;
+      return from >= left && to <= width() - 2;
+    };
+    if (free(after, after + lw))
+      p.drawText(QPointF(after, box.center().y() + fm.ascent() / 2.0 - 1), s.label);
+    else if (free(before, before + lw))
+      p.drawText(QPointF(before, box.center().y() + fm.ascent() / 2.0 - 1), s.label);
+    else
+      small += (small.isEmpty() ? "" : "   ") + s.label;
   }
+  // Stamps close together share one label ("T3 T4") rather than overprint each other.
+  double last_x[3] = {-1e9, -1e9, -1e9};
+  QString pending[3];
+  double pending_x[3] = {0, 0, 0};
+  auto flush = [&](int lane) {
+    if (pending[lane].isEmpty()) return;
+    p.drawText(QPointF(pending_x[lane], top + lane * lane_h + lane_h), pending[lane]);
+    pending[lane].clear();
+  };
+  p.setPen(QPen(palette().text().color(), 1.5));
   for (const Tick& k : ticks) {
     int y = top + k.lane * lane_h;
-    p.setPen(QPen(palette().text().color(), 1.5));
     p.drawLine(QPointF(x(k.at), y), QPointF(x(k.at), y + lane_h - 10));
-    p.drawText(QPointF(x(k.at) - fm.horizontalAdvance("T1") / 2.0, y + lane_h),
-               QString("T%1").arg(k.index));
+    QString name = QString("T%1").arg(k.index);
+    if (x(k.at) - last_x[k.lane] < fm.horizontalAdvance("T0 ")) {
+      pending[k.lane] += " " + name;
+    } else {
+      flush(k.lane);
+      pending[k.lane] = name;
+      pending_x[k.lane] = x(k.at) - fm.horizontalAdvance("T1") / 2.0;
+    }
+    last_x[k.lane] = x(k.at);
   }
+  for (int lane = 0; lane < 3; ++lane) flush(lane);
   // Axis: µs from the compute side's command.
   int ay = top + 3 * lane_h + 8;
   p.setPen(palette().text().color());
@@ -182,9 +211,10 @@ void IoTimeline::paintEvent(QPaintEvent*) {
         QPointF(std::clamp(px - lw / 2.0, double(left), left + w - lw), ay + 4 + fm.ascent()), lab);
   }
   p.setPen(palette().placeholderText().color());
-  p.drawText(
-      QRect(8, ay + 6 + fm.height(), width() - 16, fm.height() + 2), Qt::AlignLeft,
-      "Each side on its own clock; the RTT's split between the two directions is drawn even.");
+  QString note =
+      "Each side on its own clock; the RTT's split between the two directions is drawn even.";
+  if (!small.isEmpty()) note = "Short segments: " + small + ".   " + note;
+  p.drawText(QRect(8, ay + 6 + fm.height(), width() - 16, fm.height() + 2), Qt::AlignLeft, note);
 }
 
 }  // namespace rdmatel::ui
