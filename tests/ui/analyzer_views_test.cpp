@@ -9,6 +9,7 @@
 #include <QGraphicsItem>
 #include <QGraphicsScene>
 #include <QLineEdit>
+#include <QPushButton>
 #include <QTimer>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -18,6 +19,7 @@
 #include "models/io_table_model.h"
 #include "views/group_view.h"
 #include "views/main_window.h"
+#include "views/overview_view.h"
 #include "views/table_panel.h"
 #include "views/topology_view.h"
 
@@ -111,6 +113,37 @@ TEST(AnalyzerWindow, TopologyClicksFilterTheOtherViews) {
     EXPECT_EQ(pv->io_model()->record(i)->host.to_string(), host);
     EXPECT_EQ(pv->io_model()->record(i)->storage.to_string(), storage);
   }
+}
+
+// Cancel in the status bar stops the worker: partial results, marked as such in the Overview.
+TEST(AnalyzerWindow, CancelKeepsPartialResults) {
+  const std::string cap = ::testing::TempDir() + "/analyzer_views_cancel.pcapng";
+  std::string cmd = std::string(RDMATEL_SYNTH) +
+                    " --scenario nvme-2point --ios 6000 --seed 9 --out " + cap + " >/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  std::ifstream in(::testing::TempDir() + "/analyzer_views_cancel.truth.json");
+  const size_t truth_ios = json::parse(in)["ios"].size();
+  MainWindow w(SettingOverrides::analyzer_defaults());
+  w.set_interactive(false);
+  QPushButton* cancel = nullptr;
+  for (QPushButton* b : w.findChildren<QPushButton*>())
+    if (b->text() == "Cancel") cancel = b;
+  ASSERT_TRUE(cancel);
+  bool done = false;
+  QEventLoop loop;
+  QObject::connect(&w, &MainWindow::loaded, &loop, [&](bool) {
+    done = true;
+    loop.quit();
+  });
+  QTimer::singleShot(30000, &loop, &QEventLoop::quit);
+  w.open_captures({QString::fromStdString(cap)});
+  cancel->click();  // long before the engine has read the capture's ~90 000 packets
+  if (!done) loop.exec();
+  ASSERT_TRUE(done);
+  ASSERT_TRUE(w.analysis());
+  EXPECT_TRUE(w.analysis()->summary.cancelled);
+  EXPECT_LT(w.analysis()->ios.size(), truth_ios);
+  EXPECT_TRUE(overview_html(*w.analysis()).contains("cancelled"));
 }
 
 TEST(AnalyzerWindow, AnUnreadableFileFailsAndShowsNoAnalysis) {
