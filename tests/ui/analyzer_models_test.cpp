@@ -5,6 +5,7 @@
 // cancellation and the CLI's error sentences. Expected values are computed here from the truth
 // files, never by the code under test.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <QString>
 #include <algorithm>
@@ -137,6 +138,19 @@ std::vector<uint64_t> tshark_frames(const std::string& capture, const std::strin
   while (p && fgets(line, sizeof line, p)) out.push_back(std::strtoull(line, nullptr, 10));
   if (p) pclose(p);
   return out;
+}
+
+// A folder of this test process's own: concurrent test runs (other build trees) never share files.
+// Removed when the process exits (never destroyed itself: the exit handler needs it).
+std::string scratch() {
+  static const std::string* dir = [] {
+    auto* d = new std::string(::testing::TempDir() + "/rdmatel_analyzer_test_" +
+                              std::to_string(getpid()));
+    std::system(("mkdir -p " + *d).c_str());
+    std::atexit([] { std::system(("rm -rf " + scratch()).c_str()); });
+    return d;
+  }();
+  return *dir;
 }
 
 }  // namespace
@@ -365,7 +379,8 @@ TEST(AnalyzerWiresharkLink, FilterHasExactlyTheFramesOfTheIo) {
   // are.
   auto two = analyse({kSamples + "nvme_2point.pcapng", kSamples + "mixed.pcapng"});
   ASSERT_TRUE(two);
-  WiresharkCommand c = wireshark_command(*two, "frame.number in {1}", "/tmp");
+  WiresharkCommand c =
+      wireshark_command(*two, "frame.number in {1}", QString::fromStdString(scratch()));
   EXPECT_EQ(c.merge_inputs.size(), 2);
   EXPECT_EQ(c.arguments, (QStringList{"-r", c.merged_file, "-Y", "frame.number in {1}"}));
   // mergecap numbers the frames of the merge as the session does: each I/O's frames are the same
@@ -375,6 +390,7 @@ TEST(AnalyzerWiresharkLink, FilterHasExactlyTheFramesOfTheIo) {
   c.program = "true";  // merge only
   ASSERT_TRUE(open_in_wireshark(c, error)) << error.toStdString();
   auto merged = analyse({c.merged_file.toStdString()});
+  std::remove(c.merged_file.toStdString().c_str());
   ASSERT_TRUE(merged);
   ASSERT_EQ(merged->ios.size(), two->ios.size());
   std::map<std::tuple<std::string, uint64_t, uint64_t, uint64_t>, std::pair<uint64_t, uint64_t>>
@@ -465,7 +481,7 @@ TEST(AnalyzerRunAnalysis, ErrorsAreTheClisSentences) {
 // The diagnosis names the fault the generator injected: storage 2 takes 400 µs more per data
 // access, so the first finding is storage 10.2.0.2, segment storage, and the Overview says so.
 TEST(AnalyzerDiagnosisModel, FirstFindingIsTheInjectedFault) {
-  const std::string cap = ::testing::TempDir() + "/analyzer_slow_storage.pcapng";
+  const std::string cap = scratch() + "/analyzer_slow_storage.pcapng";
   std::string cmd = std::string(RDMATEL_SYNTH) +
                     " --scenario nvme-2point --hosts 3 --storages 3 --ios 900 --slow-storage 2=400 "
                     "--seed 21 --out " +
@@ -488,7 +504,7 @@ TEST(AnalyzerDiagnosisModel, FirstFindingIsTheInjectedFault) {
   EXPECT_TRUE(html.contains("<li><b>")) << html.toStdString();
   EXPECT_TRUE(html.contains("10.2.0.2")) << html.toStdString();
   // A healthy capture of the same shape: nothing stands out.
-  const std::string healthy = ::testing::TempDir() + "/analyzer_healthy.pcapng";
+  const std::string healthy = scratch() + "/analyzer_healthy.pcapng";
   cmd = std::string(RDMATEL_SYNTH) +
         " --scenario nvme-2point --hosts 3 --storages 3 --ios 900 --seed 21 --out " + healthy +
         " >/dev/null";
@@ -501,7 +517,7 @@ TEST(AnalyzerDiagnosisModel, FirstFindingIsTheInjectedFault) {
 
 // Cancel stops the run at the next packet batch: partial results, marked as such.
 TEST(AnalyzerRunAnalysis, CancelStopsEarly) {
-  const std::string cap = ::testing::TempDir() + "/analyzer_cancel.pcapng";
+  const std::string cap = scratch() + "/analyzer_cancel.pcapng";
   std::string cmd = std::string(RDMATEL_SYNTH) +
                     " --scenario nvme-2point --ios 1500 --seed 5 --out " + cap + " >/dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
@@ -515,6 +531,6 @@ TEST(AnalyzerRunAnalysis, CancelStopsEarly) {
   ASSERT_TRUE(full);
   EXPECT_FALSE(full->summary.cancelled);
   EXPECT_LT(a->summary.frames, full->summary.frames);
-  std::ifstream in(::testing::TempDir() + "/analyzer_cancel.truth.json");
+  std::ifstream in(scratch() + "/analyzer_cancel.truth.json");
   EXPECT_EQ(full->ios.size(), json::parse(in)["ios"].size());
 }

@@ -3,6 +3,7 @@
 // the views filled from it, the topology's clicks filtering the other views, an I/O's detail.
 // Expected values from the generator's ground truth.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
 #include <QApplication>
 #include <QEventLoop>
@@ -52,6 +53,19 @@ std::set<std::string> truth_set(const char* field) {
   std::set<std::string> out;
   for (const json& io : t["ios"]) out.insert(io[field].get<std::string>());
   return out;
+}
+
+// A folder of this test process's own: concurrent test runs (other build trees) never share files.
+// Removed when the process exits (never destroyed itself: the exit handler needs it).
+std::string scratch() {
+  static const std::string* dir = [] {
+    auto* d = new std::string(::testing::TempDir() + "/rdmatel_analyzer_test_" +
+                              std::to_string(getpid()));
+    std::system(("mkdir -p " + *d).c_str());
+    std::atexit([] { std::system(("rm -rf " + scratch()).c_str()); });
+    return d;
+  }();
+  return *dir;
 }
 
 }  // namespace
@@ -117,11 +131,11 @@ TEST(AnalyzerWindow, TopologyClicksFilterTheOtherViews) {
 
 // Cancel in the status bar stops the worker: partial results, marked as such in the Overview.
 TEST(AnalyzerWindow, CancelKeepsPartialResults) {
-  const std::string cap = ::testing::TempDir() + "/analyzer_views_cancel.pcapng";
+  const std::string cap = scratch() + "/analyzer_views_cancel.pcapng";
   std::string cmd = std::string(RDMATEL_SYNTH) +
                     " --scenario nvme-2point --ios 6000 --seed 9 --out " + cap + " >/dev/null";
   ASSERT_EQ(std::system(cmd.c_str()), 0);
-  std::ifstream in(::testing::TempDir() + "/analyzer_views_cancel.truth.json");
+  std::ifstream in(scratch() + "/analyzer_views_cancel.truth.json");
   const size_t truth_ios = json::parse(in)["ios"].size();
   MainWindow w(SettingOverrides::analyzer_defaults());
   w.set_interactive(false);

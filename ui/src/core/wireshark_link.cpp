@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "core/wireshark_link.h"
 
+#include <QCoreApplication>
 #include <QProcess>
 #include <algorithm>
 
@@ -36,7 +37,11 @@ WiresharkCommand wireshark_command(const Analysis& a, const QString& filter,
     file = QString::fromStdString(a.paths.front());
   } else {
     for (const std::string& p : a.paths) c.merge_inputs << QString::fromStdString(p);
-    c.merged_file = temp_dir + "/rdmatel-analyzer-merged.pcapng";
+    // Per process: Wireshark reads it after we return, and other users' analyzers use the same
+    // folder.
+    c.merged_file =
+        temp_dir +
+        QString("/rdmatel-analyzer-%1-merged.pcapng").arg(QCoreApplication::applicationPid());
     file = c.merged_file;
   }
   c.arguments << "-r" << file;
