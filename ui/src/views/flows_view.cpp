@@ -80,7 +80,11 @@ void FlowsView::flow_selected(int row) {
   line->attachAxis(y);
   x->setRange(xmin, std::max(xmax, xmin + 1e-6));
   y->setRange(0, ymax > 0 ? ymax * 1.1 : 1);
-  x->applyNiceNumbers();
+  // Time ticks on round steps from 0 without stretching the range (nice numbers would
+  // stretch 2.6 s to 3 s); the value axis rounded.
+  x->setTickType(QValueAxis::TicksDynamic);
+  x->setTickAnchor(0);
+  x->setTickInterval(double(trend_interval(x->max() - x->min(), 6)) / 1e9);
   y->applyNiceNumbers();
   QString period = analysis_->flow_periods.empty()
                        ? QString()

@@ -103,7 +103,11 @@ void TrendsView::rebuild() {
   x->setRange(x0, std::max(x1, x0 + 1e-6));
   y->setRange(0, ymax > 0 ? ymax * 1.1 : 1);
   // Round ticks (0, 0.5, 1.0 s rather than 0.657).
-  x->applyNiceNumbers();
+  // Time ticks on round steps from 0 without stretching the range (nice numbers would
+  // stretch 2.6 s to 3 s); the value axis rounded.
+  x->setTickType(QValueAxis::TicksDynamic);
+  x->setTickAnchor(0);
+  x->setTickInterval(double(trend_interval(x->max() - x->min(), 6)) / 1e9);
   y->applyNiceNumbers();
   chart_->setTitle(QString("%1 %2 per interval, %3")
                        .arg(io_metric_name(m), stat_name(s), grouping_->currentText()));
