@@ -503,6 +503,18 @@ TEST(AnalyzerDiagnosisModel, FirstFindingIsTheInjectedFault) {
   QString html = diagnosis_html(*a);
   EXPECT_TRUE(html.contains("<li><b>")) << html.toStdString();
   EXPECT_TRUE(html.contains("10.2.0.2")) << html.toStdString();
+  // The storage view names the finding on that row only.
+  GroupStatsModel storage(Grouping::kStorage);
+  storage.set_analysis(a);
+  const int diag = column(storage, "Diagnosis");
+  ASSERT_GE(diag, 0);
+  for (int r = 0; r < storage.rowCount(); ++r) {
+    const QString v = storage.index(r, diag).data().toString();
+    if (storage.key(r).storage->to_string() == "10.2.0.2")
+      EXPECT_TRUE(v.startsWith("#1 ")) << v.toStdString();
+    else
+      EXPECT_FALSE(v.startsWith("#")) << v.toStdString();
+  }
   // A healthy capture of the same shape: nothing stands out.
   const std::string healthy = scratch() + "/analyzer_healthy.pcapng";
   cmd = std::string(RDMATEL_SYNTH) +

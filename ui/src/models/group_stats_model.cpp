@@ -30,6 +30,7 @@ void GroupStatsModel::set_analysis(std::shared_ptr<const Analysis> a) {
   if (grouping_ != Grouping::kHost) columns_.push_back({C::kKeyStorage});
   for (C::Kind k : {C::kIos, C::kReads, C::kWrites, C::kOthers, C::kIncomplete, C::kErrors})
     columns_.push_back({k});
+  if (find_schema("diagnosis")) columns_.push_back({C::kDiagnosis});
   std::vector<IoMetric> metrics{IoMetric::kDal, IoMetric::kDpl, IoMetric::kRtt, IoMetric::kIol1,
                                 IoMetric::kIol2};
   if (analysis_) {
@@ -53,6 +54,15 @@ void GroupStatsModel::set_analysis(std::shared_ptr<const Analysis> a) {
         break;
     }
   }
+  // Each row's diagnosis record: the scope of the same kind and IPs.
+  const DiagnosisScope scope = grouping_ == Grouping::kHost      ? DiagnosisScope::kHost
+                               : grouping_ == Grouping::kStorage ? DiagnosisScope::kStorage
+                                                                 : DiagnosisScope::kPair;
+  if (analysis_)
+    for (Row& r : rows_)
+      for (const DiagnosisRecord& d : analysis_->diagnosis)
+        if (d.scope == scope && d.host == r.key.host && d.storage == r.key.storage)
+          r.diagnosis = &d;
   for (IoMetric m : metrics)
     for (Stat s : {Stat::kAvg, Stat::kP99, Stat::kMax}) columns_.push_back({C::kMetric, m, s});
   endResetModel();
@@ -107,6 +117,20 @@ QVariant GroupStatsModel::data(const QModelIndex& index, int role) const {
       return count(g.incomplete);
     case ColumnDef::kErrors:
       return count(g.errors);
+    case ColumnDef::kDiagnosis: {
+      if (role != Qt::DisplayRole && role != kSortRole && role != kExportRole &&
+          role != Qt::ToolTipRole)
+        return {};
+      const DiagnosisRecord* d = r.diagnosis;
+      if (role == Qt::ToolTipRole) return d ? QString::fromStdString(d->evidence) : QVariant();
+      // Findings sort first, by rank; then the scopes another finding explains.
+      if (role == kSortRole) return d && d->rank ? QVariant(double(d->rank)) : QVariant();
+      if (!d) return role == Qt::DisplayRole ? kAbsent : QString();
+      if (d->rank)
+        return QString("#%1 %2").arg(d->rank).arg(QString::fromUtf8(diagnosis_verdict_text(*d)));
+      if (!d->explained_by.empty()) return "see " + QString::fromStdString(d->explained_by);
+      return QString("nothing stands out");
+    }
     case ColumnDef::kMetric:
       return stat_cell(g[c.metric], c.stat, role);
   }
@@ -146,6 +170,8 @@ QVariant GroupStatsModel::headerData(int section, Qt::Orientation o, int role) c
       return "Incomplete";
     case ColumnDef::kErrors:
       return "Errors";
+    case ColumnDef::kDiagnosis:
+      return "Diagnosis";
     case ColumnDef::kMetric:
       return metric_header(c.metric, c.stat);
   }

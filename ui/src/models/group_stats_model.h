@@ -49,6 +49,7 @@ class GroupStatsModel : public QAbstractTableModel {
       kOthers,
       kIncomplete,
       kErrors,
+      kDiagnosis,  ///< the engine's verdict on this scope ("#1 the storage is slow")
       kMetric
     } kind;
     IoMetric metric = IoMetric::kDal;
@@ -62,6 +63,7 @@ class GroupStatsModel : public QAbstractTableModel {
   struct Row {
     Key key;
     const IoGroupStats* stats;
+    const DiagnosisRecord* diagnosis = nullptr;
   };
   Grouping grouping_;
   std::shared_ptr<const Analysis> analysis_;
