@@ -10,6 +10,8 @@
 #include <string>
 
 #include "adapters/wiretap/wiretap_source.h"
+#include "cli/live.h"
+#include "cli/live_outputs.h"
 #include "cli/options.h"
 #include "cli/report_printer.h"
 #include "rdmatel/report.h"
@@ -104,6 +106,15 @@ int run(const Options& o) {
     session->subscribe(*writer);
   }
 
+  // --clickhouse: every record kind into its table, besides the report or the export.
+  LiveOutputs outputs;
+  PointNamer names = [&engine](PointId id) -> const std::string& { return engine.point_name(id); };
+  if (!outputs.open(o.live, engine, names, nullptr, error)) {
+    std::fprintf(stderr, "rdmatel: %s\n", error.c_str());
+    return kExitUsage;
+  }
+  outputs.subscribe(*session);
+
   const bool progress = o.progress.value_or(isatty(STDERR_FILENO) == 1);
   bool progress_shown = false;
   SessionSummary summary = session->run(progress ? ProgressFn([&](const Progress& p) {
@@ -112,6 +123,7 @@ int run(const Options& o) {
   })
                                                  : ProgressFn());
   if (progress_shown) std::fprintf(stderr, "\r%60s\r", "");
+  const bool inserted = outputs.finish(o.quiet);
 
   if (analyze) print_analysis(stdout, o, engine, summary, report.analysis, RDMATEL_VERSION);
   // A full disk or a closed pipe must not pass for success: check every output (exit 2, like an
@@ -133,7 +145,7 @@ int run(const Options& o) {
   if (!o.quiet)
     for (const std::string& w : summary.warnings) std::fprintf(stderr, "rdmatel: warning: %s\n", w.c_str());
   for (const std::string& e : summary.errors) std::fprintf(stderr, "rdmatel: error: %s\n", e.c_str());
-  return summary.errors.empty() ? kExitOk : kExitBadInput;
+  return summary.errors.empty() && inserted ? kExitOk : kExitBadInput;
 }
 
 }  // namespace
@@ -153,6 +165,7 @@ int main(int argc, char** argv) {
     default: break;
   }
   try {
+    if (o.command == Command::kLive) return run_live(o);
     return run(o);
   } catch (const std::bad_alloc&) {
     std::fprintf(stderr, "rdmatel: out of memory (lower --max-ios / --max-flows / --max-messages)\n");

@@ -7,6 +7,8 @@
 
 #include "rdmatel/alert_rule.h"
 #include "rdmatel/gpu_map.h"
+#include "rdmatel/sampling.h"
+#include "adapters/clickhouse/table_schema.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel::cli {
@@ -94,6 +96,8 @@ Usage:
   rdmatel export KIND CAPTURE... [options]      write records: )" +
                     kinds_list() + R"(
   rdmatel export --help                         the kinds; rdmatel export KIND --help: its fields
+  rdmatel live -i IFACE... | -r CAPTURE... [options]   measure continuously (see Live mode)
+  rdmatel clickhouse-schema                     the SQL of the ClickHouse tables (--clickhouse creates them)
   rdmatel version
 
 Captures: pcap or pcapng (read directly), or any format Wireshark reads (gzip, ...); - is
@@ -117,8 +121,9 @@ Output:
     std::string help = s->help;
     if (*s->fallback) help += std::string(" (default ") + s->fallback + ")";
     if (s->type == SettingType::kList) help += " (repeatable)";
-    out += option_line(option_of(*s) + " " + s->metavar, help);
+    out += option_line(s->type == SettingType::kFlag ? option_of(*s) : option_of(*s) + " " + s->metavar, help);
   }
+  out += live_usage_text();
   out += "\nExit status: 0 success, 2 bad usage, 3 unreadable or corrupt input (after reporting what was read).\n";
   return out;
 }
@@ -133,13 +138,19 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
   const std::string cmd = args[i++];
   if (cmd == "analyze") o.command = Command::kAnalyze;
   else if (cmd == "export") o.command = Command::kExport;
+  else if (cmd == "live") o.command = Command::kLive;
   else if (cmd == "version" || cmd == "--version") { o.command = Command::kVersion; return true; }
+  else if (cmd == "clickhouse-schema") {
+    o.command = Command::kHelp;  // prints text, like help
+    o.help_text = clickhouse::schema_sql();
+    return true;
+  }
   else if (cmd == "help" || cmd == "--help" || cmd == "-h") {
     o.command = Command::kHelp;
     o.help_text = usage_text();
     return true;
   } else {
-    error = "unknown command '" + cmd + "' (commands: analyze, export, version)";
+    error = "unknown command '" + cmd + "' (commands: analyze, export, live, version)";
     return false;
   }
   if (o.command == Command::kExport) {
@@ -207,6 +218,13 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       o.progress = false;
     } else if (a == "-q" || a == "--quiet") {
       o.quiet = true;
+    } else if (o.command == Command::kLive && a == "-r") {
+      if (!value(a, v)) return false;
+      o.captures.push_back(v);
+    } else if (int r = parse_live_option(args, i, a, o.command == Command::kLive, o.live, error); r != 0) {
+      if (r < 0) return false;
+    } else if (const SettingSpec* s = setting_for_option(a); s && s->type == SettingType::kFlag) {
+      if (!o.settings.set(s->name, "on", error)) return false;  // a flag takes no value
     } else if (const SettingSpec* s = setting_for_option(a)) {
       if (!value(a, v)) return false;
       if (std::string_view(s->name) == "point") {
@@ -218,6 +236,7 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
         }
       }
       if (std::string_view(s->name) == "alert" && !alerts::AlertRule::parse(v, error)) return false;
+      if (std::string_view(s->name) == "key_flow" && !KeyFlowRule::parse(v, error)) return false;
       if (std::string_view(s->name) == "gpu" && !gpus.add(v, error)) {
         error = "--gpu: " + error;
         return false;
@@ -226,9 +245,19 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
     } else if (a.size() > 1 && a[0] == '-') {
       error = "unknown option '" + a + "' (see rdmatel --help)";
       return false;
+    } else if (o.command == Command::kLive) {
+      error = "live takes interfaces with -i and captures with -r (got '" + a + "')";
+      return false;
     } else {
       o.captures.push_back(a);
     }
+  }
+  if (o.command == Command::kLive) {
+    if (o.live.interfaces.empty() == o.captures.empty()) {
+      error = "live needs either interfaces (-i IFACE) or captures (-r CAPTURE, - for standard input)";
+      return false;
+    }
+    return true;
   }
   if (o.captures.empty()) {
     error = "no capture file given";

@@ -7,12 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "cli/live_options.h"
 #include "rdmatel/settings.h"
 #include "rdmatel/writers.h"
 
 namespace rdmatel::cli {
 
-enum class Command { kAnalyze, kExport, kVersion, kHelp };
+enum class Command { kAnalyze, kExport, kLive, kVersion, kHelp };
 
 struct Options {
   Command command = Command::kHelp;
@@ -26,6 +27,7 @@ struct Options {
   size_t top = 10;  ///< rows in the flows tables
   std::string by;   ///< analyze --by gpu|node|job: "" for none
   Settings settings;
+  LiveOptions live;  ///< live: interfaces, outputs; --clickhouse also for analyze and export
 };
 
 /// Parses argv; on bad usage returns false with `error` set to one sentence.

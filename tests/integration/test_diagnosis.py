@@ -206,6 +206,17 @@ def main():
     if "1. storage 10.2.0.3: the storage is slow." not in head:
         problems.append("analyze: no 'storage 10.2.0.3: the storage is slow' before the latency tables:\n" + head)
 
+    # One storage server: no peer can make it stand out, an --alert threshold can.
+    lone = generate(synth, tmp, "lone", ["--scenario", "nvme-2point", "--hosts", "2", "--storages", "1", "--ios", "400",
+                                         "--loss", "0", "--slow-storage", "1=400"], 1)
+    if any(r["rank"] for r in diagnosis(cli, lone)):
+        problems.append("one storage server, no threshold: named " + describe(next(r for r in diagnosis(cli, lone) if r["rank"])))
+    out = run_cli(cli, "export", "diagnosis", lone, "--format", "jsonl", "--no-progress", "--alert", "dal>300").stdout
+    top = [json.loads(l) for l in out.splitlines() if l.strip() and json.loads(l)["rank"] == 1]
+    if not top or (top[0]["scope"], top[0].get("storage"), top[0]["segment"]) != ("storage", STORAGE(1), "storage") \
+            or "alert threshold" not in top[0]["evidence"]:
+        problems.append(f"one storage server over --alert dal>300: {top}")
+
     # One point: no split, said so; no verdict.
     one = generate(synth, tmp, "onepoint", ["--scenario", "nvme-1point"], 1)
     if any(r["rank"] or "network_share" in r for r in diagnosis(cli, one)):

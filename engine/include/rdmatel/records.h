@@ -78,6 +78,8 @@ struct IoRecord {
   const char* host_gpu = nullptr;
   const char* host_node = nullptr;
   const char* job = nullptr;
+  bool key_flow = false;                 ///< matches a --key-flow rule
+  std::optional<TimeNs> poll_period_ns;  ///< with --poll-ports: start of the period of its first stamp
 
   bool fabrics() const { return opcode == 0x7F; }
   bool is_read() const { return !admin && opcode == 0x02 && !fabrics(); }
@@ -89,6 +91,31 @@ struct IoMetrics {
   std::optional<DurationNs> dal, dpl, iol1, iol2, rtt, iol;
 };
 IoMetrics io_metrics(const IoRecord& r);
+
+/// What one observation point saw of one NVMe I/O, from that point's packets and clock alone
+/// (channel "io_points", with --point-local): the unit of scale-out, joined into I/O records
+/// by the key (host, storage, qpn, cid, cmd_psn) wherever the points' observations meet.
+struct IoPointRecord {
+  const char* op = "";
+  uint8_t opcode = 0;
+  bool admin = false;
+  IpAddress host, storage;
+  uint32_t qpn = 0;
+  std::optional<uint32_t> host_qpn;
+  uint16_t cid = 0;
+  uint32_t cmd_psn = 0;
+  uint16_t status = 0;
+  bool status_known = false;
+  bool in_capsule = false;
+  uint32_t length = 0;
+  PointId point = kNoPoint;
+  /// Stamps at this point (its clock): command, first data (read), READ REQUEST (write),
+  /// first READ RESPONSE (write), completion.
+  std::optional<TimeNs> command_ns, data_ns, read_request_ns, read_response_ns, completion_ns;
+  uint64_t cmd_frame = 0, rsp_frame = 0;
+  IoEnd end = IoEnd::kCaptureEnd;  ///< kCompleted when this point saw the completion
+  int16_t ttl_command = -1, ttl_completion = -1;  ///< IP TTL / hop limit, -1 when not seen
+};
 
 // ---- RDMA messages (channel "messages") ----
 
@@ -116,6 +143,8 @@ struct MessageRecord {
   uint64_t bytes = 0, retrans_bytes = 0;
   uint64_t naks = 0;
   GpuEnds gpu;
+  bool key_flow = false;                 ///< matches a --key-flow rule
+  std::optional<TimeNs> poll_period_ns;  ///< with --poll-ports: start of the period of its first packet
 
   DurationNs fct_ns() const { return last_ns - first_ns; }
   /// (bytes - retrans_bytes) * 8 / FCT in bit/s; absent when FCT is 0.
@@ -138,6 +167,7 @@ struct FlowPeriodRecord {
   uint64_t naks = 0;
   uint64_t oos_packets = 0;
   GpuEnds gpu;
+  bool key_flow = false;  ///< matches a --key-flow rule (with --poll-ports, period_start_ns is the polling period)
 
   uint64_t effective_bytes() const { return bytes - retrans_bytes; }
   /// Effective bytes * 8 / period, bit/s.

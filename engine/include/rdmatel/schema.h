@@ -76,6 +76,7 @@ struct Record {
 
 /// The schemas of the built-in record kinds.
 extern const RecordSchema kIoSchema;        ///< channel "io": one per NVMe I/O
+extern const RecordSchema kIoPointSchema;   ///< channel "io_points": one per I/O and point (--point-local)
 extern const RecordSchema kMessageSchema;   ///< channel "messages": one per RDMA message and point
 extern const RecordSchema kFlowSchema;      ///< channel "flows": per flow, point and period
 extern const RecordSchema kCongestionSchema;  ///< channel "congestion": per flow and point

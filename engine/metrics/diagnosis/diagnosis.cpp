@@ -6,6 +6,7 @@
 #include <string>
 #include <vector>
 
+#include "rdmatel/alert_rule.h"
 #include "rdmatel/format.h"
 #include "rdmatel/schema.h"
 
@@ -77,7 +78,8 @@ std::string path_text(const PathEvidence& e) {
 }
 
 // Compares every scope of one kind with the others of that kind, segment by segment.
-void compare_group(std::vector<Judged>& group, uint64_t min_ios, const PeerRule& rule) {
+void compare_group(std::vector<Judged>& group, uint64_t min_ios, const PeerRule& rule,
+                   const std::optional<double> (&threshold)[kSegments]) {
   for (int g = 0; g < kSegments; ++g) {
     std::vector<double> values;
     for (Judged& j : group) {
@@ -89,7 +91,14 @@ void compare_group(std::vector<Judged>& group, uint64_t min_ios, const PeerRule&
       if (!j.eligible[g]) continue;
       std::vector<double> peers = values;
       peers.erase(peers.begin() + long(k++));
-      j.cmp[g] = compare_to_peers(j.stats->by_segment[g].value(), j.stats->iol1.value(), peers, rule);
+      const double v = j.stats->by_segment[g].value();
+      j.cmp[g] = compare_to_peers(v, j.stats->iol1.value(), peers, rule);
+      // Without a peer that makes it stand out, a threshold the user set still does.
+      if (!j.cmp[g].stands_out && threshold[g] && v > *threshold[g]) {
+        j.cmp[g].stands_out = j.cmp[g].by_threshold = true;
+        j.cmp[g].threshold = *threshold[g];
+        j.cmp[g].excess = v - *threshold[g];
+      }
     }
     for (Judged& j : group)
       if (j.cmp[g].stands_out && (j.finding < 0 || j.cmp[g].excess > j.cmp[j.finding].excess)) j.finding = g;
@@ -148,6 +157,29 @@ void explain_by_pairs(std::vector<Judged>& group, const std::vector<Judged>& pai
   }
 }
 
+// Each segment has an owner: a host's finding in the storage segment belongs to a storage server
+// it uses that stands out there, a storage server's finding in the host segment to such a host
+// (a host that talks to one slow storage server is not slow itself).
+void explain_by_owner(std::vector<Judged>& group, const std::vector<Judged>& owners, const std::vector<Judged>& pairs,
+                      int owned, bool group_is_hosts) {
+  for (Judged& j : group) {
+    if (!j.standing || j.finding != owned) continue;
+    const Judged* owner = nullptr;
+    for (const Judged& o : owners) {
+      if (!o.standing || o.finding != owned) continue;
+      for (const Judged& p : pairs) {
+        const bool linked = group_is_hosts ? (*p.rec.host == *j.rec.host && *p.rec.storage == *o.rec.storage)
+                                           : (*p.rec.storage == *j.rec.storage && *p.rec.host == *o.rec.host);
+        if (linked && (!owner || o.cmp[owned].excess > owner->cmp[owned].excess)) owner = &o;
+      }
+    }
+    if (owner) {
+      j.standing = false;
+      j.rec.explained_by = diagnosis_scope_text(owner->rec);
+    }
+  }
+}
+
 // A pair's finding that its storage server or host has as a whole is theirs.
 void explain_by_ends(std::vector<Judged>& pairs, const std::vector<Judged>& storages, const std::vector<Judged>& hosts) {
   for (Judged& p : pairs) {
@@ -201,6 +233,13 @@ void PathEvidence::add(const PathEvidence& o) {
 Diagnosis::Diagnosis(Ctx& ctx)
     : min_ios_(ctx.settings.count("diag_min_ios")), note_finding_(note_kind("diag.finding")), max_scopes_(kMaxScopes) {
   rule_.min_excess_ns = double(ctx.settings.duration("diag_min_excess"));
+  // Unscoped `--alert dal>V` (rtt, dpl) rules are thresholds of the verdict too.
+  for (const alerts::AlertRule& a : alerts::alert_rules(ctx.settings.list("alert"))) {
+    if (!a.above || !a.scope_key.empty()) continue;
+    const int g = a.metric == alerts::Metric::kDal ? kStorage : a.metric == alerts::Metric::kRtt ? kNetwork
+                  : a.metric == alerts::Metric::kDpl ? kHost : -1;
+    if (g >= 0 && (!threshold_[g] || a.threshold * 1000 < *threshold_[g])) threshold_[g] = a.threshold * 1000;
+  }
 }
 
 PathEvidence& Diagnosis::evidence_at(const IpAddress& a, const IpAddress& b, PointId point) {
@@ -302,16 +341,18 @@ void Diagnosis::finish(Ctx& ctx) {
   };
   for (auto* group : {&hosts, &storages, &pairs}) {
     for (Judged& j : *group) j.path = evidence_for(j.rec);
-    compare_group(*group, min_ios_, rule_);
+    compare_group(*group, min_ios_, rule_, threshold_);
     blame_loss(*group, group == &pairs);
   }
-  compare_group(jobs, min_ios_, rule_);
+  compare_group(jobs, min_ios_, rule_, threshold_);
   for (Judged& j : jobs) {
     j.blamed = j.finding;
     j.standing = false;
   }
   explain_by_pairs(storages, pairs, false);
   explain_by_pairs(hosts, pairs, true);
+  explain_by_owner(hosts, storages, pairs, kStorage, true);
+  explain_by_owner(storages, hosts, pairs, kHost, false);
   explain_by_ends(pairs, storages, hosts);
 
   std::vector<Judged*> ranked;
@@ -363,9 +404,15 @@ void Diagnosis::finish(Ctx& ctx) {
                  : "too few I/Os to compare (fewer than " + std::to_string(min_ios_) + " with each metric)";
       } else {
         const Comparison& c = j.cmp[g];
-        ev = upper(r.metric) + " averages " + format_us(j.stats->by_segment[g].value()) + " µs against a peer median of " +
-             format_us(c.peer_median) + " µs (" + std::to_string(c.peers) + (c.peers == 1 ? " peer" : " peers") + ", " +
-             std::to_string(j.stats->by_segment[g].n) + " I/Os)";
+        if (c.by_threshold)
+          ev = upper(r.metric) + " averages " + format_us(j.stats->by_segment[g].value()) +
+               " µs, above the alert threshold of " + format_us(c.threshold) + " µs (" +
+               std::to_string(j.stats->by_segment[g].n) + " I/Os; " +
+               (c.peers ? "peer median " + format_us(c.peer_median) + " µs)" : "no peer to compare with)");
+        else
+          ev = upper(r.metric) + " averages " + format_us(j.stats->by_segment[g].value()) +
+               " µs against a peer median of " + format_us(c.peer_median) + " µs (" + std::to_string(c.peers) +
+               (c.peers == 1 ? " peer" : " peers") + ", " + std::to_string(j.stats->by_segment[g].n) + " I/Os)";
         if (j.finding < 0) ev = "nothing stands out; closest: " + ev;
       }
       if (j.finding >= 0 && j.blamed == kNetwork && j.finding != kNetwork) {

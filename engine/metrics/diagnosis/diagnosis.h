@@ -6,6 +6,7 @@
 #pragma once
 
 #include <map>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -34,6 +35,7 @@ class Diagnosis final : public Component {
   uint64_t min_ios_;
   NoteKind note_finding_;
   PeerRule rule_;
+  std::optional<double> threshold_[kSegments];  ///< ns, from unscoped --alert rules
   size_t max_scopes_;
   std::map<IpAddress, ScopeStats> hosts_, storages_;
   std::map<IpPair, ScopeStats> pairs_;

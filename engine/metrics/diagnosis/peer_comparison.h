@@ -21,6 +21,8 @@ struct Comparison {
   size_t peers = 0;
   double peer_median = 0;  ///< ns
   double excess = 0;       ///< value - peer median, ns
+  bool by_threshold = false;  ///< it stands out because it is above an --alert threshold
+  double threshold = 0;       ///< that threshold, ns
 };
 
 /// The median of `v` (the mean of the two middle values for an even count); 0 when empty.

@@ -182,7 +182,42 @@ void IoQuality::finalize(EntryRef r, IoEnd end, Ctx& ctx) {
     ++stats_.unconfirmed_dropped;  // never confirmed as NVMe: a SEND that only looked like an SQE
     return;
   }
+  if (point_local_) emit_points(done, end, ctx);
   emit_or_defer(std::move(done), end, ctx);
+}
+
+void IoQuality::emit_points(const Entry& e, IoEnd end, Ctx& ctx) const {
+  const Queue& q = queues_[e.queue];
+  IoPointRecord r;
+  r.opcode = e.opcode;
+  r.admin = q.kind == NvmeQueueKind::kAdmin;
+  r.op = nvme_op_name(e.opcode, e.fctype, q.kind);
+  r.host = q.host;
+  r.storage = q.storage;
+  r.qpn = q.qpn;
+  const Flow& cmd_flow = ctx.flows[q.cmd_flow];
+  if (cmd_flow.peer != kNoFlow) r.host_qpn = ctx.flows[cmd_flow.peer].key.dst_qpn;
+  r.cid = e.cid;
+  r.cmd_psn = e.cmd_psn;
+  r.status = e.status;
+  r.status_known = e.status_known;
+  r.in_capsule = e.in_capsule;
+  r.length = e.length;
+  for (const Observation& o : e.obs) {
+    r.point = o.point;
+    auto at = [&](Stage s) { return o.has(s) ? std::optional<TimeNs>(o.ts[s]) : std::nullopt; };
+    r.command_ns = at(kCommand);
+    r.data_ns = at(kData);
+    r.read_request_ns = at(kReadRequest);
+    r.read_response_ns = at(kReadResponse);
+    r.completion_ns = at(kCompletion);
+    r.cmd_frame = o.has(kCommand) ? o.frame[kCommand] : 0;
+    r.rsp_frame = o.has(kCompletion) ? o.frame[kCompletion] : 0;
+    r.end = o.has(kCompletion) ? IoEnd::kCompleted : end;
+    r.ttl_command = o.has(kCommand) ? o.ttl_command : -1;
+    r.ttl_completion = o.has(kCompletion) ? o.ttl_completion : -1;
+    ctx.emit(kIoPointSchema, &r);
+  }
 }
 
 void IoQuality::add_role_evidence(const Entry& e, Ctx& ctx) const {
@@ -254,6 +289,7 @@ IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fall
   r.host = q.host;
   r.storage = q.storage;
   r.qpn = q.qpn;
+  r.key_flow = ctx.sampling.key_flow(q.host, q.storage);
   if (const GpuBinding* g = ctx.gpus.find(q.host)) {
     r.host_gpu = g->gpu;
     r.host_node = g->node;
@@ -315,6 +351,12 @@ IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fall
     r.complete = iol->has(kCompletion);
   }
   r.end = r.complete ? IoEnd::kCompleted : end;
+  // The polling period of its first stamp (an I/O seen only where roles are unknown: its command there).
+  if (ctx.sampling.polling()) {
+    for (int i = 1; i <= 7 && !r.poll_period_ns; ++i)
+      if (r.t.has(i)) r.poll_period_ns = ctx.sampling.period_start(r.t[i]);
+    if (!r.poll_period_ns && iol && iol->has(kCommand)) r.poll_period_ns = ctx.sampling.period_start(iol->ts[kCommand]);
+  }
   return r;
 }
 

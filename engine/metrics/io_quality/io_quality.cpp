@@ -21,18 +21,25 @@ const SettingSpec kSettings[] = {
      "An NVMe I/O whose completion has not come this long after its command is reported incomplete"},
     {"max_ios", SettingType::kCount, "", "1048576", 1, 1e9, "N",
      "Most NVMe I/Os tracked at once; beyond it the oldest are reported early"},
+    {"point_local", SettingType::kFlag, "", "off", 0, 1, "",
+     "Also report what each observation point saw of each I/O (records io_points, for joining agents' "
+     "observations at scale)", true, false},
 };
-const RecordSchema* const kOutputs[] = {&kIoSchema};
+const RecordSchema* const kOutputs[] = {&kIoSchema, &kIoPointSchema};
 const char* const kNotes[] = {"io.command",    "io.data",        "io.read_request", "io.read_response",
                               "io.completion", "io.unparseable", "io.orphan"};
 
 }  // namespace
 
 const ComponentSpec kSpec = {"io_quality", kPacketSend | kPacketWrite | kPacketReadRequest | kPacketReadResponse,
-                             kOutputs, kSettings, kNotes};
+                             kOutputs,   kSettings,
+                             kNotes,     {},
+                             Sampled::kIo};
 
 IoQuality::IoQuality(Ctx& ctx)
-    : io_timeout_(ctx.settings.duration("io_timeout")), max_ios_(std::max<uint64_t>(1, ctx.settings.count("max_ios"))) {
+    : io_timeout_(ctx.settings.duration("io_timeout")),
+      max_ios_(std::max<uint64_t>(1, ctx.settings.count("max_ios"))),
+      point_local_(ctx.settings.flag("point_local")) {
   for (int s = 0; s < kStages; ++s) note_stage_[s] = note_kind(kNotes[s]);
   note_unparseable_ = note_kind("io.unparseable");
   note_orphan_ = note_kind("io.orphan");

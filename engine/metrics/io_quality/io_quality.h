@@ -99,6 +99,8 @@ class IoQuality final : public Component {
   void finalize(EntryRef r, IoEnd end, Ctx& ctx);
   void release(Entry& e);
   void emit_or_defer(Entry&& e, IoEnd end, Ctx& ctx);
+  /// --point-local: one io_points record per observation of a final I/O.
+  void emit_points(const Entry& e, IoEnd end, Ctx& ctx) const;
   void flush_deferred(Ctx& ctx, bool all);
   IoRecord build(const Entry& e, IoEnd end, bool provisional, bool fallback, Ctx& ctx,
                  Roles::Sides* sides = nullptr) const;
@@ -107,6 +109,7 @@ class IoQuality final : public Component {
   // Settings.
   DurationNs io_timeout_;
   size_t max_ios_;
+  bool point_local_ = false;
 
   // Queues by the host→storage flow.
   std::vector<Queue> queues_;

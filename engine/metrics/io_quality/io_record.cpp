@@ -134,6 +134,15 @@ const Column kIoColumns[] = {
      "The host IP's node (--gpu-map)"},
     {"job", ValueType::kString, [](const void* p, Value& v) { return name_or_absent(io(p).job, v); },
      "The host IP's AI job (--gpu-map)"},
+    {"key_flow", ValueType::kBool, [](const void* p, Value& v) { v.b = io(p).key_flow; return true; },
+     "The I/O matches a --key-flow rule"},
+    {"poll_period_ns", ValueType::kSigned,
+     [](const void* p, Value& v) {
+       if (!io(p).poll_period_ns) return false;
+       v.i = *io(p).poll_period_ns;
+       return true;
+     },
+     "With --poll-ports: start of the polling period of its first stamp, ns since the epoch"},
 };
 
 }  // namespace

@@ -104,6 +104,15 @@ const Column kMessageColumns[] = {
     {"first_frame", ValueType::kUnsigned, msg_u<&MessageRecord::first_frame>, "Frame of its first packet"},
     {"last_frame", ValueType::kUnsigned, msg_u<&MessageRecord::last_frame>, "Frame that completes it"},
     RDMATEL_GPU_COLUMNS(MessageRecord),
+    {"key_flow", ValueType::kBool, [](const void* p, Value& v) { v.b = msg(p).key_flow; return true; },
+     "The message's flow matches a --key-flow rule"},
+    {"poll_period_ns", ValueType::kSigned,
+     [](const void* p, Value& v) {
+       if (!msg(p).poll_period_ns) return false;
+       v.i = *msg(p).poll_period_ns;
+       return true;
+     },
+     "With --poll-ports: start of the polling period of its first packet, ns since the epoch"},
 };
 
 const Column kFlowColumns[] = {
@@ -128,6 +137,8 @@ const Column kFlowColumns[] = {
     {"fet_bps", ValueType::kRate, [](const void* p, Value& v) { v.d = per(p).fet_bps(); return true; },
      "Effective bytes * 8 / period, bit/s"},
     RDMATEL_GPU_COLUMNS(FlowPeriodRecord),
+    {"key_flow", ValueType::kBool, [](const void* p, Value& v) { v.b = per(p).key_flow; return true; },
+     "The flow matches a --key-flow rule"},
 };
 #undef RDMATEL_GPU_COLUMNS
 

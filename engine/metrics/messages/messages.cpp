@@ -46,8 +46,6 @@ bool contains(const Message& m, uint32_t psn) {
 const SettingSpec kSettings[] = {
     {"message_timeout", SettingType::kDuration, "s", "1", 0.000001, 86400, "SECONDS",
      "An RDMA message no ACK covers is final after this long without packets at its point"},
-    {"period", SettingType::kDuration, "s", "1", 0.000001, 86400, "SECONDS",
-     "Length of the per-flow periods (export flows)"},
     {"max_messages", SettingType::kCount, "", "1048576", 1, 1e9, "N",
      "Most RDMA messages open at once; beyond it the oldest are reported early"},
 };
@@ -59,7 +57,11 @@ const char* const kNotes[] = {"msg.packet", "msg.nak", "msg.nak_read"};
 const ComponentSpec kSpec = {"messages",
                              kPacketSend | kPacketWrite | kPacketReadRequest | kPacketReadResponse | kPacketAck |
                                  kPacketAtomicAck,
-                             kOutputs, kSettings, kNotes};
+                             kOutputs,
+                             kSettings,
+                             kNotes,
+                             {},
+                             Sampled::kThroughput};
 
 Messages::Messages(Ctx& ctx)
     : window_(ctx.reorder_window),
@@ -135,6 +137,7 @@ FlowPeriodRecord& Messages::period(FlowId flow, PointId point, TimeNs ts, Ctx& c
   r.src = f.key.src;
   r.dst = f.key.dst;
   bind_gpus(ctx.gpus, r.src, r.dst, r.gpu);
+  r.key_flow = ctx.sampling.key_flow(r.src, r.dst);
   r.dst_qpn = f.key.dst_qpn;
   r.point = point;
   r.period_start_ns = idx * period_ns_;
@@ -223,6 +226,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
   m->rec.src = f.key.src;
   m->rec.dst = f.key.dst;
   bind_gpus(ctx.gpus, m->rec.src, m->rec.dst, m->rec.gpu);
+  m->rec.key_flow = ctx.sampling.key_flow(m->rec.src, m->rec.dst);
   m->rec.dst_qpn = f.key.dst_qpn;
   m->rec.point = s.point;
   m->rec.kind = kind;
@@ -670,6 +674,7 @@ void Messages::finalize(Ctx& ctx, Message& m) {
   r.provisional = false;
   r.complete = m.has_first && m.has_last &&
                m.seen.distinct() == uint32_t(psn::distance(r.first_psn, r.last_psn)) + 1;
+  r.poll_period_ns = ctx.sampling.period_start(r.first_ns);
   ctx.emit(kMessageSchema, &r);
   Stream& s = *m.stream;
   auto it = locate(s, &m);

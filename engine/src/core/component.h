@@ -24,6 +24,7 @@
 #include "engine/src/decode/packet.h"
 #include "rdmatel/gpu_map.h"
 #include "rdmatel/records.h"
+#include "rdmatel/sampling.h"
 #include "rdmatel/schema.h"
 #include "rdmatel/settings.h"
 #include "rdmatel/sink.h"
@@ -46,6 +47,13 @@ enum PacketClass : uint32_t {
 };
 uint32_t packet_class(const Packet& p);
 
+/// Which packets key flows and port polling leave to a component (SPEC §7).
+enum class Sampled : uint8_t {
+  kAll,         ///< every packet (congestion, offsets)
+  kIo,          ///< I/O quality: key flows always, other traffic at polled points
+  kThroughput,  ///< throughput: everything, or the polled points
+};
+
 struct ComponentSpec {
   const char* name;
   uint32_t packets;                                  ///< PacketClass bits it consumes
@@ -56,6 +64,7 @@ struct ComponentSpec {
   /// components that make them emit them. Stages follow their producers in the registry, so
   /// they finish after them.
   std::span<const RecordSchema* const> inputs = {};
+  Sampled sampled = Sampled::kAll;
 };
 
 /// What a component gets from the core.
@@ -68,6 +77,7 @@ class Ctx {
   ClockRelations& clock;
   Warnings& warnings;
   const GpuMap& gpus;  ///< the GPU binding of IPs (empty without --gpu-map)
+  const Sampling& sampling;  ///< key flows and polling
   const bool frame_notes;
   const DurationNs reorder_window;
   const DurationNs idle_point;
@@ -90,8 +100,9 @@ class Ctx {
   }
 
   Ctx(const Settings& s, const PointTable& p, FlowTable& f, Roles& r, ClockRelations& c, Warnings& w,
-      const GpuMap& g, const std::vector<RecordSink*>& sinks, bool notes, DurationNs window, DurationNs idle)
-      : settings(s), points(p), flows(f), roles(r), clock(c), warnings(w), gpus(g), frame_notes(notes),
+      const GpuMap& g, const Sampling& sm, const std::vector<RecordSink*>& sinks, bool notes, DurationNs window,
+      DurationNs idle)
+      : settings(s), points(p), flows(f), roles(r), clock(c), warnings(w), gpus(g), sampling(sm), frame_notes(notes),
         reorder_window(window), idle_point(idle), sinks_(sinks) {}
 
  private:

@@ -101,7 +101,9 @@ class Engine::Impl {
         max_buffered_(std::max<uint64_t>(1, settings.count("max_reorder_packets"))),
         flows_(settings.count("max_flows")),
         warnings_(sinks_),
-        ctx_(settings_, points_, flows_, roles_, clock_, warnings_, gpus_, sinks_, settings.frame_notes, window_, idle_) {
+        sampling_(settings.list("key_flow"), settings.count("poll_ports"), settings.duration("period")),
+        ctx_(settings_, points_, flows_, roles_, clock_, warnings_, gpus_, sampling_, sinks_, settings.frame_notes,
+             window_, idle_) {
     // Front ends check the bindings first (a usage error); one that slips through is warned about.
     for (const std::string& line : settings.list("gpu")) {
       std::string error;
@@ -115,6 +117,7 @@ class Engine::Impl {
     for (const ComponentFactory& f : component_registry()) {
       components_.push_back(f.make(ctx_));
       masks_.push_back(f.spec->packets);
+      sampled_.push_back(f.spec->sampled);
       // Stages hear records before any front end subscribes, so they miss none.
       if (!f.spec->inputs.empty())
         stages_.push_back(std::make_unique<StageSink>(*components_.back(), f.spec->inputs, ctx_));
@@ -354,8 +357,16 @@ class Engine::Impl {
   void handle(const Packet& pkt) {
     if (pkt.is_roce()) flows_.observe(flows_[pkt.flow], pkt.roce);
     uint32_t cls = packet_class(pkt);
+    // Key flows and polling decide per packet (only when configured: nothing to pay otherwise).
+    const bool sampling = pkt.is_roce() && (sampling_.has_key_flows() || sampling_.polling());
+    bool measured[3] = {true, true, true};
+    if (sampling) {
+      const FlowKey& k = flows_[pkt.flow].key;
+      measured[size_t(Sampled::kIo)] = sampling_.measured(true, pkt.point, points_.size(), pkt.ts, k.src, k.dst);
+      measured[size_t(Sampled::kThroughput)] = sampling_.measured(false, pkt.point, points_.size(), pkt.ts, k.src, k.dst);
+    }
     for (size_t i = 0; i < components_.size(); ++i)
-      if (masks_[i] & cls) components_[i]->on_packet(pkt, ctx_);
+      if ((masks_[i] & cls) && measured[size_t(sampled_[i])]) components_[i]->on_packet(pkt, ctx_);
     flows_.apply_proposals();
   }
 
@@ -370,10 +381,12 @@ class Engine::Impl {
   ClockRelations clock_;
   Warnings warnings_;
   GpuMap gpus_;
+  Sampling sampling_;
   Ctx ctx_;
   std::vector<std::unique_ptr<Component>> components_;
   std::vector<std::unique_ptr<StageSink>> stages_;
   std::vector<uint32_t> masks_;
+  std::vector<Sampled> sampled_;
   std::vector<TimeNs> last_advance_;
   std::vector<RoleOverride> overrides_;
   EngineStats stats_;

@@ -30,6 +30,14 @@ const SettingSpec kCoreSettings[] = {
      "Binds an IP address to its GPU, node and AI job (repeatable; --gpu-map FILE reads a CSV of them): records "
      "gain the GPUs, nodes and job of their ends",
      true, false},
+    {"period", SettingType::kDuration, "s", "1", 0.000001, 86400, "SECONDS",
+     "Length of the periods: per-flow periods (export flows), spike alerts and port polling"},
+    {"key_flow", SettingType::kList, "", "", 0, 0, "SRC[>DST]",
+     "A key flow (IP prefixes, e.g. 10.1.0.0/16>10.2.0.1; both directions): always measured for I/O quality. "
+     "With key flows and no polling, other I/Os are not measured"},
+    {"poll_ports", SettingType::kCount, "", "0", 0, 1e6, "N",
+     "Port polling: each period (--period) measure only the next N observation points in order, round-robin, "
+     "besides the key flows; 0: every point all the time"},
     {"point", SettingType::kList, "", "", 0, 0, "NAME=ROLE",
      "Role of an observation point: compute, storage or fabric; NAME is the interface name or its numeric "
      "id. Default: learned from the traffic (the point with the longest command-to-completion "
