@@ -7,6 +7,9 @@
 set -euo pipefail
 
 packages=(cmake g++ make pkg-config libglib2.0-dev wireshark-dev libwireshark-dev libwiretap-dev tshark libpcap-dev libcpp-httplib-dev)
+# The analyzer (ui/): Qt 6 Widgets and Charts. Qt6Charts' CMake package needs Qt6OpenGL's, which
+# qt6-base-dev only recommends; qt6-qpa-plugins has the xcb and offscreen platforms.
+packages+=(qt6-base-dev qt6-charts-dev libqt6opengl6-dev qt6-qpa-plugins)
 if [[ "${1:-}" == "--test" ]]; then
   packages+=(python3 libgtest-dev libgmock-dev nlohmann-json3-dev)
   # Live mode and its outputs against real servers (tests labelled "servers").
