@@ -69,28 +69,35 @@ uat_field_t role_fields[] = {
     UAT_END_FIELDS,
 };
 
-// One row of the "rdmatel_alerts" table: a rule as --alert takes it.
-struct AlertRow {
+// A table of one-text rows, each a rule a CLI option takes: "rdmatel_alerts" (--alert) and
+// "rdmatel_key_flows" (--key-flow). Rows are checked by the engine's own parser.
+struct RuleRow {
   char* rule;
 };
-AlertRow* alert_rows_ = nullptr;
-guint alert_row_count_ = 0;
-UAT_CSTRING_CB_DEF(alert_rules, rule, AlertRow)
 
-void* alert_row_copy(void* dst, const void* src, size_t) {
-  static_cast<AlertRow*>(dst)->rule = g_strdup(static_cast<const AlertRow*>(src)->rule);
+void* rule_row_copy(void* dst, const void* src, size_t) {
+  static_cast<RuleRow*>(dst)->rule = g_strdup(static_cast<const RuleRow*>(src)->rule);
   return dst;
 }
-gboolean alert_row_update(void* r, char** err) {
+void rule_row_free(void* r) {
+  g_free(static_cast<RuleRow*>(r)->rule);
+  static_cast<RuleRow*>(r)->rule = nullptr;
+}
+// `Parse` returns an optional rule and sets a sentence on failure (no C++ object survives this call).
+template <typename Parse>
+gboolean rule_row_check(void* r, char** err, Parse parse) {
   std::string error;
-  const char* rule = static_cast<AlertRow*>(r)->rule;
-  const bool ok = alerts::AlertRule::parse(rule ? rule : "", error).has_value();
+  const char* rule = static_cast<RuleRow*>(r)->rule;
+  const bool ok = parse(rule ? rule : "", error);
   if (!ok) *err = g_strdup(error.c_str());
   return ok ? TRUE : FALSE;
 }
-void alert_row_free(void* r) {
-  g_free(static_cast<AlertRow*>(r)->rule);
-  static_cast<AlertRow*>(r)->rule = nullptr;
+
+RuleRow* alert_rows_ = nullptr;
+guint alert_row_count_ = 0;
+UAT_CSTRING_CB_DEF(alert_rules, rule, RuleRow)
+gboolean alert_row_update(void* r, char** err) {
+  return rule_row_check(r, err, [](const char* t, std::string& e) { return alerts::AlertRule::parse(t, e).has_value(); });
 }
 uat_field_t alert_fields[] = {
     UAT_FLD_CSTRING(alert_rules, rule, "Rule",
@@ -99,28 +106,11 @@ uat_field_t alert_fields[] = {
     UAT_END_FIELDS,
 };
 
-// One row of the "rdmatel_key_flows" table: SRC[>DST] as --key-flow takes it.
-struct KeyFlowRow {
-  char* rule;
-};
-KeyFlowRow* key_flow_rows_ = nullptr;
+RuleRow* key_flow_rows_ = nullptr;
 guint key_flow_row_count_ = 0;
-UAT_CSTRING_CB_DEF(key_flows, rule, KeyFlowRow)
-
-void* key_flow_row_copy(void* dst, const void* src, size_t) {
-  static_cast<KeyFlowRow*>(dst)->rule = g_strdup(static_cast<const KeyFlowRow*>(src)->rule);
-  return dst;
-}
+UAT_CSTRING_CB_DEF(key_flows, rule, RuleRow)
 gboolean key_flow_row_update(void* r, char** err) {
-  std::string error;
-  const char* rule = static_cast<KeyFlowRow*>(r)->rule;
-  const bool ok = KeyFlowRule::parse(rule ? rule : "", error).has_value();
-  if (!ok) *err = g_strdup(error.c_str());
-  return ok ? TRUE : FALSE;
-}
-void key_flow_row_free(void* r) {
-  g_free(static_cast<KeyFlowRow*>(r)->rule);
-  static_cast<KeyFlowRow*>(r)->rule = nullptr;
+  return rule_row_check(r, err, [](const char* t, std::string& e) { return KeyFlowRule::parse(t, e).has_value(); });
 }
 uat_field_t key_flow_fields[] = {
     UAT_FLD_CSTRING(key_flows, rule, "Key flow", "SRC[>DST] with IP prefixes, e.g. 10.1.0.0/16>10.2.0.1 (both directions)"),
@@ -241,16 +231,16 @@ void register_preferences(int proto) {
                                 "nearest the host (compute side), the one with the shortest nearest the storage",
                                 roles);
 
-  static uat_t* alert_table = uat_new("Alerts", sizeof(AlertRow), "rdmatel_alerts", TRUE, &alert_rows_,
-                                      &alert_row_count_, UAT_AFFECTS_DISSECTION, nullptr, alert_row_copy,
-                                      alert_row_update, alert_row_free, nullptr, nullptr, alert_fields);
+  static uat_t* alert_table = uat_new("Alerts", sizeof(RuleRow), "rdmatel_alerts", TRUE, &alert_rows_,
+                                      &alert_row_count_, UAT_AFFECTS_DISSECTION, nullptr, rule_row_copy,
+                                      alert_row_update, rule_row_free, nullptr, nullptr, alert_fields);
   prefs_register_uat_preference(m, "alerts", "Alerts",
                                 "Threshold alerts as the CLI's --alert takes them; frames of an I/O or message that "
                                 "crosses one get rdmatel.slow and rdmatel.alert, and an expert warning",
                                 alert_table);
-  static uat_t* key_flow_table = uat_new("Key flows", sizeof(KeyFlowRow), "rdmatel_key_flows", TRUE, &key_flow_rows_,
-                                         &key_flow_row_count_, UAT_AFFECTS_DISSECTION, nullptr, key_flow_row_copy,
-                                         key_flow_row_update, key_flow_row_free, nullptr, nullptr, key_flow_fields);
+  static uat_t* key_flow_table = uat_new("Key flows", sizeof(RuleRow), "rdmatel_key_flows", TRUE, &key_flow_rows_,
+                                         &key_flow_row_count_, UAT_AFFECTS_DISSECTION, nullptr, rule_row_copy,
+                                         key_flow_row_update, rule_row_free, nullptr, nullptr, key_flow_fields);
   prefs_register_uat_preference(m, "key_flows", "Key flows",
                                 "Key flows (the CLI's --key-flow): always measured for I/O quality; with key flows "
                                 "and no port polling (poll ports 0) other I/Os are not measured",
