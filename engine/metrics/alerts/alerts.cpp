@@ -37,12 +37,28 @@ int64_t period_of(TimeNs t, DurationNs period) { return t >= 0 ? t / period : (t
 
 const ComponentSpec kSpec = {"alerts", 0, kOutputs, kSettings, {}, kInputs};
 
+namespace {
+SpikeRule spike_rule(const Settings& s) {
+  SpikeRule r;
+  r.factor = double(s.count("spike_factor"));
+  r.min_excess = double(s.duration("spike_min_excess")) / 1000.0;
+  return r;
+}
+
+// How many periods a record can lag behind a later one of its scope: the reorder window and the
+// I/O timeout (records wait for roles at most that long), at least 2, at most 10000 periods.
+int64_t spike_lag(const Settings& s, DurationNs period) {
+  const DurationNs late = s.duration("reorder_window") + s.duration("io_timeout");
+  return std::clamp<int64_t>((late + period - 1) / period, 2, 10000);
+}
+}  // namespace
+
 Alerts::Alerts(Ctx& ctx)
     : rules_(alert_rules(ctx.settings.list("alert"))),
+      spike_rule_(spike_rule(ctx.settings)),
       spikes_on_(ctx.settings.count("spike_factor") > 0),
-      period_ns_(std::max<DurationNs>(1, ctx.settings.duration("period"))) {
-  spike_rule_.factor = double(ctx.settings.count("spike_factor"));
-  spike_rule_.min_excess = double(ctx.settings.duration("spike_min_excess")) / 1000.0;
+      period_ns_(std::max<DurationNs>(1, ctx.settings.duration("period"))),
+      spikes_(spike_rule_, spike_lag(ctx.settings, period_ns_)) {
   if (rules_.size() != ctx.settings.list("alert").size())
     ctx.warn("alert_rules", [] { return "some --alert rules do not parse and are left out"; });
 }
@@ -55,11 +71,27 @@ void Alerts::on_record(const Record& r, Ctx& ctx) {
 void Alerts::emit(AlertRecord& a, Ctx& ctx) { ctx.emit(kAlertSchema, &a); }
 
 void Alerts::sample(const std::string& scope, TimeNs t, double v, Ctx& ctx) {
-  if (!spikes_.add(scope, period_of(t, period_ns_), v))
-    ctx.warn("spike_cells", [] {
-      return "spike detection keeps at most " + std::to_string(SpikeDetector::kMaxCells) +
-             " scope-periods; later ones are left out";
+  std::vector<Spike> spikes;
+  if (!spikes_.add(scope, period_of(t, period_ns_), v, spikes))
+    ctx.warn("spike_samples", [this] {
+      return "spike detection left out records of more than " + std::to_string(SpikeDetector::kMaxScopes) +
+             " scopes, or more than " + std::to_string(spikes_.lag()) + " periods late";
     });
+  emit_spikes(spikes, ctx);
+}
+
+void Alerts::emit_spikes(const std::vector<Spike>& spikes, Ctx& ctx) {
+  for (const Spike& s : spikes) {
+    AlertRecord a;
+    a.kind = "spike";
+    a.time_ns = s.period * period_ns_;
+    a.metric = s.scope.rfind("flow ", 0) == 0 ? "fct" : "iol1";
+    a.value = s.value;
+    a.baseline = s.baseline;
+    a.rule = "period mean >= " + std::to_string(int(spike_rule_.factor)) + " x the median of the previous periods";
+    a.scope = s.scope;
+    emit(a, ctx);
+  }
 }
 
 void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
@@ -122,17 +154,9 @@ void Alerts::on_message(const MessageRecord& msg, Ctx& ctx) {
 
 void Alerts::finish(Ctx& ctx) {
   if (!spikes_on_) return;
-  for (const Spike& s : spikes_.spikes(spike_rule_)) {
-    AlertRecord a;
-    a.kind = "spike";
-    a.time_ns = s.period * period_ns_;
-    a.metric = s.scope.rfind("flow ", 0) == 0 ? "fct" : "iol1";
-    a.value = s.value;
-    a.baseline = s.baseline;
-    a.rule = "period mean >= " + std::to_string(int(spike_rule_.factor)) + " x the median of the previous periods";
-    a.scope = s.scope;
-    emit(a, ctx);
-  }
+  std::vector<Spike> spikes;
+  spikes_.finish(spikes);
+  emit_spikes(spikes, ctx);
 }
 
 }  // namespace rdmatel::alerts

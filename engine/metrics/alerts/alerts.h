@@ -2,7 +2,7 @@
 // alerts: a record stage over the I/O and message records (SPEC §7). Threshold rules
 // (`--alert 'rtt>50'`, scoped `storage=10.2.0.1:dal>500`) fire once per record that crosses them,
 // as the record comes; spikes compare each host's, storage server's, job's and flow's mean per
-// period (`--period`) with its rolling baseline, reported at the end. Method: docs/metrics.md.
+// period (`--period`) with its rolling baseline, as periods close. Method: docs/metrics.md.
 #pragma once
 
 #include <vector>
@@ -28,6 +28,7 @@ class Alerts final : public Component {
   void on_message(const MessageRecord& m, Ctx& ctx);
   void emit(AlertRecord& a, Ctx& ctx);
   void sample(const std::string& scope, TimeNs t, double v, Ctx& ctx);
+  void emit_spikes(const std::vector<Spike>& spikes, Ctx& ctx);
 
   std::vector<AlertRule> rules_;
   SpikeRule spike_rule_;

@@ -1,10 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Spike alerts: a scope's mean per period against a rolling baseline of its previous periods
 // (median and MAD of up to kHistory of them, robust to the spikes themselves: a spiking period
-// does not enter the baseline). Sums per period only; the number of cells is bounded.
+// does not enter the baseline). A period is judged once a record `lag` periods later arrives for
+// its scope (or at the end): the state per scope is the open periods and the baseline, whatever
+// the duration of the input (live mode runs for days).
 #pragma once
 
 #include <cstdint>
+#include <deque>
+#include <limits>
 #include <map>
 #include <string>
 #include <vector>
@@ -29,21 +33,35 @@ struct Spike {
 
 class SpikeDetector {
  public:
-  /// Adds one sample of `scope`'s metric in period `period`; false when the cell limit is hit.
-  bool add(const std::string& scope, int64_t period, double v);
-  /// Every spike, by scope (in name order) and period.
-  std::vector<Spike> spikes(const SpikeRule& rule) const;
+  /// `lag`: periods a record may come after a later one of its scope (the engine holds records
+  /// back for the reorder window, and until roles are known for at most the I/O timeout).
+  SpikeDetector(const SpikeRule& rule, int64_t lag) : rule_(rule), lag_(lag) {}
+  /// Adds one sample of `scope`'s metric in period `period`; periods it closes that spiked are
+  /// appended to `out`. False when the sample could not be kept (scope limit, or its period
+  /// was already judged).
+  bool add(const std::string& scope, int64_t period, double v, std::vector<Spike>& out);
+  /// Judges every period still open (the end of the input).
+  void finish(std::vector<Spike>& out);
 
   static constexpr size_t kHistory = 8;
-  static constexpr size_t kMaxCells = 1'000'000;
+  static constexpr size_t kMaxScopes = 100'000;
+  int64_t lag() const { return lag_; }
 
  private:
   struct Cell {
     double sum = 0;
     uint64_t n = 0;
   };
-  std::map<std::string, std::map<int64_t, Cell>> series_;
-  size_t cells_ = 0;
+  struct Series {
+    std::map<int64_t, Cell> open;
+    std::deque<double> history;  ///< the last kHistory calm periods' means
+    int64_t judged_before = std::numeric_limits<int64_t>::min();
+  };
+  void close_oldest(const std::string& scope, Series& s, std::vector<Spike>& out);
+
+  SpikeRule rule_;
+  int64_t lag_;
+  std::map<std::string, Series> series_;
 };
 
 }  // namespace rdmatel::alerts
