@@ -291,8 +291,6 @@ struct AlertRecord {
   std::optional<uint32_t> first_psn;
   std::string scope;     ///< kind spike: "host 10.1.0.1", "flow 10.3.0.1 > 10.4.0.1 QP 17 at leafA-gpu", ...
   uint64_t frame = 0;    ///< where Wireshark shows it: the frame that counts the I/O or completes the message
-  uint64_t io_id = 0;       ///< the engine's I/O id (front ends link alerts to records; not exported)
-  uint64_t message_id = 0;  ///< the engine's message id
 };
 
 }  // namespace rdmatel

@@ -31,6 +31,18 @@ std::optional<DurationNs> first_stamp(const IoRecord& r, int preferred) {
   return std::nullopt;
 }
 
+// The part of a threshold alert every record kind shares; the caller adds what fired.
+AlertRecord threshold_alert(const AlertRule& rule, double value, TimeNs when) {
+  AlertRecord a;
+  a.kind = "threshold";
+  a.time_ns = when;
+  a.metric = metric_name(rule.metric);
+  a.value = value;
+  a.threshold = rule.threshold;
+  a.rule = rule.text;
+  return a;
+}
+
 int64_t period_of(TimeNs t, DurationNs period) { return t >= 0 ? t / period : (t - period + 1) / period; }
 
 }  // namespace
@@ -68,7 +80,6 @@ void Alerts::on_record(const Record& r, Ctx& ctx) {
   else if (r.is(kMessageSchema)) on_message(r.as<MessageRecord>(), ctx);
 }
 
-void Alerts::emit(AlertRecord& a, Ctx& ctx) { ctx.emit(kAlertSchema, &a); }
 
 void Alerts::sample(const std::string& scope, TimeNs t, double v, Ctx& ctx) {
   std::vector<Spike> spikes;
@@ -90,7 +101,7 @@ void Alerts::emit_spikes(const std::vector<Spike>& spikes, Ctx& ctx) {
     a.baseline = s.baseline;
     a.rule = "period mean >= " + std::to_string(int(spike_rule_.factor)) + " x the median of the previous periods";
     a.scope = s.scope;
-    emit(a, ctx);
+    ctx.emit(kAlertSchema, &a);
   }
 }
 
@@ -99,21 +110,14 @@ void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
   for (const AlertRule& rule : rules_) {
     std::optional<double> v = rule.value(r, m);
     if (!v || !rule.fires(*v)) continue;
-    AlertRecord a;
-    a.kind = "threshold";
-    a.time_ns = first_stamp(r, 1).value_or(0);
-    a.metric = metric_name(rule.metric);
-    a.value = *v;
-    a.threshold = rule.threshold;
-    a.rule = rule.text;
+    AlertRecord a = threshold_alert(rule, *v, first_stamp(r, 1).value_or(0));
     a.host = r.host;
     a.storage = r.storage;
     a.qpn = r.qpn;
     a.cid = r.cid;
     a.cmd_frame = r.cmd_frame;
     a.frame = r.complete && r.rsp_frame ? r.rsp_frame : r.cmd_frame;
-    a.io_id = r.id;
-    emit(a, ctx);
+    ctx.emit(kAlertSchema, &a);
   }
   // Spikes follow the latency at the compute side (IOL1; `iol` where one point saw the I/O).
   if (!spikes_on_ || !(r.is_read() || r.is_write()) || !r.complete) return;
@@ -130,21 +134,14 @@ void Alerts::on_message(const MessageRecord& msg, Ctx& ctx) {
   for (const AlertRule& rule : rules_) {
     std::optional<double> v = rule.value(msg);
     if (!v || !rule.fires(*v)) continue;
-    AlertRecord a;
-    a.kind = "threshold";
-    a.time_ns = msg.first_ns;
-    a.metric = metric_name(rule.metric);
-    a.value = *v;
-    a.threshold = rule.threshold;
-    a.rule = rule.text;
+    AlertRecord a = threshold_alert(rule, *v, msg.first_ns);
     a.src = msg.src;
     a.dst = msg.dst;
     a.dst_qpn = msg.dst_qpn;
     a.point = msg.point;
     a.first_psn = msg.first_psn;
     a.frame = msg.last_frame;
-    a.message_id = msg.id;
-    emit(a, ctx);
+    ctx.emit(kAlertSchema, &a);
   }
   if (!spikes_on_ || !msg.complete) return;
   const std::string scope = "flow " + msg.src.to_string() + " > " + msg.dst.to_string() + " QP " +

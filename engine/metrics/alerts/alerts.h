@@ -26,7 +26,6 @@ class Alerts final : public Component {
  private:
   void on_io(const IoRecord& r, Ctx& ctx);
   void on_message(const MessageRecord& m, Ctx& ctx);
-  void emit(AlertRecord& a, Ctx& ctx);
   void sample(const std::string& scope, TimeNs t, double v, Ctx& ctx);
   void emit_spikes(const std::vector<Spike>& spikes, Ctx& ctx);
 

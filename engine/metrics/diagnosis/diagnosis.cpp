@@ -81,18 +81,18 @@ std::string path_text(const PathEvidence& e) {
 void compare_group(std::vector<Judged>& group, uint64_t min_ios, const PeerRule& rule,
                    const std::optional<double> (&threshold)[kSegments]) {
   for (int g = 0; g < kSegments; ++g) {
-    std::vector<double> values;
+    std::vector<double> sorted;
     for (Judged& j : group) {
       j.eligible[g] = j.stats->by_segment[g].n >= min_ios;
-      if (j.eligible[g]) values.push_back(j.stats->by_segment[g].value());
+      if (j.eligible[g]) sorted.push_back(j.stats->by_segment[g].value());
     }
-    size_t k = 0;
+    std::sort(sorted.begin(), sorted.end());
     for (Judged& j : group) {
       if (!j.eligible[g]) continue;
-      std::vector<double> peers = values;
-      peers.erase(peers.begin() + long(k++));
       const double v = j.stats->by_segment[g].value();
-      j.cmp[g] = compare_to_peers(v, j.stats->iol1.value(), peers, rule);
+      // Its peers: every eligible scope but itself (any one of equal value leaves the same set).
+      const size_t self = size_t(std::lower_bound(sorted.begin(), sorted.end(), v) - sorted.begin());
+      j.cmp[g] = compare_to_sorted_peers(v, j.stats->iol1.value(), sorted, self, rule);
       // Without a peer that makes it stand out, a threshold the user set still does.
       if (!j.cmp[g].stands_out && threshold[g] && v > *threshold[g]) {
         j.cmp[g].stands_out = j.cmp[g].by_threshold = true;
@@ -330,14 +330,22 @@ void Diagnosis::finish(Ctx& ctx) {
   // The path evidence of each IP pair: the point that saw most of each count.
   std::map<IpPair, PathEvidence> path_of;
   for (const auto& [key, e] : paths_) path_of[{std::get<0>(key), std::get<1>(key)}].max_with(e);
+  // A host's or storage server's evidence: every path it is an end of (summed once per IP, not
+  // searched per scope); a pair's: its own path.
+  std::map<IpAddress, PathEvidence> path_of_ip;
+  for (const auto& [key, e] : path_of) {
+    path_of_ip[key.first].add(e);
+    if (key.second != key.first) path_of_ip[key.second].add(e);
+  }
   auto evidence_for = [&](const DiagnosisRecord& r) {
-    PathEvidence sum;
-    for (const auto& [key, e] : path_of) {
-      const bool host_in = r.host && (key.first == *r.host || key.second == *r.host);
-      const bool stor_in = r.storage && (key.first == *r.storage || key.second == *r.storage);
-      if ((r.host && r.storage) ? (host_in && stor_in) : (host_in || stor_in)) sum.add(e);
+    if (r.host && r.storage) {
+      auto it = path_of.find(*r.storage < *r.host ? IpPair{*r.storage, *r.host} : IpPair{*r.host, *r.storage});
+      return it == path_of.end() ? PathEvidence{} : it->second;
     }
-    return sum;
+    const std::optional<IpAddress>& ip = r.host ? r.host : r.storage;
+    if (!ip) return PathEvidence{};
+    auto it = path_of_ip.find(*ip);
+    return it == path_of_ip.end() ? PathEvidence{} : it->second;
   };
   for (auto* group : {&hosts, &storages, &pairs}) {
     for (Judged& j : *group) j.path = evidence_for(j.rec);

@@ -17,10 +17,21 @@ double median(std::vector<double> v) {
 }
 
 Comparison compare_to_peers(double value, double scope_iol1, const std::vector<double>& peers, const PeerRule& rule) {
+  std::vector<double> sorted = peers;
+  std::sort(sorted.begin(), sorted.end());
+  return compare_to_sorted_peers(value, scope_iol1, sorted, sorted.size(), rule);
+}
+
+Comparison compare_to_sorted_peers(double value, double scope_iol1, const std::vector<double>& sorted, size_t skip,
+                                   const PeerRule& rule) {
   Comparison c;
-  c.peers = peers.size();
-  if (peers.empty()) return c;
-  c.peer_median = median(peers);
+  const bool skipping = skip < sorted.size();
+  c.peers = sorted.size() - (skipping ? 1 : 0);
+  if (c.peers == 0) return c;
+  // The i-th peer in ascending order: the sorted values with the one at `skip` left out.
+  auto peer = [&](size_t i) { return sorted[skipping && i >= skip ? i + 1 : i]; };
+  const size_t mid = c.peers / 2;
+  c.peer_median = c.peers % 2 ? peer(mid) : (peer(mid - 1) + peer(mid)) / 2;
   c.excess = value - c.peer_median;
   // Three tests, all needed: big enough to matter in absolute terms and for this scope's I/Os,
   // and clearly out of line with the peers (a multiple of their median; with enough peers also
@@ -28,10 +39,11 @@ Comparison compare_to_peers(double value, double scope_iol1, const std::vector<d
   if (c.excess < rule.min_excess_ns) return c;
   if (scope_iol1 > 0 && c.excess < rule.material * scope_iol1) return c;
   if (value < rule.factor * c.peer_median) return c;
-  if (peers.size() >= rule.z_peers) {
+  if (c.peers >= rule.z_peers) {
+    // Only for a scope that passed the other tests: rare, so the O(n) spread is paid rarely.
     std::vector<double> dev;
-    dev.reserve(peers.size());
-    for (double p : peers) dev.push_back(std::fabs(p - c.peer_median));
+    dev.reserve(c.peers);
+    for (size_t i = 0; i < c.peers; ++i) dev.push_back(std::fabs(peer(i) - c.peer_median));
     const double mad = median(std::move(dev));
     if (mad > 0 && c.excess / (1.4826 * mad) < rule.robust_z) return c;
   }

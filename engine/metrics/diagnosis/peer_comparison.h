@@ -32,4 +32,9 @@ double median(std::vector<double> v);
 /// the scope's mean IOL1 (0 when unknown: materiality is then judged by the excess alone).
 Comparison compare_to_peers(double value, double scope_iol1, const std::vector<double>& peers, const PeerRule& rule);
 
+/// The same, with the peers given as every scope's mean in ascending order (`sorted`) but the one
+/// at `skip`: a group of n scopes is compared in O(n log n), not O(n^2).
+Comparison compare_to_sorted_peers(double value, double scope_iol1, const std::vector<double>& sorted, size_t skip,
+                                   const PeerRule& rule);
+
 }  // namespace rdmatel::diagnosis

@@ -186,9 +186,10 @@ void IoQuality::finalize(EntryRef r, IoEnd end, Ctx& ctx) {
   emit_or_defer(std::move(done), end, ctx);
 }
 
-void IoQuality::emit_points(const Entry& e, IoEnd end, Ctx& ctx) const {
-  const Queue& q = queues_[e.queue];
-  IoPointRecord r;
+// The fields an I/O record and a point-local observation share: the command, its queue and
+// its key (host, storage, storage QPN, CID, command PSN).
+template <typename Record, typename Entry, typename Queue>
+void fill_io_keys(Record& r, const Entry& e, const Queue& q, const Ctx& ctx) {
   r.opcode = e.opcode;
   r.admin = q.kind == NvmeQueueKind::kAdmin;
   r.op = nvme_op_name(e.opcode, e.fctype, q.kind);
@@ -204,6 +205,12 @@ void IoQuality::emit_points(const Entry& e, IoEnd end, Ctx& ctx) const {
   r.status_known = e.status_known;
   r.in_capsule = e.in_capsule;
   r.length = e.length;
+}
+
+void IoQuality::emit_points(const Entry& e, IoEnd end, Ctx& ctx) const {
+  const Queue& q = queues_[e.queue];
+  IoPointRecord r;
+  fill_io_keys(r, e, q, ctx);
   for (const Observation& o : e.obs) {
     r.point = o.point;
     auto at = [&](Stage s) { return o.has(s) ? std::optional<TimeNs>(o.ts[s]) : std::nullopt; };
@@ -283,27 +290,13 @@ IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fall
   const Queue& q = queues_[e.queue];
   IoRecord r;
   r.id = e.id;
-  r.opcode = e.opcode;
   r.fctype = e.fctype;
-  r.admin = q.kind == NvmeQueueKind::kAdmin;
-  r.op = nvme_op_name(e.opcode, e.fctype, q.kind);
-  r.host = q.host;
-  r.storage = q.storage;
-  r.qpn = q.qpn;
-  r.key_flow = ctx.sampling.key_flow(q.host, q.storage);
+  fill_io_keys(r, e, q, ctx);
   if (const GpuBinding* g = ctx.gpus.find(q.host)) {
     r.host_gpu = g->gpu;
     r.host_node = g->node;
     r.job = g->job;
   }
-  const Flow& cmd_flow = ctx.flows[q.cmd_flow];
-  if (cmd_flow.peer != kNoFlow) r.host_qpn = ctx.flows[cmd_flow.peer].key.dst_qpn;
-  r.cid = e.cid;
-  r.cmd_psn = e.cmd_psn;
-  r.status = e.status;
-  r.status_known = e.status_known;
-  r.in_capsule = e.in_capsule;
-  r.length = e.length;
   r.provisional = provisional;
 
   PointId seen[64];
