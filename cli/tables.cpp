@@ -314,6 +314,25 @@ std::string render_alerts(const std::map<std::string, uint64_t>& per_rule, const
   return out + "\n";
 }
 
+// Why there is no finding: every scope was compared with its peers, or some had none (one host
+// or one storage server), which only an absolute threshold can judge.
+std::string nothing_stands_out(const std::vector<DiagnosisRecord>& records) {
+  size_t hosts = 0, storages = 0;
+  for (const DiagnosisRecord& r : records) {
+    if (!r.split_ios) continue;
+    hosts += r.scope == DiagnosisScope::kHost;
+    storages += r.scope == DiagnosisScope::kStorage;
+  }
+  const char* hint = "     Set thresholds to judge against a number instead, e.g. --alert 'dal>200us' --alert 'rtt>50us'.\n";
+  if (hosts < 2 && storages < 2)
+    return std::string("  Nothing to compare with: one host and one storage server, so no peer to measure them against.\n") +
+           hint;
+  if (hosts < 2 || storages < 2)
+    return std::string("  Nothing stands out among the ") + (hosts < 2 ? "storage servers" : "hosts") +
+           "; the only " + (hosts < 2 ? "host" : "storage server") + " has no peer to compare with.\n" + hint;
+  return "  Nothing stands out: no host, storage server or pair is slower than its peers in this capture.\n";
+}
+
 std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t top) {
   if (records.empty()) return "";
   auto scope = [](const DiagnosisRecord& r) { return diagnosis_scope_text(r); };
@@ -329,8 +348,7 @@ std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t
     return out +
            "  The I/Os were seen on one side only: their latency cannot be split into storage, network and host.\n"
            "  Capture at the compute side and at the storage side (two points) for a diagnosis.\n\n";
-  if (ranked.empty())
-    out += "  Nothing stands out: no host, storage server or pair is slower than its peers in this capture.\n";
+  if (ranked.empty()) out += nothing_stands_out(records);
   for (const DiagnosisRecord* r : ranked) {
     out += "  " + std::to_string(r->rank) + ". " + scope(*r) + ": " + diagnosis_verdict_text(*r) + ".\n     " +
            r->evidence + ".\n";

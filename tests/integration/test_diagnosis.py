@@ -211,7 +211,16 @@ def main():
                                          "--loss", "0", "--slow-storage", "1=400"], 1)
     if any(r["rank"] for r in diagnosis(cli, lone)):
         problems.append("one storage server, no threshold: named " + describe(next(r for r in diagnosis(cli, lone) if r["rank"])))
-    out = run_cli(cli, "export", "diagnosis", lone, "--format", "jsonl", "--no-progress", "--alert", "dal>300").stdout
+    said = run_cli(cli, "analyze", lone, "--no-progress").stdout.split("NVMe I/O latency per host IP")[0]
+    if "the only storage server has no peer to compare with" not in said or "--alert" not in said:
+        problems.append("one storage server: analyze does not say there is no peer and how to judge it:\n" + said)
+    # One host and one storage server: nothing to compare at all.
+    single = generate(synth, tmp, "single", ["--scenario", "nvme-2point", "--hosts", "1", "--storages", "1", "--ios",
+                                             "200", "--loss", "0"], 1)
+    said = run_cli(cli, "analyze", single, "--no-progress").stdout.split("NVMe I/O latency per host IP")[0]
+    if "Nothing to compare with: one host and one storage server" not in said:
+        problems.append("one host, one storage server: analyze does not say there is nothing to compare:\n" + said)
+    out = run_cli(cli, "export", "diagnosis", lone, "--format", "jsonl", "--no-progress", "--alert", "dal>0.3ms").stdout
     top = [json.loads(l) for l in out.splitlines() if l.strip() and json.loads(l)["rank"] == 1]
     if not top or (top[0]["scope"], top[0].get("storage"), top[0]["segment"]) != ("storage", STORAGE(1), "storage") \
             or "alert threshold" not in top[0]["evidence"]:

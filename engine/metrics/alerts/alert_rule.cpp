@@ -40,10 +40,11 @@ std::optional<AlertRule> AlertRule::parse(std::string_view text, std::string& er
   std::string number(text.substr(op + 1));
   char* end = nullptr;
   r.threshold = std::strtod(number.c_str(), &end);
-  if (number.empty() || !end || *end || !std::isfinite(r.threshold)) {
+  if (number.empty() || end == number.c_str() || !std::isfinite(r.threshold)) {
     error = "the threshold of alert '" + r.text + "' is not a number";
     return std::nullopt;
   }
+  const std::string unit(end);
   std::string_view left = text.substr(0, op);
   // The metric follows the last ':' (an IPv6 scope has colons of its own).
   const size_t colon = left.rfind(':');
@@ -58,6 +59,18 @@ std::optional<AlertRule> AlertRule::parse(std::string_view text, std::string& er
     error = "alert '" + r.text + "': unknown metric '" + std::string(metric) +
             "' (metrics: dal, dpl, iol1, iol2, rtt, iol, fct, fet, fnr)";
     return std::nullopt;
+  }
+  if (!unit.empty()) {
+    // Latencies are compared in µs; a unit may say so or scale the number ("2ms").
+    const bool latency = r.metric != Metric::kFet && r.metric != Metric::kFnr;
+    const double scale = !latency ? 0 : unit == "us" || unit == "\u00b5s" ? 1 : unit == "ms" ? 1e3 : unit == "s" ? 1e6
+                                                                         : unit == "ns" ? 1e-3 : 0;
+    if (scale == 0) {
+      error = "alert '" + r.text + "': unknown unit '" + unit + "' (" +
+              (latency ? "latencies take ns, us, ms or s; the default is us)" : "FET is in bit/s and FNR a ratio: no unit)");
+      return std::nullopt;
+    }
+    r.threshold *= scale;
   }
   if (colon == std::string_view::npos) return r;
   std::string_view scope = left.substr(0, colon);

@@ -12,7 +12,7 @@ namespace {
 const SettingSpec kSettings[] = {
     {"alert", SettingType::kList, "", "", 0, 0, "RULE",
      "A threshold alert: [SCOPE=VALUE:]METRIC>VALUE or METRIC<VALUE (metrics dal, dpl, iol1, iol2, rtt, iol and fct "
-     "in µs, fet in bit/s, fnr; scopes host=IP, storage=IP, src=IP, dst=IP, job=NAME), e.g. rtt>50 or "
+     "in µs unless the value ends in ns, ms or s, fet in bit/s, fnr; scopes host=IP, storage=IP, src=IP, dst=IP, job=NAME), e.g. rtt>50 or "
      "storage=10.2.0.1:dal>500; fires once per I/O or message that crosses it",
      true, false},
     {"spike_factor", SettingType::kCount, "", "3", 0, 1000, "N",
