@@ -7,6 +7,7 @@
 #include <vector>
 
 #include "rdmatel/format.h"
+#include "rdmatel/names.h"
 
 namespace rdmatel::cli {
 
@@ -86,7 +87,7 @@ void table(std::string& out, const char* title, const std::vector<Row>& rows, co
                 "point", "msgs", "bytes", "retx%", "naks", "fnr", "FET", "FCT avg µs", "FCT max µs");
   out += line;
   for (const auto& [k, s] : rows) {
-    std::string flow = k->src.to_string() + " > " + k->dst.to_string() + " " + std::to_string(k->dst_qpn);
+    std::string flow = k->src.to_string() + " > " + k->dst.to_string() + " " + qpn_text(k->dst_qpn);
     double retx = s->packets ? 100.0 * double(s->retrans_packets) / double(s->packets) : 0.0;
     char fnr[16] = "-";
     if (auto f = s->fnr()) std::snprintf(fnr, sizeof fnr, "%.4f", *f);
@@ -168,7 +169,7 @@ std::string render_congestion(const std::vector<CongestionRecord>& flows, const 
                   "CE", "CE ratio", "CNPs recv");
     out += line;
     for (const CongestionRecord* r : marked) {
-      std::string flow = r->src.to_string() + " > " + r->dst.to_string() + " " + std::to_string(r->dst_qpn);
+      std::string flow = r->src.to_string() + " > " + r->dst.to_string() + " " + qpn_text(r->dst_qpn);
       std::string recv = r->cnps_received ? std::to_string(*r->cnps_received) : "-";
       std::snprintf(line, sizeof line, "  %-44s %-12s %10llu %10llu %8.2f%% %10s\n", flow.c_str(),
                     engine.point_name(r->point).c_str(), (unsigned long long)r->packets,
@@ -301,7 +302,7 @@ std::string render_alerts(const std::map<std::string, uint64_t>& per_rule, const
     std::string what;
     if (a.host) what = "I/O " + a.host->to_string() + " > " + a.storage->to_string() + " CID " + std::to_string(*a.cid);
     else if (a.src)
-      what = "message " + a.src->to_string() + " > " + a.dst->to_string() + " QP " + std::to_string(*a.dst_qpn) + " at " +
+      what = "message " + a.src->to_string() + " > " + a.dst->to_string() + " QP " + qpn_text(*a.dst_qpn) + " at " +
              engine.point_name(a.point);
     else what = a.scope;
     char frame[32] = "";

@@ -12,8 +12,11 @@ const value_string kNakCodes[] = {
     {0, "PSN sequence error"},       {1, "Invalid request"},    {2, "Remote access error"},
     {3, "Remote operational error"}, {4, "Invalid RD request"}, {0, nullptr},
 };
+const value_string kStatusTypes[] = {
+    {0, "Generic Command Status"}, {1, "Command Specific Status"}, {2, "Media and Data Integrity Error"},
+    {3, "Path Related Status"},    {7, "Vendor Specific"},         {0, nullptr},
+};
 }  // namespace
-
 
 void register_fields(int proto) {
   Fields& f = fields;
@@ -24,6 +27,10 @@ void register_fields(int proto) {
                 "Capture interface (switch port, TAP, host NIC) where this frame was seen", HFILL}},
     {&f.point_role, {"Point role", "rdmatel.point_role", FT_STRING, BASE_NONE, nullptr, 0,
                      "Role of the observation point: compute, storage or fabric (configured or inferred)", HFILL}},
+    {&f.io, {"NVMe I/O", "rdmatel.io", FT_NONE, BASE_NONE, nullptr, 0,
+             "The NVMe-oF I/O this frame belongs to (its operation, CID and stage in the item's text)", HFILL}},
+    {&f.msg, {"RDMA message", "rdmatel.msg", FT_NONE, BASE_NONE, nullptr, 0,
+              "The RDMA message this frame completes at its observation point", HFILL}},
     {&f.io_op, {"Operation", "rdmatel.io.op", FT_STRING, BASE_NONE, nullptr, 0,
                 "NVMe command of the I/O: read, write, flush, or the admin or fabrics command name", HFILL}},
     {&f.io_cid, {"Command identifier", "rdmatel.io.cid", FT_UINT16, BASE_DEC, nullptr, 0,
@@ -47,7 +54,15 @@ void register_fields(int proto) {
     {&f.io_rsp_frame, {"Completion frame", "rdmatel.io.rsp_frame", FT_FRAMENUM, BASE_NONE, FRAMENUM_TYPE(FT_FRAMENUM_RESPONSE), 0,
                        "Frame of the completion, first copy at the compute-side point", HFILL}},
     {&f.io_status, {"Status", "rdmatel.io.status", FT_UINT16, BASE_HEX, nullptr, 0,
-                    "NVMe completion status field (0 = success)", HFILL}},
+                    "NVMe completion status field without the phase bit (0 = success); its parts below", HFILL}},
+    {&f.io_status_sc, {"Status code", "rdmatel.io.status.sc", FT_UINT8, BASE_HEX, nullptr, 0,
+                       "NVMe status code (SC), named within its type", HFILL}},
+    {&f.io_status_sct, {"Status code type", "rdmatel.io.status.sct", FT_UINT8, BASE_DEC, VALS(kStatusTypes), 0,
+                        "NVMe status code type (SCT): generic, command specific, media, path, vendor", HFILL}},
+    {&f.io_status_more, {"More", "rdmatel.io.status.more", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                         "More status information is in the Error Information log page", HFILL}},
+    {&f.io_status_dnr, {"Do not retry", "rdmatel.io.status.dnr", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                        "The controller says the command would fail again if resubmitted (DNR)", HFILL}},
     {&f.io_complete, {"Complete", "rdmatel.io.complete", FT_BOOLEAN, BASE_NONE, nullptr, 0,
                       "Whether the completion was seen at the compute side", HFILL}},
     {&f.io_copy, {"Repeated copy", "rdmatel.io.copy", FT_BOOLEAN, BASE_NONE, nullptr, 0,
@@ -171,7 +186,7 @@ void register_fields(int proto) {
     {&f.diag_evidence, {"Evidence", "rdmatel.diagnosis.evidence", FT_STRING, BASE_NONE, nullptr, 0,
                         "The numbers behind the finding and what was seen on its paths", HFILL}},
   };
-  static int* ett[] = {&f.ett, &f.ett_io, &f.ett_msg, &f.ett_diag};
+  static int* ett[] = {&f.ett, &f.ett_io, &f.ett_msg, &f.ett_diag, &f.ett_status};
   static ei_register_info ei[] = {
     {&f.ei_io_incomplete, {"rdmatel.io.incomplete", PI_SEQUENCE, PI_WARN,
                            "NVMe I/O without completion", EXPFILL}},

@@ -9,6 +9,8 @@ namespace rdmatel::plugin {
 
 struct Fields {
   int proto = -1;
+  int io = -1, msg = -1;
+  int io_status_sc = -1, io_status_sct = -1, io_status_more = -1, io_status_dnr = -1;  // the subtrees' own fields: stable keys in -T json / ek
   int point = -1, point_role = -1;
   int io_op = -1, io_cid = -1, io_qpn = -1, io_host_qpn = -1, io_host = -1, io_host6 = -1, io_storage = -1,
       io_storage6 = -1, io_stage = -1, io_cmd_frame = -1, io_rsp_frame = -1, io_status = -1, io_complete = -1,
@@ -23,7 +25,7 @@ struct Fields {
   int pfc_priority = -1, pfc_quanta = -1, pfc_pause_time = -1, pfc_resume = -1, pfc_storm = -1, pfc_storm_time = -1;
   int gpu_src = -1, gpu_dst = -1, node_src = -1, node_dst = -1, job = -1;
   int diagnosis = -1, diag_rank = -1, diag_scope = -1, diag_segment = -1, diag_evidence = -1;
-  int ett = -1, ett_io = -1, ett_msg = -1, ett_diag = -1;
+  int ett = -1, ett_io = -1, ett_msg = -1, ett_diag = -1, ett_status = -1;
   expert_field ei_io_incomplete = EI_INIT;
   expert_field ei_io_error = EI_INIT;
   expert_field ei_io_copy = EI_INIT;

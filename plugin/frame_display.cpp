@@ -73,8 +73,32 @@ void alert_text(char* out, size_t size, const std::vector<alerts::AlertRule>& ru
   }
 }
 
+// "host 10.1.0.1 > storage 10.2.0.1" for expert texts, in a plain buffer (no C++ object may be
+// alive during the Wireshark calls that follow, which can longjmp).
+struct IoEnds {
+  char text[2 * 46 + 24];
+  explicit IoEnds(const IoRecord& r) {
+    char host[46], storage[46];
+    r.host.format(host);
+    r.storage.format(storage);
+    std::snprintf(text, sizeof text, "host %s > storage %s", host, storage);
+  }
+};
+
+// The status field and its parts; the item's text names the code.
+void display_status(tvbuff_t* tvb, proto_tree* t, uint16_t status, const char* text) {
+  proto_item* it = proto_tree_add_uint_format_value(t, fields.io_status, tvb, 0, 0, status, "0x%04x, %s", status,
+                                                    status ? text : "Successful Completion");
+  proto_item_set_generated(it);
+  proto_tree* st = proto_item_add_subtree(it, fields.ett_status);
+  proto_item_set_generated(proto_tree_add_uint(st, fields.io_status_sct, tvb, 0, 0, (status >> 8) & 0x7));
+  proto_item_set_generated(proto_tree_add_uint(st, fields.io_status_sc, tvb, 0, 0, status & 0xFF));
+  proto_item_set_generated(proto_tree_add_boolean(st, fields.io_status_more, tvb, 0, 0, (status >> 13) & 1));
+  proto_item_set_generated(proto_tree_add_boolean(st, fields.io_status_dnr, tvb, 0, 0, (status >> 14) & 1));
+}
+
 void display_slow_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* t, const CaptureState& state, const IoRecord& r,
-                     const IoMetrics& m) {
+                     const IoMetrics& m, const IoEnds& ends) {
   if (state.alert_rules().empty()) return;
   char what[512];
   alert_text(what, sizeof what, state.alert_rules(), r, m);
@@ -84,14 +108,16 @@ void display_slow_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* t, const Cap
   proto_item_set_generated(proto_tree_add_string(t, fields.alert, tvb, 0, 0, what));
   // One alert per I/O: on the frame that counts it in the statistics.
   if (pinfo->num == (r.complete ? r.rsp_frame : r.cmd_frame))
-    expert_add_info_format(pinfo, it, &fields.ei_slow_io, "Slow NVMe %s (CID %u): %s", r.op, r.cid, what);
+    expert_add_info_format(pinfo, it, &fields.ei_slow_io, "Slow NVMe %s (CID %u) %s: %s", r.op, r.cid, ends.text,
+                           what);
 }
 
 void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state, const FrameNote& n,
                 const IoRecord& r) {
   const char* stage = stage_name(n.kind);
-  proto_item* ti = proto_tree_add_subtree_format(tree, tvb, 0, 0, fields.ett_io, nullptr, "NVMe %s, CID %u, %s",
-                                                 r.op, r.cid, stage);
+  // A field of its own (not a text item): -T json and ek key the subtree "rdmatel.io".
+  proto_item* ti = proto_tree_add_none_format(tree, fields.io, tvb, 0, 0, "NVMe %s, CID %u, %s", r.op, r.cid, stage);
+  proto_item_set_generated(ti);
   proto_tree* t = proto_item_add_subtree(ti, fields.ett_io);
   proto_item_set_generated(proto_tree_add_string(t, fields.io_op, tvb, 0, 0, r.op));
   proto_item_set_generated(proto_tree_add_uint(t, fields.io_opcode, tvb, 0, 0, r.opcode));
@@ -117,25 +143,31 @@ void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Captu
   // The metrics go on the compute-side command and completion frames.
   bool metric_frame = n.detail == 0 && (pinfo->num == r.rsp_frame || pinfo->num == r.cmd_frame);
   if (!metric_frame) return;
-  if (r.complete && r.status_known) proto_item_set_generated(proto_tree_add_uint(t, fields.io_status, tvb, 0, 0, r.status));
+  const bool connect = r.fabrics() && r.fctype == 0x01;
+  char status_text[kNvmeStatusText] = "";
+  if (r.complete && r.status_known) {
+    nvme_status_text(status_text, r.status, connect);
+    display_status(tvb, t, r.status, status_text);
+  }
   proto_item* done = proto_tree_add_boolean(t, fields.io_complete, tvb, 0, 0, r.complete);
   proto_item_set_generated(done);
   IoMetrics m = io_metrics(r);
+  const IoEnds ends(r);
   add_us(t, fields.dal, tvb, m.dal);
   add_us(t, fields.dpl, tvb, m.dpl);
   add_us(t, fields.rtt, tvb, m.rtt);
   add_us(t, fields.iol1, tvb, m.iol1);
   add_us(t, fields.iol2, tvb, m.iol2);
   add_us(t, fields.iol, tvb, m.iol);
-  display_slow_io(tvb, pinfo, t, state, r, m);
+  display_slow_io(tvb, pinfo, t, state, r, m, ends);
   if (!r.complete && !r.provisional && pinfo->num == r.cmd_frame)
-    expert_add_info_format(pinfo, done, &fields.ei_io_incomplete, "NVMe %s (CID %u) has no completion: %s", r.op,
-                           r.cid, r.end == IoEnd::kTimeout ? "none within the I/O timeout"
+    expert_add_info_format(pinfo, done, &fields.ei_io_incomplete, "NVMe %s (CID %u) %s has no completion: %s", r.op,
+                           r.cid, ends.text, r.end == IoEnd::kTimeout ? "none within the I/O timeout"
                                   : r.end == IoEnd::kEvicted ? "dropped at the outstanding-I/O limit"
                                                              : "the capture ended first");
   if (r.complete && r.status != 0 && pinfo->num == r.rsp_frame)
-    expert_add_info_format(pinfo, done, &fields.ei_io_error, "NVMe %s (CID %u) failed: status 0x%04x", r.op, r.cid,
-                           r.status);
+    expert_add_info_format(pinfo, done, &fields.ei_io_error, "NVMe %s (CID %u) %s failed: %s, status 0x%04x", r.op,
+                           r.cid, ends.text, status_text, r.status);
 }
 
 void add_generated_bool(proto_tree* t, int hf, tvbuff_t* tvb, proto_item** out = nullptr) {
@@ -153,7 +185,8 @@ void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
   }
   if (n.detail & kMsgDuplicate) {
     add_generated_bool(tree, fields.duplicate, tvb, &it);
-    expert_add_info(pinfo, it, &fields.ei_duplicate);
+    // A retransmission repeats a PSN by definition: one expert item says it, not two.
+    if (!(n.detail & kMsgRetransmission)) expert_add_info(pinfo, it, &fields.ei_duplicate);
   }
   if (n.detail & kMsgOutOfSequence) {
     add_generated_bool(tree, fields.oos, tvb, &it);
@@ -161,9 +194,10 @@ void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
   }
   // The message's metrics go on the frame that completes it at this point.
   if (!m || m->last_frame != pinfo->num) return;
-  proto_item* ti = proto_tree_add_subtree_format(tree, tvb, 0, 0, fields.ett_msg, nullptr,
-                                                 "RDMA %s message, PSN %u-%u, %llu bytes", message_kind_name(m->kind),
-                                                 m->first_psn, m->last_psn, (unsigned long long)m->bytes);
+  proto_item* ti = proto_tree_add_none_format(tree, fields.msg, tvb, 0, 0, "RDMA %s message, PSN %u-%u, %llu bytes",
+                                              message_kind_name(m->kind), m->first_psn, m->last_psn,
+                                              (unsigned long long)m->bytes);
+  proto_item_set_generated(ti);
   proto_tree* t = proto_item_add_subtree(ti, fields.ett_msg);
   auto gen = [](proto_item* i) { proto_item_set_generated(i); };
   gen(proto_tree_add_string(t, fields.msg_kind, tvb, 0, 0, message_kind_name(m->kind)));

@@ -211,7 +211,7 @@ tap_packet_status io_packet(void* tapdata, packet_info*, epan_dissect_t*, const 
 stat_tap_table_item kFlowColumns[] = {
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Source", "%-15s"},
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Destination", "%-15s"},
-    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Dest QPN", "%u"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Dest QPN", "%s"},
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Point", "%s"},
     {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Messages", "%u"},
     {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Bytes", "%.0f"},
@@ -252,11 +252,11 @@ tap_packet_status flow_packet(void* tapdata, packet_info*, epan_dissect_t*, cons
       std::string src = m.src.to_string(), dst = m.dst.to_string();
       const char* point = tap->message_points[i] ? tap->message_points[i] : "?";
       KeyedTable<FlowSpec>::add(
-          t, src + " " + dst + " " + std::to_string(m.dst_qpn) + " " + point,
+          t, src + " " + dst + " " + qpn_text(m.dst_qpn) + " " + point,
           [&](stat_tap_table_item_type* c) {
             c[0].value.string_value = g_strdup(src.c_str());
             c[1].value.string_value = g_strdup(dst.c_str());
-            c[2].value.uint_value = m.dst_qpn;
+            c[2].value.string_value = g_strdup(qpn_text(m.dst_qpn).c_str());
             c[3].value.string_value = g_strdup(point);
           },
           m);

@@ -43,13 +43,13 @@ struct TapFrame {
   uint32_t src_qpn = 0, dst_qpn = 0;
 };
 
-/// Writes "10.1.0.1 QP 1234" (decimal QPN), or "10.1.0.1 QP ?" while the QPN is unknown, into a
+/// Writes "10.1.0.1 QP 0x0004d2" (the QPN as Wireshark's InfiniBand Info column writes it), or "10.1.0.1 QP ?" while the QPN is unknown, into a
 /// buffer of kEndpointNameSize bytes (no C++ object outlives the call: callers go on to Wireshark
 /// calls that may longjmp).
 inline constexpr size_t kEndpointNameSize = 64;
 inline void endpoint_name(char* out, const IpAddress& ip, bool qpn_known, uint32_t qpn) {
   std::string addr = ip.to_string();
-  if (qpn_known) std::snprintf(out, kEndpointNameSize, "%s QP %u", addr.c_str(), qpn);
+  if (qpn_known) std::snprintf(out, kEndpointNameSize, "%s QP 0x%06x", addr.c_str(), qpn);
   else std::snprintf(out, kEndpointNameSize, "%s QP ?", addr.c_str());
 }
 

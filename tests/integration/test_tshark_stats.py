@@ -80,7 +80,7 @@ def flow_groups(messages):
     groups = defaultdict(lambda: {"n": 0, "bytes": 0, "fct": [], "timed_eff": 0, "timed_fct": 0, "naks": 0,
                                   "orig": 0})
     for m in messages:
-        g = groups[(m["src"], m["dst"], str(m["dst_qpn"]), m["point"])]
+        g = groups[(m["src"], m["dst"], f"0x{m['dst_qpn']:06x}", m["point"])]
         g["n"] += 1
         g["bytes"] += m["bytes"]
         fct = us(m["fct_us"])
@@ -153,7 +153,7 @@ def check_srt(cap, out, ios):
             problems.append(f"{cap}: srt {k}: calls/min/max/avg (µs) {got[k][1:5]}, truth {exp}")
 
 
-ENDPOINT = r"(\S+ QP (?:\d+|\?))"
+ENDPOINT = r"(\S+ QP (?:0x[0-9a-f]{6}|\?))"
 ENDPOINT_LINE = re.compile(r"^" + ENDPOINT + r"\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s*$")
 SIZE = r"\d+ (?:bytes|kB|MB|GB)"
 CONV_LINE = re.compile(r"^" + ENDPOINT + r"\s+<->\s+" + ENDPOINT + rf"\s+(\d+) {SIZE}\s+(\d+) {SIZE}\s+(\d+) {SIZE}\s")
@@ -180,8 +180,8 @@ def check_conversations(ts, cap, out, ios):
         src = r["ip.src"] or r["ipv6.src"]
         dst = r["ip.dst"] or r["ipv6.dst"]
         qpn = int(r["infiniband.bth.destqp"], 0)
-        rx[f"{dst} QP {qpn}"] += 1
-        rx_bytes[f"{dst} QP {qpn}"] += int(r["frame.len"])
+        rx[f"{dst} QP 0x{qpn:06x}"] += 1
+        rx_bytes[f"{dst} QP 0x{qpn:06x}"] += int(r["frame.len"])
         flow[(src, dst, qpn)] += 1
         tx_by_ip[src] += 1
     if not rows:
@@ -208,7 +208,7 @@ def check_conversations(ts, cap, out, ios):
         conv_index[(a, b)] = (to_b, to_a)  # "->" = frames A -> B
         conv_index[(b, a)] = (to_a, to_b)
     for host, hqp, storage, sqp in sorted(pairs):
-        h, s = f"{host} QP {hqp}", f"{storage} QP {sqp}"
+        h, s = f"{host} QP 0x{hqp:06x}", f"{storage} QP 0x{sqp:06x}"
         want = (flow[(host, storage, sqp)], flow[(storage, host, hqp)])
         got = conv_index.get((h, s))
         if got != want:

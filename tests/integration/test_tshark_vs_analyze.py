@@ -15,7 +15,7 @@ METRICS = ["DAL", "DPL", "RTT", "IOL1", "IOL2", "IOL"]
 GROUP_FIRST = re.compile(r"^  (\S+(?: > \S+)?)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(DAL|DPL|RTT|IOL1|IOL2|IOL)"
                          r"\s+(\S+)\s+\S+\s+\S+\s+(\S+)\s+(\d+)$")
 GROUP_NEXT = re.compile(r"^\s+(DAL|DPL|RTT|IOL1|IOL2|IOL)\s+(\S+)\s+\S+\s+\S+\s+(\S+)\s+(\d+)$")
-FLOW = re.compile(r"^  (\S+) > (\S+) (\d+)\s+(\S+)\s+(\d+)\s+(\d+)\s+[\d.]+%\s+(\d+)\s+(\S+)\s+(-|[\d.]+ [kMG]b/s)"
+FLOW = re.compile(r"^  (\S+) > (\S+) (0x[0-9a-f]{6})\s+(\S+)\s+(\d+)\s+(\d+)\s+[\d.]+%\s+(\d+)\s+(\S+)\s+(-|[\d.]+ [kMG]b/s)"
                   r"\s+(\S+)\s+(\S+)$")
 SECTIONS = {"NVMe I/O latency per host IP": "host", "NVMe I/O latency per storage IP": "storage",
             "NVMe I/O latency per host > storage pair": "pair", "RDMA flows: top by bytes": "flows"}

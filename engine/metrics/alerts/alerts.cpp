@@ -5,6 +5,7 @@
 #include <string>
 
 #include "rdmatel/schema.h"
+#include "rdmatel/names.h"
 
 namespace rdmatel::alerts {
 namespace {
@@ -145,7 +146,7 @@ void Alerts::on_message(const MessageRecord& msg, Ctx& ctx) {
   }
   if (!spikes_on_ || !msg.complete) return;
   const std::string scope = "flow " + msg.src.to_string() + " > " + msg.dst.to_string() + " QP " +
-                            std::to_string(msg.dst_qpn) + " at " + (msg.point < ctx.points.size() ? ctx.points[msg.point].name : std::string("?"));
+                            qpn_text(msg.dst_qpn) + " at " + (msg.point < ctx.points.size() ? ctx.points[msg.point].name : std::string("?"));
   sample(scope, msg.first_ns, double(msg.fct_ns()) / 1000.0, ctx);
 }
 

@@ -1,0 +1,95 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Packet details as a user reads them in Wireshark and scripts do in tshark:
+* -T json keys the rdmatel subtrees by stable field names (jq can address them), never by the
+  item's free text;
+* an NVMe completion's status is split into its parts (SCT, SC, More, DNR) as the NVMe base
+  specification defines the bits of the generator's status value, and the expert item of a
+  failed I/O names its host, storage and status;
+* a retransmitted packet gets one expert item ("Retransmission"), not also "Duplicate PSN"."""
+import json
+import re
+import sys
+
+from rdmatel_testlib import Tshark, fail_if, load_truth
+
+plugin, captures = sys.argv[1], sys.argv[2:]
+STABLE_KEY = re.compile(r"^(rdmatel(\.[a-z0-9_]+)*(_tree)?|_ws\.expert(\.[a-z_]+)*(_tree)?)$")  # expert items are Wireshark's own
+problems, checked = [], {"json frames": 0, "statuses": 0, "retransmissions": 0}
+
+
+def keys(node, path="rdmatel"):
+    if isinstance(node, dict):
+        for k, v in node.items():
+            yield k, path
+            yield from keys(v, k)
+    elif isinstance(node, list):
+        for v in node:
+            yield from keys(v, path)
+
+
+ts = Tshark(plugin)
+try:
+    for cap in captures:
+        truth = load_truth(cap)
+        frames = json.loads(ts.run("-2", "-r", ts.stage(cap), "-T", "json", "-Y", "rdmatel").stdout)
+        io_frames = {}
+        for f in frames:
+            layer = f["_source"]["layers"].get("rdmatel")
+            if layer is None:
+                continue
+            checked["json frames"] += 1
+            for k, parent in keys(layer):
+                if not STABLE_KEY.match(k):
+                    problems.append(f"{cap}: frame {f['_source']['layers']['frame']['frame.number']}: json key {k!r} "
+                                    f"under {parent!r} is not a field name")
+            io = layer.get("rdmatel.io")
+            if io is not None:
+                for one in io if isinstance(io, list) else [io]:
+                    io_frames.setdefault(int(f["_source"]["layers"]["frame"]["frame.number"]), []).append(one)
+        for io in truth["ios"]:
+            if not io.get("complete"):
+                continue
+            got = [x for x in io_frames.get(io["cmd_frame"], []) if int(x.get("rdmatel.io.cid", -1)) == io["cid"]]
+            if not got:
+                problems.append(f"{cap}: frame {io['cmd_frame']}: no 'rdmatel.io' subtree with CID {io['cid']}")
+
+        # Status parts, by the specification's bit layout applied to the truth's status value.
+        failed = [io for io in truth["ios"] if io.get("complete") and io.get("status")]
+        if failed:
+            fields = ["frame.number", "rdmatel.io.cid", "rdmatel.io.status", "rdmatel.io.status.sct",
+                      "rdmatel.io.status.sc", "rdmatel.io.status.more", "rdmatel.io.status.dnr", "_ws.expert.message"]
+            rows = {int(r["frame.number"]): r for r in ts.fields(cap, fields, "rdmatel.io.status != 0")}
+            for io in failed:
+                s = io["status"]
+                r = rows.get(io["rsp_frame"])
+                if r is None:
+                    problems.append(f"{cap}: completion frame {io['rsp_frame']} (status {s:#06x}) not found")
+                    continue
+                checked["statuses"] += 1
+                want = {"rdmatel.io.status.sct": (s >> 8) & 7, "rdmatel.io.status.sc": s & 0xFF,
+                        "rdmatel.io.status.more": (s >> 13) & 1, "rdmatel.io.status.dnr": (s >> 14) & 1}
+                for k, v in want.items():
+                    if int(r[k].split("|")[0], 0) != v:
+                        problems.append(f"{cap}: frame {io['rsp_frame']}: {k} = {r[k]}, status {s:#06x} says {v}")
+                text = f"host {io['host']} > storage {io['storage']} failed"
+                if not any(text in m and f"status {s:#06x}" in m for m in r["_ws.expert.message"].split("|")):
+                    problems.append(f"{cap}: frame {io['rsp_frame']}: no expert item with {text!r} and the status: "
+                                    f"{r['_ws.expert.message']}")
+                dnr = bool((s >> 14) & 1)
+                if dnr != ("Do Not Retry" in r["_ws.expert.message"]):
+                    problems.append(f"{cap}: frame {io['rsp_frame']}: DNR {dnr}, text {r['_ws.expert.message']}")
+
+        # One expert item per retransmitted packet.
+        rows = ts.fields(cap, ["frame.number", "_ws.expert.message"], "rdmatel.retrans")
+        for r in rows:
+            checked["retransmissions"] += 1
+            msgs = r["_ws.expert.message"].split("|")
+            if sum(m.startswith("Retransmission") for m in msgs) != 1 or any(m.startswith("Duplicate PSN") for m in msgs):
+                problems.append(f"{cap}: frame {r['frame.number']}: retransmission expert items {msgs}")
+finally:
+    ts.close()
+
+if not checked["statuses"] or not checked["retransmissions"]:
+    problems.append(f"nothing to check: {checked}")
+fail_if(problems, "packet detail problems")
+print(f"OK: packet details {checked}")
