@@ -4,6 +4,7 @@
 #include <map>
 
 #include "models/cell_format.h"
+#include "rdmatel/names.h"
 
 namespace rdmatel::ui {
 
@@ -50,7 +51,7 @@ QVariant FlowTableModel::data(const QModelIndex& index, int role) const {
     case kDst:
       return text(QString::fromStdString(k.dst.to_string()));
     case kQpn:
-      return count(k.dst_qpn);
+      return number_cell(double(k.dst_qpn), QString::fromStdString(qpn_text(k.dst_qpn)), role);  // hex, as Wireshark shows it
     case kPoint:
       return text(QString::fromStdString(analysis_->point_name(k.point)));
     case kMessages:

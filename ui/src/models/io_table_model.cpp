@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "models/cell_format.h"
+#include "rdmatel/names.h"
 
 namespace rdmatel::ui {
 
@@ -53,7 +54,7 @@ QVariant IoTableModel::data(const QModelIndex& index, int role) const {
     case kStorage:
       return text(QString::fromStdString(r->storage.to_string()));
     case kQpn:
-      return count(r->qpn);
+      return number_cell(double(r->qpn), QString::fromStdString(qpn_text(r->qpn)), role);  // hex, as Wireshark shows it
     case kCid:
       return count(r->cid);
     case kLength:

@@ -8,6 +8,7 @@
 #include <QValueAxis>
 
 #include "models/trend_data.h"
+#include "rdmatel/names.h"
 #include "views/zoom_chart_view.h"
 
 namespace rdmatel::ui {
@@ -93,7 +94,7 @@ void FlowsView::flow_selected(int row) {
   chart_->setTitle(
       QString("Throughput of %1 → %2 QP %3 at %4<br>%5")
           .arg(QString::fromStdString(k.src.to_string()), QString::fromStdString(k.dst.to_string()))
-          .arg(k.dst_qpn)
+          .arg(QString::fromStdString(qpn_text(k.dst_qpn)))
           .arg(QString::fromStdString(analysis_->point_name(k.point)), period));
   messages_->select_first_row();
 }

@@ -10,6 +10,7 @@
 
 #include "core/wireshark_link.h"
 #include "rdmatel/format.h"
+#include "rdmatel/names.h"
 
 namespace rdmatel::ui {
 namespace {
@@ -88,8 +89,8 @@ void IoDetailView::set_io(std::shared_ptr<const Analysis> a, const IoRecord* io)
           "seen at %13 point(s)")
           .arg(r.op, QString::fromStdString(r.host.to_string()),
                QString::fromStdString(r.storage.to_string()))
-          .arg(r.qpn)
-          .arg(r.host_qpn ? QString::number(*r.host_qpn) : QString("unknown"))
+          .arg(QString::fromStdString(qpn_text(r.qpn)))
+          .arg(r.host_qpn ? QString::fromStdString(qpn_text(*r.host_qpn)) : QString("unknown"))
           .arg(r.cid)
           .arg(r.length)
           .arg(r.in_capsule ? " (in-capsule data)" : "")
