@@ -214,6 +214,10 @@ void register_fields(int proto) {
                      "Slow I/O: a latency exceeds its threshold", EXPFILL}},
     {&f.ei_slow_message, {"rdmatel.slow_message", PI_SEQUENCE, PI_WARN,
                           "Slow message: FCT exceeds its threshold", EXPFILL}},
+    {&f.ei_one_pass, {"rdmatel.one_pass", PI_COMMENTS_GROUP, PI_NOTE,
+                      "One pass: rdmatel shows on each frame what was known when it was read (partial; later "
+                      "stamps, the diagnosis and final tables are missing). Run tshark -2 for final numbers; the GUI "
+                      "always has them", EXPFILL}},
     {&f.ei_internal, {"rdmatel.internal_error", PI_MALFORMED, PI_ERROR,
                       "rdmatel internal error", EXPFILL}},
     {&f.ei_engine_warning, {"rdmatel.limit", PI_PROTOCOL, PI_WARN,

@@ -38,6 +38,7 @@ struct Fields {
   expert_field ei_slow_io = EI_INIT;
   expert_field ei_slow_message = EI_INIT;
   expert_field ei_internal = EI_INIT;
+  expert_field ei_one_pass = EI_INIT;
   expert_field ei_engine_warning = EI_INIT;
   expert_field ei_pfc_pause = EI_INIT;
   expert_field ei_pfc_storm = EI_INIT;

@@ -115,6 +115,13 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   if (tapping) guarded([&] { counts = state_->counts(pinfo->num, view); });
   if (internal_error_) return 0;
   if (view.point || !view.notes.empty()) display_frame(tvb, pinfo, tree, *state_, view, roce ? &endpoints : nullptr);
+  // Frame 1 read in the first pass and shown (tshark without -2 prints the first pass): say,
+  // where the user looks first, that the numbers are partial and how to get final ones.
+  if (pinfo->num == 1 && !PINFO_FD_VISITED(pinfo)) {
+    proto_item* ti = proto_tree_add_item(tree, fields.proto, tvb, 0, 0, ENC_NA);
+    proto_item_set_generated(ti);
+    expert_add_info(pinfo, ti, &fields.ei_one_pass);
+  }
   if (tapping) guarded([&] { queue_tap(pinfo, counts, roce ? &endpoints : nullptr); });
   return 0;
 }

@@ -61,6 +61,11 @@ stat_tap_table* first_table(stat_tap_table_ui* ui) {
   return ui && ui->tables && ui->tables->len ? g_array_index(ui->tables, stat_tap_table*, 0) : nullptr;
 }
 
+// In one pass a frame's records are what was known when it was read: completed I/Os and
+// messages only, some of their stamps still missing.
+constexpr const char* kPartialInOnePass =
+    " - ONE PASS: partial, only what had completed as each frame was read; run tshark -2 for final numbers";
+
 /// Common callbacks of a keyed table: `Spec` names the table and its columns and fills a row.
 template <typename Spec>
 struct KeyedTable {
@@ -69,9 +74,22 @@ struct KeyedTable {
     return r;
   }
 
+  // The title while the table counts a first pass (tshark without -2): it says that the numbers
+  // are partial and how to get final ones, right above the rows.
+  static const char* one_pass_title() {
+    static const std::string title = std::string(Spec::kTitle) + Spec::kOnePassNote;
+    return title.c_str();
+  }
+  static void note_pass(stat_tap_table* t, const TapFrame* tap) {
+    if (t && tap && !tap->final) t->title = one_pass_title();
+  }
+
   // Called when tshark starts the statistic or the GUI dialog (re)runs it.
   static void init(stat_tap_table_ui* ui) {
-    if (stat_tap_table* t = stat_tap_find_table(ui, Spec::kTitle)) {
+    stat_tap_table* t = stat_tap_find_table(ui, Spec::kTitle);
+    if (!t) t = stat_tap_find_table(ui, one_pass_title());
+    if (t) {
+      t->title = Spec::kTitle;
       reset(t);
       return;
     }
@@ -164,6 +182,7 @@ struct IoSpec {
   static constexpr const char* kTitle = G == IoGroupBy::kHost      ? "NVMe latency per host (µs)"
                                         : G == IoGroupBy::kStorage ? "NVMe latency per storage (µs)"
                                                                    : "NVMe latency per host-storage pair (µs)";
+  static constexpr const char* kOnePassNote = kPartialInOnePass;
   static constexpr size_t kKeyColumns = G == IoGroupBy::kPair ? 2 : 1;
   static constexpr size_t kColumnCount = kKeyColumns + 1 + kIoMetricColumns;
   static inline const stat_tap_table_item* const kColumns =
@@ -175,6 +194,7 @@ template <IoGroupBy G>
 tap_packet_status io_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
   const auto* tap = static_cast<const TapFrame*>(data);
   stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
+  KeyedTable<IoSpec<G>>::note_pass(t, tap);
   if (!tap || !t || !tap->io_count) return TAP_PACKET_DONT_REDRAW;
   bool changed = false;
   try {
@@ -226,6 +246,7 @@ stat_tap_table_item kFlowColumns[] = {
 struct FlowSpec {
   using Stats = FlowStats;
   static constexpr const char* kTitle = "RDMA messages per flow";
+  static constexpr const char* kOnePassNote = kPartialInOnePass;
   static constexpr size_t kKeyColumns = 4;
   static constexpr size_t kColumnCount = G_N_ELEMENTS(kFlowColumns);
   static inline const stat_tap_table_item* const kColumns = kFlowColumns;
@@ -245,6 +266,7 @@ struct FlowSpec {
 tap_packet_status flow_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
   const auto* tap = static_cast<const TapFrame*>(data);
   stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
+  KeyedTable<FlowSpec>::note_pass(t, tap);
   if (!tap || !t || !tap->message_count) return TAP_PACKET_DONT_REDRAW;
   try {
     for (unsigned i = 0; i < tap->message_count && i < TapFrame::kMaxRecords; ++i) {
@@ -291,6 +313,8 @@ struct DiagnosisSpec {
     void add(const DiagnosisRecord& d) { r = &d; }
   };
   static constexpr const char* kTitle = "Diagnosis: who is to blame";
+  static constexpr const char* kOnePassNote =
+      " - ONE PASS: empty, the diagnosis is made at the end of the capture; run tshark -2 (the GUI always does)";
   static constexpr size_t kColumnCount = G_N_ELEMENTS(kDiagnosisColumns);
   static inline const stat_tap_table_item* const kColumns = kDiagnosisColumns;
   static void show(stat_tap_table_item_type* row, const Stats& s) {
@@ -309,6 +333,7 @@ struct DiagnosisSpec {
 tap_packet_status diagnosis_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
   const auto* tap = static_cast<const TapFrame*>(data);
   stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
+  KeyedTable<DiagnosisSpec>::note_pass(t, tap);
   if (!tap || !t || !tap->finding) return TAP_PACKET_DONT_REDRAW;
   try {
     const DiagnosisRecord& r = *tap->finding;

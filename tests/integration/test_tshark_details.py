@@ -86,6 +86,17 @@ try:
             msgs = r["_ws.expert.message"].split("|")
             if sum(m.startswith("Retransmission") for m in msgs) != 1 or any(m.startswith("Duplicate PSN") for m in msgs):
                 problems.append(f"{cap}: frame {r['frame.number']}: retransmission expert items {msgs}")
+    # One pass says it is partial where the user looks; two passes don't.
+    staged = ts.stage(captures[0])
+    z = ["-q", "-z", "rdmatel,io,host", "-z", "rdmatel,msg,flow", "-z", "rdmatel,diagnosis", "-z", "expert", "-r", staged]
+    one, two = ts.run(*z).stdout, ts.run("-2", *z).stdout
+    for title in ("NVMe latency per host (µs)", "RDMA messages per flow", "Diagnosis: who is to blame"):
+        if not any(l.startswith(title + " - ONE PASS") and "tshark -2" in l for l in one.splitlines()):
+            problems.append(f"one pass: the table {title!r} does not say it is partial:\n{one[:3000]}")
+    if "One pass: rdmatel shows" not in one:
+        problems.append("one pass: no expert item says the numbers are partial")
+    if "ONE PASS" in two or "One pass: rdmatel" in two:
+        problems.append("two passes: a one-pass warning is shown")
 finally:
     ts.close()
 
