@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <tuple>
 
 namespace rdmatel::plugin {
 
@@ -65,12 +66,54 @@ void CaptureState::process(uint32_t frame, TimeNs ts, bool has_ts, PointId point
   in.cap_len = cap_len;
   in.wire_len = wire_len;
   notes_of_frame_begin_ = store_.note_count();
+  if (frame > frame_points_.size()) frame_points_.resize(frame, kNoPoint);
+  if (frame) frame_points_[frame - 1] = point;
   engine_.push(in);
+}
+
+void CaptureState::index_io_frames() {
+  struct Entry {
+    uint64_t io;
+    IoFrameLink link;
+  };
+  std::vector<Entry> entries;
+  const NoteKinds& k = note_kinds();
+  for (const FrameNote& n : store_.all_notes()) {
+    const int stage = k.stage_of(n.kind);
+    if (stage < 0 || !n.ref || n.detail == 1) continue;  // detail 1: a repeated copy
+    const PointId point = n.frame && n.frame <= frame_points_.size() ? frame_points_[n.frame - 1] : kNoPoint;
+    entries.push_back({n.ref, {n.frame, point, uint8_t(stage)}});
+  }
+  // The first frame of each (I/O, point, stage) is the one its stamp comes from.
+  auto key = [](const Entry& e) { return std::tuple(e.io, e.link.point, e.link.stage, e.link.frame); };
+  std::sort(entries.begin(), entries.end(), [&](const Entry& a, const Entry& b) { return key(a) < key(b); });
+  entries.erase(std::unique(entries.begin(), entries.end(),
+                            [](const Entry& a, const Entry& b) {
+                              return a.io == b.io && a.link.point == b.link.point && a.link.stage == b.link.stage;
+                            }),
+                entries.end());
+  std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) {
+    return a.io != b.io ? a.io < b.io : a.link.frame < b.link.frame;
+  });
+  io_frame_ids_.reserve(entries.size());
+  io_frame_links_.reserve(entries.size());
+  for (const Entry& e : entries) {
+    io_frame_ids_.push_back(e.io);
+    io_frame_links_.push_back(e.link);
+  }
+}
+
+std::span<const IoFrameLink> CaptureState::io_frames(uint64_t io_id) const {
+  auto range = std::equal_range(io_frame_ids_.begin(), io_frame_ids_.end(), io_id);
+  return std::span<const IoFrameLink>(io_frame_links_)
+      .subspan(size_t(range.first - io_frame_ids_.begin()), size_t(range.second - range.first));
 }
 
 void CaptureState::finish() {
   engine_.finish();
   store_.index();
+  index_io_frames();
+  frame_points_ = {};
   first_pass_ios_ = {};
   first_pass_messages_ = {};
   current_notes_ = {};

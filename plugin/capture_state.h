@@ -52,6 +52,14 @@ struct NoteKinds {
 };
 const NoteKinds& note_kinds();
 
+/// One frame of an I/O at one observation point: the first frame of each stage at each point
+/// (the stamps T1..T7 are taken there).
+struct IoFrameLink {
+  uint64_t frame = 0;
+  PointId point = kNoPoint;
+  uint8_t stage = 0;  ///< as NoteKinds::stage_of
+};
+
 class CaptureState {
  public:
   explicit CaptureState(const Settings& settings);
@@ -83,6 +91,8 @@ class CaptureState {
   /// Display data for a frame (valid until the next call to process()).
   FrameView view(uint32_t frame, uint32_t interface_id);
   const IoRecord* io(uint64_t id) const { return store_.io(id); }
+  /// The I/O's frames at every point, in frame order (after the first pass; empty before).
+  std::span<const IoFrameLink> io_frames(uint64_t io_id) const;
   const MessageRecord* message(uint64_t id) const { return store_.message(id); }
   /// The diagnosis's finding of `rank` (final once the first pass is over), or nullptr.
   const DiagnosisRecord* finding(uint64_t rank) const { return store_.finding(rank); }
@@ -111,6 +121,12 @@ class CaptureState {
   // process() began, copied because notes about other frames may come in between.
   size_t notes_of_frame_begin_ = 0;
   std::vector<FrameNote> current_notes_;
+  // Each frame's point (by frame number - 1), and after the first pass the frames of every I/O
+  // (io_frame_links_, sorted by I/O id, io_frame_ids_ alongside for the lookup).
+  std::vector<PointId> frame_points_;
+  std::vector<uint64_t> io_frame_ids_;
+  std::vector<IoFrameLink> io_frame_links_;
+  void index_io_frames();
   // First pass: what was already counted (each record once), by id - 1.
   std::vector<bool> first_pass_ios_, first_pass_messages_;
 };

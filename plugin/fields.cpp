@@ -29,6 +29,15 @@ void register_fields(int proto) {
                      "Role of the observation point: compute, storage or fabric (configured or inferred)", HFILL}},
     {&f.io, {"NVMe I/O", "rdmatel.io", FT_NONE, BASE_NONE, nullptr, 0,
              "The NVMe-oF I/O this frame belongs to (its operation, CID and stage in the item's text)", HFILL}},
+    {&f.io_id, {"I/O number", "rdmatel.io.id", FT_UINT64, BASE_DEC, nullptr, 0,
+                "The I/O's number in this capture, on every frame of it at every point: rdmatel.io.id == N "
+                "selects them all", HFILL}},
+    {&f.io_frame, {"Frame of this I/O", "rdmatel.io.frame", FT_FRAMENUM, BASE_NONE, nullptr, 0,
+                   "Another frame of the same I/O: the first of each stage at each observation point (where the "
+                   "stamps T1-T7 come from)", HFILL}},
+    {&f.io_counted, {"Counted here", "rdmatel.io.counted", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                     "The one frame that counts this I/O in the statistics (its compute-side completion, or its "
+                     "command when it never completed): add it to a filter for one line per I/O", HFILL}},
     {&f.msg, {"RDMA message", "rdmatel.msg", FT_NONE, BASE_NONE, nullptr, 0,
               "The RDMA message this frame completes at its observation point", HFILL}},
     {&f.io_op, {"Operation", "rdmatel.io.op", FT_STRING, BASE_NONE, nullptr, 0,

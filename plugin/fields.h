@@ -9,7 +9,7 @@ namespace rdmatel::plugin {
 
 struct Fields {
   int proto = -1;
-  int io = -1, msg = -1;
+  int io = -1, msg = -1, io_id = -1, io_frame = -1, io_counted = -1;
   int io_status_sc = -1, io_status_sct = -1, io_status_more = -1, io_status_dnr = -1;  // the subtrees' own fields: stable keys in -T json / ek
   int point = -1, point_role = -1;
   int io_op = -1, io_cid = -1, io_qpn = -1, io_host_qpn = -1, io_host = -1, io_host6 = -1, io_storage = -1,

@@ -112,6 +112,18 @@ void display_slow_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* t, const Cap
                            what);
 }
 
+// Links to the I/O's other frames: the first of each stage at each point.
+void display_io_frames(tvbuff_t* tvb, packet_info* pinfo, proto_tree* t, const CaptureState& state, const IoRecord& r) {
+  static const char* const stages[] = {"command", "data", "READ REQUEST", "READ RESPONSE", "completion"};
+  for (const IoFrameLink& l : state.io_frames(r.id)) {
+    if (l.frame == pinfo->num || l.frame > UINT32_MAX) continue;
+    const char* point = l.point == kNoPoint ? "?" : state.engine().point_name(l.point).c_str();
+    proto_item_set_generated(proto_tree_add_uint_format(t, fields.io_frame, tvb, 0, 0, uint32_t(l.frame),
+                                                        "%s at %s: frame %u", l.stage < 5 ? stages[l.stage] : "?",
+                                                        point, uint32_t(l.frame)));
+  }
+}
+
 void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state, const FrameNote& n,
                 const IoRecord& r) {
   const char* stage = stage_name(n.kind);
@@ -135,6 +147,8 @@ void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Captu
     proto_item_set_generated(c);
     expert_add_info(pinfo, c, &fields.ei_io_copy);
   }
+  proto_item_set_generated(proto_tree_add_uint64(t, fields.io_id, tvb, 0, 0, r.id));
+  display_io_frames(tvb, pinfo, t, state, r);
   if (r.cmd_frame && r.cmd_frame != pinfo->num)
     proto_item_set_generated(proto_tree_add_uint(t, fields.io_cmd_frame, tvb, 0, 0, uint32_t(r.cmd_frame)));
   if (r.rsp_frame && r.rsp_frame != pinfo->num)
@@ -143,6 +157,8 @@ void display_io(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Captu
   // The metrics go on the compute-side command and completion frames.
   bool metric_frame = n.detail == 0 && (pinfo->num == r.rsp_frame || pinfo->num == r.cmd_frame);
   if (!metric_frame) return;
+  if (pinfo->num == (r.complete ? r.rsp_frame : r.cmd_frame))
+    proto_item_set_generated(proto_tree_add_boolean(t, fields.io_counted, tvb, 0, 0, 1));
   const bool connect = r.fabrics() && r.fctype == 0x01;
   char status_text[kNvmeStatusText] = "";
   if (r.complete && r.status_known) {

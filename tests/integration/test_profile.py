@@ -160,6 +160,17 @@ try:
         for macro, expansion in macros:
             if counts[macro] != counts[expansion] or not counts[macro]:
                 problems.append(f"{macro} matches {counts[macro]} frames, {expansion} {counts[expansion]}")
+
+    # The IPv6 macros, on the IPv6 sample next to the capture.
+    cap6 = ts.stage(os.path.join(os.path.dirname(capture), "nvme_midstream.pcapng"))
+    pairs6 = [("${rdmatel_host6:fd00:1::1}", "rdmatel.io.host6 == fd00:1::1"),
+              ("${rdmatel_storage6:fd00:2::2}", "rdmatel.io.storage6 == fd00:2::2")]
+    p = ts.run("-C", NAME, "-r", cap6, "-2", "-q", "-z", "io,stat,0," + ",".join(f for pair in pairs6 for f in pair),
+               check=False)
+    row = [l for l in p.stdout.splitlines() if "<>" in l]
+    frames6 = [int(c) for c in row[-1].split("|")[2:-1:2]] if p.returncode == 0 and row else []
+    if len(frames6) != 4 or frames6[0] != frames6[1] or frames6[2] != frames6[3] or not frames6[0] or not frames6[2]:
+        problems.append(f"IPv6 macros on nvme_midstream: frames {frames6} ({p.stderr.strip()[:300]})")
 finally:
     ts.close()
 

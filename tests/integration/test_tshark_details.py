@@ -79,6 +79,39 @@ try:
                 if dnr != ("Do Not Retry" in r["_ws.expert.message"]):
                     problems.append(f"{cap}: frame {io['rsp_frame']}: DNR {dnr}, text {r['_ws.expert.message']}")
 
+        # All frames of an I/O, and one line per I/O.
+        rows = ts.fields(cap, ["frame.number", "rdmatel.io.id", "rdmatel.io.frame", "rdmatel.io.counted"], "rdmatel.io.id")
+        frames_of, links_of = {}, {}
+        for r in rows:
+            ids = r["rdmatel.io.id"].split("|")
+            if len(ids) != 1:
+                continue  # a frame of two I/Os (a coalesced packet): its links are per subtree
+            frames_of.setdefault(ids[0], set()).add(int(r["frame.number"]))
+            links_of[int(r["frame.number"])] = {int(x) for x in r["rdmatel.io.frame"].split("|") if x}
+        by_cmd = {}
+        for io_id, frames in frames_of.items():
+            # Each frame links to the first frame of every stage at every point (L), itself aside.
+            linked = set().union(*(links_of[f] for f in frames))
+            if not linked <= frames or any(links_of[f] | {f} != linked | {f} for f in frames):
+                problems.append(f"{cap}: I/O {io_id}: its frames {sorted(frames)} do not all link to each other")
+            for f in frames:
+                by_cmd[f] = io_id
+        for io in truth["ios"]:
+            io_id = by_cmd.get(io["cmd_frame"])
+            if io_id is None or (io.get("rsp_frame") and io["rsp_frame"] not in frames_of[io_id]):
+                problems.append(f"{cap}: I/O CID {io['cid']} (frames {io['cmd_frame']}, {io.get('rsp_frame')}): not one "
+                                f"rdmatel.io.id")
+            elif len(truth.get("points", [])) > 1 and len(frames_of[io_id]) < 2 * (1 + bool(io.get("rsp_frame"))):
+                problems.append(f"{cap}: I/O {io_id}: {len(frames_of[io_id])} frames, not both points' command and "
+                                f"completion")
+        over = ts.fields(cap, ["frame.number"], "rdmatel.rtt > 50 && rdmatel.io.counted")
+        want = sorted(io["rsp_frame"] if io.get("complete") else io["cmd_frame"] for io in truth["ios"]
+                      if io.get("rtt_us") is not None and io["rtt_us"] > 50)
+        got = sorted(int(r["frame.number"]) for r in over)
+        checked["one line per I/O"] = checked.get("one line per I/O", 0) + len(got)
+        if got != want:
+            problems.append(f"{cap}: rdmatel.rtt > 50 && rdmatel.io.counted: frames {got[:20]}, truth {want[:20]}")
+
         # One expert item per retransmitted packet.
         rows = ts.fields(cap, ["frame.number", "_ws.expert.message"], "rdmatel.retrans")
         for r in rows:

@@ -38,6 +38,8 @@ class RecordStore final : public RecordSink {
 
   /// Notes about `frame` (after index()); a frame's notes keep the order they were made in.
   std::span<const FrameNote> notes(uint64_t frame) const;
+  /// Every note (after index(): in frame order).
+  std::span<const FrameNote> all_notes() const { return notes_; }
   /// Notes made since `from` (during the input: the notes of the frames just handled).
   size_t note_count() const { return notes_.size(); }
   std::span<const FrameNote> notes_since(size_t from) const;
