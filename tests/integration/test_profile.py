@@ -58,7 +58,7 @@ try:
         problems.append(f"tshark -C {NAME}: the Point and Stage columns are missing: {out[:3]}")
 
     prefs = ts.run("-G", "currentprefs", "-C", NAME).stdout
-    for want in ('"%Cus:rdmatel.point:0:R"', '"%Cus:rdmatel.rtt:0:R"', '"%Cus:rdmatel.fct:0:R"',
+    for want in ('"%Cus:rdmatel.point:0:R"', '"%Cus:rdmatel.rtt:0:R"', '"%Cus:rdmatel.iol:0:R"', '"%Cus:rdmatel.fct:0:R"',
                  "\nrdmatel.slow_rtt: 50", "\nrdmatel.slow_iol1: 500", "\nrdmatel.slow_fct: 100"):
         if want not in prefs:
             problems.append(f"tshark -G currentprefs -C {NAME} lacks {want.strip()}")
@@ -85,7 +85,24 @@ try:
         frames = [int(c) for c in row.split("|")[2:-1:2]]
         return dict(zip(filters, frames))
 
-    # Colouring rules: @name@filter@[fg][bg]; rdmatel's must each colour something here.
+    # Colouring rules: @name@filter@[bg][fg]; rdmatel's must each colour something here, and a
+    # light background must be told apart from every one of Wireshark's default rules (the
+    # message-completion colour once was UDP's).
+    defaults = []
+    for line in open("/usr/share/wireshark/colorfilters", encoding="utf-8"):
+        m = re.match(r"@([^@]+)@[^@]+@\[(\d+),(\d+),(\d+)\]", line)
+        if m:
+            defaults.append((m.group(1), [int(c) >> 8 for c in m.groups()[1:]]))
+    for line in lines("colorfilters"):
+        m = re.fullmatch(r"@([^@]+)@([^@]+)@\[(\d+),(\d+),(\d+)\]\[.*", line)
+        if not m or "rdmatel" not in m.group(2):
+            continue
+        bg = [int(c) >> 8 for c in m.groups()[2:5]]
+        if sum(bg) / 3 < 128:
+            continue  # a dark alarm background, like Wireshark's own error rules
+        for name, other in defaults:
+            if sum((a - b) ** 2 for a, b in zip(bg, other)) ** 0.5 < 40:
+                problems.append(f"colorfilters: {m.group(1)!r} looks like Wireshark's {name!r} ({bg} vs {other})")
     must_match = {"RDMA NAK", "NVMe incomplete I/O", "NVMe error status", "RDMA retransmission",
                   "Slow NVMe I/O or RDMA message", "NVMe I/O latencies", "RDMA message completion"}
     seen = set()
@@ -148,7 +165,10 @@ try:
             count(row[2])
         if row[6]:
             count(row[6])  # the Y field must exist
-    for metric in ("rtt", "dal", "iol1", "fet"):
+    for series in ("rdmatel.ecn_ce", "rdmatel.cnp", "rdmatel.pfc.quanta > 0"):
+        if not any(r[2] == series and r[5] == "Packets" for r in graphs):
+            problems.append(f"io_graphs: no congestion series {series!r}")
+    for metric in ("rtt", "dal", "iol1", "iol2", "iol", "fet"):
         for agg in ("AVG", "MAX"):
             if not any(r[6] == f"rdmatel.{metric}" and r[5] == f"{agg}(Y Field)" for r in graphs):
                 problems.append(f"io_graphs: no {agg} graph of rdmatel.{metric}")
