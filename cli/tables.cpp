@@ -21,10 +21,15 @@ void table(std::string& out, const char* title, const char* key_header,
   std::snprintf(line, sizeof line, "  %-33s %7s %6s %6s %6s %6s  %-5s %12s %12s %12s %12s %7s\n", key_header,
                 "I/Os", "read", "write", "other", "incmpl", "", "avg", "p50", "p99", "max", "n");
   out += line;
+  // A metric no group has (DAL ... IOL2 in a one-point capture) is left out and said why once.
+  bool measured[size_t(IoMetric::kCount)] = {};
+  for (const auto& [key, g] : rows)
+    for (size_t i = 0; i < size_t(IoMetric::kCount); ++i) measured[i] |= g->metric[i].count() > 0;
   for (const auto& [key, g] : rows) {
     bool first = true;
     for (size_t i = 0; i < size_t(IoMetric::kCount); ++i) {
       const Distribution& d = g->metric[i];
+      if (!measured[i] && IoMetric(i) != IoMetric::kIol) continue;
       // IOL equals IOL1 wherever roles are known; show it only for single-point I/Os.
       if (IoMetric(i) == IoMetric::kIol && d.count() == (*g)[IoMetric::kIol1].count()) continue;
       std::string avg = d.count() ? format_us(d.mean()) : "-";
@@ -33,7 +38,7 @@ void table(std::string& out, const char* title, const char* key_header,
       std::string mx = d.count() ? format_us(d.max()) : "-";
       if (first) {
         std::snprintf(line, sizeof line, "  %-33s %7llu %6llu %6llu %6llu %6llu  %-5s %12s %12s %12s %12s %7llu\n",
-                      key.c_str(), (unsigned long long)g->ios, (unsigned long long)g->reads,
+                      key.c_str(), (unsigned long long)(g->reads + g->writes), (unsigned long long)g->reads,
                       (unsigned long long)g->writes, (unsigned long long)g->others,
                       (unsigned long long)g->incomplete, io_metric_name(IoMetric(i)), avg.c_str(), p50.c_str(),
                       p99.c_str(), mx.c_str(), (unsigned long long)d.count());
@@ -46,6 +51,13 @@ void table(std::string& out, const char* title, const char* key_header,
       first = false;
     }
   }
+  std::string missing;
+  for (size_t i = 0; i < size_t(IoMetric::kCount); ++i)
+    if (!measured[i] && IoMetric(i) != IoMetric::kIol)
+      missing += std::string(missing.empty() ? "" : ", ") + io_metric_name(IoMetric(i));
+  if (!rows.empty() && !missing.empty())
+    out += "  (" + missing + ": not measured. They need the I/O seen at the compute side and at the storage side; "
+           "IOL is the latency at the one point that saw it.)\n";
   out += "\n";
 }
 
@@ -62,6 +74,8 @@ std::string render_io_tables(const IoReport& report) {
   rows.clear();
   for (const auto& [k, g] : report.by_pair()) rows.emplace_back(k.first.to_string() + " > " + k.second.to_string(), &g);
   table(out, "NVMe I/O latency per host > storage pair (µs; read and write I/Os)", "host > storage", rows);
+  out += "  I/Os = read + write, as in Wireshark's tables; other = the other NVMe commands (admin, fabrics, flush, "
+         "...), not in the latencies.\n\n";
   return out;
 }
 

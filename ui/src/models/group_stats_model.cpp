@@ -106,7 +106,7 @@ QVariant GroupStatsModel::data(const QModelIndex& index, int role) const {
       return ip ? QString::fromStdString(ip->to_string()) : QString();
     }
     case ColumnDef::kIos:
-      return count(g.ios);
+      return count(g.reads + g.writes);  // as in the CLI and Wireshark: other commands apart
     case ColumnDef::kReads:
       return count(g.reads);
     case ColumnDef::kWrites:
