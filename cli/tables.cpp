@@ -93,22 +93,34 @@ std::string human_rate(std::optional<double> bps) {
 
 using Row = std::pair<const FlowKeyAtPoint*, const FlowStats*>;
 
+// "write", "send+read_resp", ...: the kinds of a flow's messages (a READ RESPONSE flow carries
+// reads' data, not writes).
+std::string kinds_text(uint8_t kinds) {
+  static const char* const names[] = {"write", "send", "read_resp"};
+  std::string out;
+  for (unsigned k = 0; k < 3; ++k)
+    if (kinds & (1u << k)) out += std::string(out.empty() ? "" : "+") + names[k];
+  return out.empty() ? "-" : out;
+}
+
 void table(std::string& out, const char* title, const std::vector<Row>& rows, const Engine& engine) {
   char line[512];
   out += title;
   out += "\n";
-  std::snprintf(line, sizeof line, "  %-44s %-12s %8s %12s %7s %7s %6s %10s %12s %12s\n", "flow (src > dst qpn)",
-                "point", "msgs", "bytes", "retx%", "naks", "fnr", "FET", "FCT avg µs", "FCT max µs");
+  std::snprintf(line, sizeof line, "  %-44s %-12s %-10s %8s %12s %7s %7s %6s %11s %11s %12s %12s\n",
+                "flow (src > dst qpn)", "point", "kind", "msgs", "bytes", "retx%", "naks", "fnr", "FET", "rate",
+                "FCT avg µs", "FCT max µs");
   out += line;
   for (const auto& [k, s] : rows) {
     std::string flow = k->src.to_string() + " > " + k->dst.to_string() + " " + qpn_text(k->dst_qpn);
     double retx = s->packets ? 100.0 * double(s->retrans_packets) / double(s->packets) : 0.0;
     char fnr[16] = "-";
     if (auto f = s->fnr()) std::snprintf(fnr, sizeof fnr, "%.4f", *f);
-    std::snprintf(line, sizeof line, "  %-44s %-12s %8llu %12llu %6.2f%% %7llu %6s %10s %12s %12s\n", flow.c_str(),
-                  engine.point_name(k->point).c_str(), (unsigned long long)s->messages,
-                  (unsigned long long)s->bytes, retx, (unsigned long long)s->naks, fnr, human_rate(s->fet_bps()).c_str(),
-                  format_us(s->fct.mean()).c_str(), format_us(s->fct.max()).c_str());
+    std::snprintf(line, sizeof line, "  %-44s %-12s %-10s %8llu %12llu %6.2f%% %7llu %6s %11s %11s %12s %12s\n",
+                  flow.c_str(), engine.point_name(k->point).c_str(), kinds_text(s->kinds).c_str(),
+                  (unsigned long long)s->messages, (unsigned long long)s->bytes, retx, (unsigned long long)s->naks, fnr,
+                  human_rate(s->fet_bps()).c_str(), human_rate(s->rate_bps()).c_str(), format_us(s->fct.mean()).c_str(),
+                  format_us(s->fct.max()).c_str());
     out += line;
   }
   out += "\n";
@@ -128,13 +140,16 @@ std::string render_flow_tables(const FlowReport& report, const Engine& engine, s
   };
   table(out, "RDMA flows: top by bytes", top([](const Row& a, const Row& b) { return a.second->bytes > b.second->bytes; }),
         engine);
+  // Ranked by FET only where it speaks for most of the flow's data: a flow of single-packet
+  // messages has an FET of its few multi-packet ones, which says little about it.
   std::vector<Row> timed;
   for (const Row& r : all)
-    if (r.second->fet_bps()) timed.push_back(r);
+    if (r.second->fet_bps() && r.second->fet_coverage() >= 0.5) timed.push_back(r);
   std::stable_sort(timed.begin(), timed.end(),
                    [](const Row& a, const Row& b) { return *a.second->fet_bps() < *b.second->fet_bps(); });
   if (timed.size() > n) timed.resize(n);
-  table(out, "RDMA flows: lowest effective throughput (FET)", timed, engine);
+  table(out, "RDMA flows: lowest effective throughput (FET; flows whose multi-packet messages carry most of their data)",
+        timed, engine);
   std::vector<Row> lossy;
   for (const Row& r : all)
     if (r.second->naks || r.second->retrans_packets) lossy.push_back(r);
@@ -146,6 +161,9 @@ std::string render_flow_tables(const FlowReport& report, const Engine& engine, s
   if (lossy.size() > n) lossy.resize(n);
   if (lossy.empty()) out += "RDMA flows with NAKs or retransmissions: none\n\n";
   else table(out, "RDMA flows: highest NAK rate (FNR), then retransmissions", lossy, engine);
+  if (!all.empty())
+    out += "  FET = effective bytes of the flow's multi-packet messages * 8 / the sum of their FCTs (a single-packet\n"
+           "  message has no FCT); rate = all its effective bytes * 8 / its span, as export flows gives per period.\n\n";
   return out;
 }
 

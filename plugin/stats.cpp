@@ -238,7 +238,7 @@ stat_tap_table_item kFlowColumns[] = {
     {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FCT min (µs)", "%.3f"},
     {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FCT avg (µs)", "%.3f"},
     {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FCT max (µs)", "%.3f"},
-    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FET (Gb/s)", "%.3f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FET (Mb/s)", "%.3f"},
     {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "NAKs", "%u"},
     {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FNR", "%.6f"},
 };
@@ -257,7 +257,7 @@ struct FlowSpec {
     row[7].value.float_value = us_or_none(s.fct, s.fct.mean());
     row[8].value.float_value = us_or_none(s.fct, double(s.fct.max()));
     std::optional<double> fet = s.fet_bps(), fnr = s.fnr();
-    row[9].value.float_value = fet ? *fet / 1e9 : kNone;
+    row[9].value.float_value = fet ? *fet / 1e6 : kNone;
     row[10].value.uint_value = guint(s.naks);
     row[11].value.float_value = fnr ? *fnr : kNone;
   }

@@ -108,7 +108,7 @@ def check_flow_table(cap, label, table, messages):
             problems.append(f"{cap}: {label}: flow {k}: tshark {r}, truth {g and g['n']} messages")
             continue
         checked[label] += 1
-        fet = g["timed_eff"] * 8 / g["timed_fct"] if g["timed_fct"] else None  # Gb/s (bits per ns)
+        fet = g["timed_eff"] * 8e3 / g["timed_fct"] if g["timed_fct"] else None  # Mb/s (1000 bits per ns)
         fnr = g["naks"] / g["orig"] if g["orig"] else None
         expect = [(4, g["n"], 0), (5, g["bytes"], 0), (6, min(g["fct"]) / 1000, 0),
                   (7, sum(g["fct"]) / len(g["fct"]) / 1000, 0.0005), (8, max(g["fct"]) / 1000, 0),

@@ -15,8 +15,8 @@ METRICS = ["DAL", "DPL", "RTT", "IOL1", "IOL2", "IOL"]
 GROUP_FIRST = re.compile(r"^  (\S+(?: > \S+)?)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(DAL|DPL|RTT|IOL1|IOL2|IOL)"
                          r"\s+(\S+)\s+\S+\s+\S+\s+(\S+)\s+(\d+)$")
 GROUP_NEXT = re.compile(r"^\s+(DAL|DPL|RTT|IOL1|IOL2|IOL)\s+(\S+)\s+\S+\s+\S+\s+(\S+)\s+(\d+)$")
-FLOW = re.compile(r"^  (\S+) > (\S+) (0x[0-9a-f]{6})\s+(\S+)\s+(\d+)\s+(\d+)\s+[\d.]+%\s+(\d+)\s+(\S+)\s+(-|[\d.]+ [kMG]b/s)"
-                  r"\s+(\S+)\s+(\S+)$")
+FLOW = re.compile(r"^  (\S+) > (\S+) (0x[0-9a-f]{6})\s+(\S+)\s+\S+\s+(\d+)\s+(\d+)\s+[\d.]+%\s+(\d+)\s+(\S+)\s+(-|[\d.]+ [kMG]b/s)"
+                  r"\s+(?:-|[\d.]+ [kMG]b/s)\s+(\S+)\s+(\S+)$")
 SECTIONS = {"NVMe I/O latency per host IP": "host", "NVMe I/O latency per storage IP": "storage",
             "NVMe I/O latency per host > storage pair": "pair", "RDMA flows: top by bytes": "flows"}
 TABLES = {"host": "RDMA Telemetry · NVMe latency per host", "storage": "RDMA Telemetry · NVMe latency per storage",
@@ -111,9 +111,9 @@ try:
                 problems.append(f"{cap}: flow {key}: in rdmatel analyze, not in tshark's table")
                 continue
             checked += 1
-            # The CLI prints FET with 2 decimals in Gb/s, Mb/s or kb/s, tshark with 3 in Gb/s.
+            # The CLI prints FET with 2 decimals in Gb/s, Mb/s or kb/s, tshark with 3 in Mb/s.
             fet_ok = (math.isnan(num(r[9])) if fet == "-" else
-                      abs(num(r[9]) - gbps(fet)) <= 0.005 * gbps("1 " + fet.split()[1]) + 0.0005)
+                      abs(num(r[9]) / 1e3 - gbps(fet)) <= 0.005 * gbps("1 " + fet.split()[1]) + 0.0000005)
             ok = (int(r[4]) == int(msgs) and num(r[5]) == int(nbytes) and int(r[10]) == int(naks)
                   and close(num(r[7]), fct_avg, 0.0011) and close(num(r[8]), fct_max, 0.0005)
                   and close(num(r[11]), fnr, 0.00005 + 1e-12) and fet_ok)

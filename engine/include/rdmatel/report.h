@@ -106,11 +106,19 @@ struct FlowStats {
   Distribution fct;              ///< ns, every message
   uint64_t timed_effective = 0;  ///< effective bytes of messages with FCT > 0
   DurationNs timed_fct = 0;      ///< sum of their FCTs
+  uint8_t kinds = 0;             ///< the message kinds seen, bit 1 << MessageKind
+  TimeNs first_ns = 0, last_ns = 0;  ///< the flow's first and last data packet at the point
 
   void add(const MessageRecord& m);
-  /// Effective throughput while messages were in flight: effective bytes of multi-packet
-  /// messages * 8 / the sum of their FCTs, bit/s.
+  /// The flow's FET (docs/metrics.md "Flow throughput"): effective bytes of its multi-packet
+  /// messages * 8 / the sum of their FCTs, bit/s: how fast data moved while messages were in
+  /// flight. Absent when every message was a single packet (FCT 0).
   std::optional<double> fet_bps() const;
+  /// The share of the flow's effective bytes that its FET covers (in multi-packet messages).
+  double fet_coverage() const;
+  /// The flow's rate: all its effective bytes * 8 / (last - first packet), bit/s; the same
+  /// quantity as a flow period's fet_bps, over the flow's span. Absent for a span of 0.
+  std::optional<double> rate_bps() const;
   /// NAKs / original packets.
   std::optional<double> fnr() const;
 };

@@ -76,7 +76,7 @@ QVariant FlowTableModel::data(const QModelIndex& index, int role) const {
       return stat_cell(f.fct, Stat::kMax, role);
     case kFet: {
       std::optional<double> g = f.fet_bps();
-      if (g) *g /= 1e9;
+      if (g) *g /= 1e6;
       return optional_cell(g, 3, role);
     }
     case kFnr:
@@ -110,7 +110,7 @@ QVariant FlowTableModel::headerData(int section, Qt::Orientation o, int role) co
   static const char* const kHeaders[kColumnCount] = {
       "Source",  "Destination",  "Dest QPN",     "Point",           "Messages",
       "Partial", "Packets",      "Bytes",        "Retrans packets", "Retrans bytes",
-      "NAKs",    "FCT avg (µs)", "FCT p99 (µs)", "FCT max (µs)",    "FET (Gb/s)",
+      "NAKs",    "FCT avg (µs)", "FCT p99 (µs)", "FCT max (µs)",    "FET (Mb/s)",
       "FNR",     "ECN CE",       "CE ratio",     "CNPs received"};
   return section >= 0 && section < kColumnCount ? QString::fromUtf8(kHeaders[section]) : QVariant();
 }

@@ -62,7 +62,7 @@ QVariant MessageTableModel::data(const QModelIndex& index, int role) const {
       return us_cell(m->fct_ns(), role);
     case kFet: {
       std::optional<double> g = m->fet_bps();
-      if (g) *g /= 1e9;
+      if (g) *g /= 1e6;
       return optional_cell(g, 3, role);
     }
     case kFnr:
@@ -80,7 +80,7 @@ QVariant MessageTableModel::headerData(int section, Qt::Orientation o, int role)
   static const char* const kHeaders[kColumnCount] = {
       "Kind",        "First PSN", "Last PSN",        "Complete",
       "Packets",     "Bytes",     "Retrans packets", "Retrans bytes",
-      "NAKs",        "FCT (µs)",  "FET (Gb/s)",      "FNR",
+      "NAKs",        "FCT (µs)",  "FET (Mb/s)",      "FNR",
       "First frame", "Last frame"};
   return section >= 0 && section < kColumnCount ? QString::fromUtf8(kHeaders[section]) : QVariant();
 }
