@@ -22,10 +22,14 @@ const char* stage_name(NoteKind k) {
   return s >= 0 ? names[s] : nullptr;
 }
 
+// A µs value shown to the ns (the stamps' resolution); the field keeps the full value.
+proto_item* add_us_value(proto_tree* t, int hf, tvbuff_t* tvb, double us) {
+  return proto_tree_add_double_format_value(t, hf, tvb, 0, 0, us, "%.3f", us);
+}
+
 void add_us(proto_tree* t, int hf, tvbuff_t* tvb, const std::optional<DurationNs>& v) {
   if (!v) return;
-  proto_item* it = proto_tree_add_double(t, hf, tvb, 0, 0, ns_to_us(*v));
-  proto_item_set_generated(it);
+  proto_item_set_generated(add_us_value(t, hf, tvb, ns_to_us(*v)));
 }
 
 void add_address(proto_tree* t, int hf4, int hf6, tvbuff_t* tvb, const IpAddress& a) {
@@ -222,7 +226,7 @@ void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
   gen(proto_tree_add_uint(t, fields.msg_last_psn, tvb, 0, 0, m->last_psn));
   gen(proto_tree_add_boolean(t, fields.msg_complete, tvb, 0, 0, m->complete));
   if (m->first_frame != pinfo->num) gen(proto_tree_add_uint(t, fields.msg_first_frame, tvb, 0, 0, uint32_t(m->first_frame)));
-  proto_item* fct = proto_tree_add_double(t, fields.fct, tvb, 0, 0, ns_to_us(m->fct_ns()));
+  proto_item* fct = add_us_value(t, fields.fct, tvb, ns_to_us(m->fct_ns()));
   gen(fct);
   char what[512] = "";
   if (!state.alert_rules().empty()) alert_text(what, sizeof what, state.alert_rules(), *m);
@@ -233,8 +237,9 @@ void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
     expert_add_info_format(pinfo, slow, &fields.ei_slow_message, "Slow RDMA %s message (PSN %u-%u): %s",
                            message_kind_name(m->kind), m->first_psn, m->last_psn, what);
   }
-  if (auto f = m->fet_bps()) gen(proto_tree_add_double(t, fields.fet, tvb, 0, 0, *f));
-  if (auto f = m->fnr()) gen(proto_tree_add_double(t, fields.fnr, tvb, 0, 0, *f));
+  if (auto f = m->fet_bps())
+    gen(proto_tree_add_double_format_value(t, fields.fet, tvb, 0, 0, *f, "%.0f (%.3f Gb/s)", *f, *f / 1e9));
+  if (auto f = m->fnr()) gen(proto_tree_add_double_format_value(t, fields.fnr, tvb, 0, 0, *f, "%.6f", *f));
   gen(proto_tree_add_uint64(t, fields.msg_bytes, tvb, 0, 0, m->bytes));
   gen(proto_tree_add_uint64(t, fields.msg_retrans_bytes, tvb, 0, 0, m->retrans_bytes));
   gen(proto_tree_add_uint64(t, fields.msg_packets, tvb, 0, 0, m->packets));
@@ -254,7 +259,7 @@ void display_pfc(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Fram
     return;
   }
   if (n.ref) {
-    proto_item_set_generated(proto_tree_add_double(tree, fields.pfc_pause_time, tvb, 0, 0, double(n.ref) / 1e3));
+    proto_item_set_generated(add_us_value(tree, fields.pfc_pause_time, tvb, double(n.ref) / 1e3));
     expert_add_info_format(pinfo, q, &fields.ei_pfc_pause, "PFC pause, priority %u: %u quanta (%.3f µs)", prio,
                            quanta, double(n.ref) / 1e3);
   } else {
@@ -374,7 +379,7 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
       display_pfc(tvb, pinfo, t, n);
     } else if (n.kind == k.pfc_storm) {
       add_generated_bool(t, fields.pfc_storm, tvb);
-      proto_item* it = proto_tree_add_double(t, fields.pfc_storm_time, tvb, 0, 0, double(n.ref) / 1e3);
+      proto_item* it = add_us_value(t, fields.pfc_storm_time, tvb, double(n.ref) / 1e3);
       proto_item_set_generated(it);
       expert_add_info_format(pinfo, it, &fields.ei_pfc_storm,
                              "PFC storm: priority %u paused without a break for %.3f µs from this frame", n.detail,

@@ -112,6 +112,20 @@ try:
         if got != want:
             problems.append(f"{cap}: rdmatel.rtt > 50 && rdmatel.io.counted: frames {got[:20]}, truth {want[:20]}")
 
+        # Precision and units in the packet details.
+        text = ts.run("-2", "-r", ts.stage(cap), "-O", "rdmatel", "-Y", "rdmatel.fct || rdmatel.rtt || rdmatel.iol").stdout
+        shown = 0
+        for name, value in re.findall(r"\[((?:DAL|DPL|RTT|IOL1|IOL2|IOL|FCT|FET|FNR)[^:]*): ([^\]]+)\]", text):
+            shown += 1
+            ok = (re.fullmatch(r"-?\d+\.\d{3}", value) if "(µs)" in name else
+                  re.fullmatch(r"\d+ \(\d+\.\d{3} Gb/s\)", value) if name == "FET (bit/s)" else
+                  re.fullmatch(r"\d\.\d{6}", value) if name == "FNR" else None)
+            if not ok:
+                problems.append(f"{cap}: packet details {name}: {value!r}")
+                break
+        if not shown:
+            problems.append(f"{cap}: no metric in the packet details")
+
         # One expert item per retransmitted packet.
         rows = ts.fields(cap, ["frame.number", "_ws.expert.message"], "rdmatel.retrans")
         for r in rows:
