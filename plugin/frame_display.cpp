@@ -258,12 +258,14 @@ void display_pfc(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Fram
     add_generated_bool(tree, fields.pfc_resume, tvb);
     return;
   }
+  proto_item* pause = nullptr;
+  add_generated_bool(tree, fields.pfc_pause, tvb, &pause);
   if (n.ref) {
     proto_item_set_generated(add_us_value(tree, fields.pfc_pause_time, tvb, double(n.ref) / 1e3));
-    expert_add_info_format(pinfo, q, &fields.ei_pfc_pause, "PFC pause, priority %u: %u quanta (%.3f µs)", prio,
+    expert_add_info_format(pinfo, pause, &fields.ei_pfc_pause, "PFC pause, priority %u: %u quanta (%.3f µs)", prio,
                            quanta, double(n.ref) / 1e3);
   } else {
-    expert_add_info_format(pinfo, q, &fields.ei_pfc_pause, "PFC pause, priority %u: %u quanta", prio, quanta);
+    expert_add_info_format(pinfo, pause, &fields.ei_pfc_pause, "PFC pause, priority %u: %u quanta", prio, quanta);
   }
 }
 

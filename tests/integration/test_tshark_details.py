@@ -29,6 +29,18 @@ def keys(node, path="rdmatel"):
 
 ts = Tshark(plugin)
 try:
+    registered = [l.split("\t") for l in ts.run("-G", "fields").stdout.splitlines() if l.startswith("F\t")]
+    ours = {r[2]: r for r in registered if r[4] == "rdmatel"}
+    experts = {a for a, r in ours.items() if r[3] == "FT_NONE" and not r[7]}  # expert items: no blurb
+    for a, r in ours.items():
+        if a not in experts and not r[7].strip():
+            problems.append(f"field {a} has no description")
+    for e in experts:
+        if e.endswith(".expert") and e[:-len(".expert")] not in ours:
+            problems.append(f"expert item {e} names no field")
+    for flag in ("rdmatel.retrans", "rdmatel.msg.duplicate", "rdmatel.msg.oos", "rdmatel.io.copy", "rdmatel.nak"):
+        if flag not in ours or flag + ".expert" not in experts:
+            problems.append(f"flag {flag}: no expert item {flag}.expert ({sorted(experts)})")
     for cap in captures:
         truth = load_truth(cap)
         frames = json.loads(ts.run("-2", "-r", ts.stage(cap), "-T", "json", "-Y", "rdmatel").stdout)
