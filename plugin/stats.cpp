@@ -63,6 +63,9 @@ stat_tap_table* first_table(stat_tap_table_ui* ui) {
 
 // In one pass a frame's records are what was known when it was read: completed I/Os and
 // messages only, some of their stamps still missing.
+constexpr const char* kSharedByInstances =
+    " - FOR THE FIRST -z OF THIS TABLE ONLY: Wireshark 4.0 gives each -z instance the same table; run tshark once "
+    "per filter";
 constexpr const char* kPartialInOnePass =
     " - ONE PASS: partial, only what had completed as each frame was read; run tshark -2 for final numbers";
 
@@ -74,20 +77,41 @@ struct KeyedTable {
     return r;
   }
 
-  // The title while the table counts a first pass (tshark without -2): it says that the numbers
-  // are partial and how to get final ones, right above the rows.
+  // Titles that say what the rows are not: counted on a first pass (tshark without -2: partial,
+  // and how to get final numbers), or shared by a second instance of the table (Wireshark 4.0
+  // hands every `-z` instance of a table the same table: its rows are the first instance's).
   static const char* one_pass_title() {
     static const std::string title = std::string(Spec::kTitle) + Spec::kOnePassNote;
     return title.c_str();
   }
-  static void note_pass(stat_tap_table* t, const TapFrame* tap) {
-    if (t && tap && !tap->final) t->title = one_pass_title();
+  static const char* shared_title() {
+    static const std::string title = std::string(Spec::kTitle) + kSharedByInstances;
+    return title.c_str();
+  }
+  static const void*& owner() {
+    static const void* o = nullptr;
+    return o;
+  }
+
+  // Whether this instance's packet may count (the first instance that sees one owns the rows);
+  // sets the title that says what the rows are.
+  static bool counts(stat_tap_table* t, const void* instance, const TapFrame* tap) {
+    if (!t || !tap) return false;
+    if (!owner()) owner() = instance;
+    if (owner() != instance) {
+      t->title = shared_title();
+      return false;
+    }
+    if (!tap->final && t->title != shared_title()) t->title = one_pass_title();
+    return true;
   }
 
   // Called when tshark starts the statistic or the GUI dialog (re)runs it.
   static void init(stat_tap_table_ui* ui) {
+    owner() = nullptr;
     stat_tap_table* t = stat_tap_find_table(ui, Spec::kTitle);
     if (!t) t = stat_tap_find_table(ui, one_pass_title());
+    if (!t) t = stat_tap_find_table(ui, shared_title());
     if (t) {
       t->title = Spec::kTitle;
       reset(t);
@@ -194,8 +218,7 @@ template <IoGroupBy G>
 tap_packet_status io_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
   const auto* tap = static_cast<const TapFrame*>(data);
   stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
-  KeyedTable<IoSpec<G>>::note_pass(t, tap);
-  if (!tap || !t || !tap->io_count) return TAP_PACKET_DONT_REDRAW;
+  if (!KeyedTable<IoSpec<G>>::counts(t, tapdata, tap) || !tap->io_count) return TAP_PACKET_DONT_REDRAW;
   bool changed = false;
   try {
     for (unsigned i = 0; i < tap->io_count && i < TapFrame::kMaxRecords; ++i) {
@@ -266,8 +289,7 @@ struct FlowSpec {
 tap_packet_status flow_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
   const auto* tap = static_cast<const TapFrame*>(data);
   stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
-  KeyedTable<FlowSpec>::note_pass(t, tap);
-  if (!tap || !t || !tap->message_count) return TAP_PACKET_DONT_REDRAW;
+  if (!KeyedTable<FlowSpec>::counts(t, tapdata, tap) || !tap->message_count) return TAP_PACKET_DONT_REDRAW;
   try {
     for (unsigned i = 0; i < tap->message_count && i < TapFrame::kMaxRecords; ++i) {
       const MessageRecord& m = *tap->messages[i];
@@ -333,8 +355,7 @@ struct DiagnosisSpec {
 tap_packet_status diagnosis_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
   const auto* tap = static_cast<const TapFrame*>(data);
   stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
-  KeyedTable<DiagnosisSpec>::note_pass(t, tap);
-  if (!tap || !t || !tap->finding) return TAP_PACKET_DONT_REDRAW;
+  if (!KeyedTable<DiagnosisSpec>::counts(t, tapdata, tap) || !tap->finding) return TAP_PACKET_DONT_REDRAW;
   try {
     const DiagnosisRecord& r = *tap->finding;
     const std::string scope = diagnosis_scope_text(r);

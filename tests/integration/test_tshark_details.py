@@ -10,6 +10,7 @@ import json
 import re
 import sys
 
+from rdmatel_stats import parse_simple_tables
 from rdmatel_testlib import Tshark, fail_if, load_truth
 
 plugin, captures = sys.argv[1], sys.argv[2:]
@@ -145,8 +146,17 @@ try:
             msgs = r["_ws.expert.message"].split("|")
             if sum(m.startswith("Retransmission") for m in msgs) != 1 or any(m.startswith("Duplicate PSN") for m in msgs):
                 problems.append(f"{cap}: frame {r['frame.number']}: retransmission expert items {msgs}")
+    # Two instances of one table: the first one's rows, said in the title.
+    first, second = "rdmatel,io,host,rdmatel.io.host == 10.1.0.1", "rdmatel,io,host,rdmatel.io.host == 10.1.0.2"
+    alone = parse_simple_tables(ts.run("-2", "-q", "-z", first, "-r", staged := ts.stage(captures[0])).stdout)
+    both_out = ts.run("-2", "-q", "-z", first, "-z", second, "-r", staged).stdout
+    both = parse_simple_tables(both_out)
+    key = "RDMA Telemetry · NVMe latency per host"
+    if key not in alone or not alone[key][1] or both.get(key) != alone[key] \
+            or "FOR THE FIRST -z OF THIS TABLE ONLY" not in both_out:
+        problems.append(f"two -z rdmatel,io,host: rows {both.get(key)}, first alone {alone.get(key)}:\n{both_out[:1500]}")
+
     # One pass says it is partial where the user looks; two passes don't.
-    staged = ts.stage(captures[0])
     z = ["-q", "-z", "rdmatel,io,host", "-z", "rdmatel,msg,flow", "-z", "rdmatel,diagnosis", "-z", "expert", "-r", staged]
     one, two = ts.run(*z).stdout, ts.run("-2", *z).stdout
     for title in ("NVMe latency per host (µs)", "RDMA messages per flow", "Diagnosis: who is to blame"):
