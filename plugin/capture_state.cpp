@@ -156,6 +156,9 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
       if (c.message_count < FrameCounts::kMax) c.messages[c.message_count++] = m;
     for (const FrameNote& n : view.notes)
       if (n.kind == note_kinds().diag_finding && !c.finding) c.finding = finding(n.ref);
+    c.congestion = store_.congestion_counted_on(frame);
+    for (const PfcRecord* p : store_.pfc_counted_on(frame))
+      if (c.pfc_count < std::size(c.pfc)) c.pfc[c.pfc_count++] = p;
     return c;
   }
   // First pass: only what is known to be complete at this frame can be counted, and only once

@@ -32,6 +32,9 @@ struct FrameCounts {
   size_t message_count = 0;
   const MessageRecord* messages[kMax] = {};
   const DiagnosisRecord* finding = nullptr;  ///< a diagnosis finding shown on this frame
+  const CongestionRecord* congestion = nullptr;  ///< a flow's congestion, on its first packet at its point
+  size_t pfc_count = 0;
+  const PfcRecord* pfc[8] = {};  ///< PFC priorities, on their first PFC frame at their point
 };
 
 /// The RDMA endpoints (IP + QPN) of a RoCEv2 frame.

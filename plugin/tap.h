@@ -34,6 +34,13 @@ struct TapFrame {
   /// end of the first pass).
   const DiagnosisRecord* finding = nullptr;
 
+  /// Congestion records counted on this frame (final records only: they are made at the end of
+  /// the first pass), with their point's name.
+  const CongestionRecord* congestion = nullptr;
+  unsigned pfc_count = 0;
+  const PfcRecord* pfc[8] = {};
+  const char* point_name = nullptr;
+
   /// The RoCEv2 packet's endpoints (IP + QPN); `roce` false for other frames. The sending QP
   /// is known once the capture showed the reverse direction of its queue pair (or from the
   /// DETH of a UD packet); `src_qpn` is 0 until then.

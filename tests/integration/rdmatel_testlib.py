@@ -3,6 +3,7 @@
 plugin (as an unprivileged user when we are root, because root's tshark ignores personal
 plugin folders), and read ground-truth files."""
 
+import atexit
 import csv
 import io
 import json
@@ -14,6 +15,14 @@ import tempfile
 
 SKIP = 77  # CTest SKIP_RETURN_CODE
 
+
+
+def scratch_dir(prefix):
+    """A temporary directory removed when the test exits, passed or failed (generated captures
+    are large: a suite run must not leave gigabytes behind)."""
+    path = tempfile.mkdtemp(prefix=prefix)
+    atexit.register(shutil.rmtree, path, True)
+    return path
 
 def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)

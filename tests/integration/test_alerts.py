@@ -12,9 +12,8 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
-from rdmatel_testlib import Tshark, fail_if, load_truth, run_cli
+from rdmatel_testlib import Tshark, fail_if, load_truth, run_cli, scratch_dir
 
 IO_RULES = {"rtt>30": ("rtt_us", None), "storage=10.2.0.2:dal>700": ("dal_us", "10.2.0.2"), "iol1>900": ("iol1_us", None)}
 MSG_RULES = ["fct>100", "fnr>0.05", "fet<2e9"]
@@ -125,7 +124,7 @@ def check_wireshark(plugin, cli, capture):
 def main():
     cli, synth = sys.argv[1], sys.argv[2]
     plugin = sys.argv[3] if len(sys.argv) > 3 else None
-    tmp = tempfile.mkdtemp(prefix="rdmatel_alerts_")
+    tmp = scratch_dir("rdmatel_alerts_")
     capture = os.path.join(tmp, "slow.pcapng")
     subprocess.run([synth, "--scenario", "nvme-2point", "--hosts", "3", "--storages", "3", "--ios", "900",
                     "--slow-storage", "2=400", "--out", capture], check=True, capture_output=True, timeout=300)

@@ -15,16 +15,15 @@ import os
 import shutil
 import subprocess
 import sys
-import tempfile
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "support"))
 from pcapng_edit import Capture  # noqa: E402
-from rdmatel_testlib import fail, fail_if, run_cli  # noqa: E402
+from rdmatel_testlib import fail, fail_if, run_cli  # noqa: E402, scratch_dir
 
 synth, cli, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
 seed = int(os.environ.get("RDMATEL_CONDITIONS_SEED", "31"))
-tmp = tempfile.mkdtemp(prefix="rdmatel_conditions_")
+tmp = scratch_dir("rdmatel_conditions_")
 problems = []
 
 GENERATED = {

@@ -4,12 +4,11 @@ status (0 success, 2 bad usage, 3 unreadable or corrupt input after reporting wh
 import os
 import subprocess
 import sys
-import tempfile
 
-from rdmatel_testlib import fail_if
+from rdmatel_testlib import fail_if, scratch_dir
 
 cli, sample = sys.argv[1], sys.argv[2]
-tmp = tempfile.mkdtemp(prefix="rdmatel_err_")
+tmp = scratch_dir("rdmatel_err_")
 problems = []
 
 

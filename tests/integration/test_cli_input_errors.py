@@ -16,13 +16,12 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 
-from rdmatel_testlib import fail, fail_if
+from rdmatel_testlib import fail, fail_if, scratch_dir
 
 args = sys.argv[1:]
 cli, sample = args[0], args[1]
-tmp = tempfile.mkdtemp(prefix="rdmatel_inerr_")
+tmp = scratch_dir("rdmatel_inerr_")
 os.chmod(tmp, 0o755)
 problems = []
 

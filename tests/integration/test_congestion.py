@@ -8,13 +8,13 @@ import shutil
 import struct
 import subprocess
 import sys
-import tempfile
 
-from rdmatel_testlib import Tshark, fail_if
+from rdmatel_stats import parse_simple_tables
+from rdmatel_testlib import Tshark, fail_if, scratch_dir
 
 cli = sys.argv[1]
 plugin = sys.argv[2] if len(sys.argv) > 2 else None
-tmp = tempfile.mkdtemp(prefix="rdmatel_cong_")
+tmp = scratch_dir("rdmatel_cong_")
 problems = []
 T0 = 1_800_000_000_000_000_000
 US = 1000
@@ -153,6 +153,27 @@ if plugin:
         cnp = sum(1 for r in rows if r["rdmatel.cnp"])
         if (ce, cnp) != (10, 6):
             problems.append(f"tshark: {ce} CE-marked and {cnp} CNP frames, want 10 and 6")
+        # The -z tables, two passes: the same numbers, worked out above.
+        out = ts.run("-2", "-q", "-r", ts.stage(cap), "-o", "rdmatel.link_speed:100", "-o", "rdmatel.pfc_storm:0.25",
+                     "-z", "rdmatel,congestion", "-z", "rdmatel,pfc").stdout
+        tables = parse_simple_tables(out)
+        rows = {tuple(r[:4]): r[4:] for r in tables.get("RDMA Telemetry · Congestion per flow (ECN, CNP)", ([], []))[1]}
+        for point in ("leaf1", "leaf2"):
+            want = {(H, S, "0x000111", point): ["20", "20", "5", "0.250000", "0", "3"],
+                    (S, H, "0x000222", point): ["4", "4", "0", "0.000000", "3", "0"]}
+            for k, v in want.items():
+                if rows.get(k) != v:
+                    problems.append(f"-z rdmatel,congestion {k}: {rows.get(k)}, want {v}")
+        if len(rows) != 4:
+            problems.append(f"-z rdmatel,congestion: {len(rows)} rows, want 4:\n{out}")
+        rows = {tuple(r[:2]): r[2:] for r in tables.get("RDMA Telemetry · PFC per point and priority", ([], []))[1]}
+        want = {("leaf1", "3"): ["3", "2", "1", "131070", "671.078", "300.000", "storm"],
+                ("leaf2", "0"): ["1", "1", "0", "100", "0.512", "0.512", "-"]}
+        if rows != want:
+            problems.append(f"-z rdmatel,pfc: {rows}, want {want}:\n{out}")
+        one = ts.run("-q", "-r", ts.stage(cap), "-z", "rdmatel,congestion").stdout
+        if "ONE PASS: empty" not in one:
+            problems.append(f"-z rdmatel,congestion in one pass does not say it is empty:\n{one}")
     finally:
         ts.close()
 

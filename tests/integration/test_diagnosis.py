@@ -14,9 +14,8 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
-from rdmatel_testlib import Tshark, fail, fail_if, load_truth, run_cli
+from rdmatel_testlib import Tshark, fail, fail_if, load_truth, run_cli, scratch_dir
 
 HOST = "10.1.0.{}".format
 STORAGE = "10.2.0.{}".format
@@ -179,7 +178,7 @@ def check_wireshark(plugin, cli, captures):
 def main():
     cli, synth = sys.argv[1], sys.argv[2]
     plugin = sys.argv[3] if len(sys.argv) > 3 else None
-    tmp = tempfile.mkdtemp(prefix="rdmatel_diagnosis_")
+    tmp = scratch_dir("rdmatel_diagnosis_")
     problems = []
     runs = 0
     for seed in (1, 2):

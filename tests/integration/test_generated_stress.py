@@ -5,9 +5,8 @@ the CLI (and, for two of them, tshark with the plugin) must match their ground t
 import os
 import subprocess
 import sys
-import tempfile
 
-from rdmatel_testlib import fail, fail_if
+from rdmatel_testlib import fail, fail_if, scratch_dir
 
 synth, cli, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
 seed_base = int(os.environ.get("RDMATEL_STRESS_SEED", "101"))
@@ -21,7 +20,7 @@ VARIANTS = [
     ["--scenario", "mixed", "--loss", "0.03", "--order", "blocks"],
 ]
 
-tmp = tempfile.mkdtemp(prefix="rdmatel_stress_")
+tmp = scratch_dir("rdmatel_stress_")
 caps = []
 for i, v in enumerate(VARIANTS):
     out = os.path.join(tmp, f"stress{i}.pcapng")

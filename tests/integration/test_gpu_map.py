@@ -12,9 +12,8 @@ import json
 import os
 import subprocess
 import sys
-import tempfile
 
-from rdmatel_testlib import Tshark, fail_if, load_truth, run_cli
+from rdmatel_testlib import Tshark, fail_if, load_truth, run_cli, scratch_dir
 
 # The map: NVMe hosts 1 and 2 in job "train", host 3 (made slow to prepare write data) in job
 # "eval"; the GPUs of the RDMA WRITE flows split over both jobs; storage servers unbound.
@@ -151,7 +150,7 @@ def check_wireshark(plugin, capture):
 def main():
     cli, synth = sys.argv[1], sys.argv[2]
     plugin = sys.argv[3] if len(sys.argv) > 3 else None
-    tmp = tempfile.mkdtemp(prefix="rdmatel_gpu_")
+    tmp = scratch_dir("rdmatel_gpu_")
     capture = os.path.join(tmp, "jobs.pcapng")
     subprocess.run([synth, "--scenario", "mixed", "--hosts", "3", "--storages", "2", "--ios", "600", "--loss", "0",
                     "--slow-host", "3=300", "--out", capture], check=True, capture_output=True, timeout=300)

@@ -9,16 +9,15 @@ import os
 import shutil
 import statistics
 import sys
-import tempfile
 
-from rdmatel_testlib import SKIP, cli_io_records, fail_if, run_cli
+from rdmatel_testlib import SKIP, cli_io_records, fail_if, run_cli, scratch_dir
 
 cli, capdir = sys.argv[1], sys.argv[2]
 if not os.path.isdir(capdir):
     print(f"SKIP: no real captures at {capdir}")
     sys.exit(SKIP)
 
-tmp = tempfile.mkdtemp(prefix="rdmatel_real_")
+tmp = scratch_dir("rdmatel_real_")
 problems = []
 
 

@@ -48,12 +48,18 @@ class RecordStore final : public RecordSink {
   /// command when it never completed), a message on the frame that completes it.
   std::vector<const IoRecord*> ios_counted_on(uint64_t frame) const;
   std::vector<const MessageRecord*> messages_counted_on(uint64_t frame) const;
+  /// Congestion records counted on `frame` (after index()): a flow's on its first packet at
+  /// the point, a PFC priority's on its first PFC frame.
+  const CongestionRecord* congestion_counted_on(uint64_t frame) const;
+  std::vector<const PfcRecord*> pfc_counted_on(uint64_t frame) const;
 
  private:
   std::deque<IoRecord> ios_;  ///< at index id - 1; id 0 marks a slot without a record yet
   std::deque<MessageRecord> messages_;
   std::vector<FrameNote> notes_;
   std::vector<DiagnosisRecord> findings_;
+  std::deque<CongestionRecord> congestion_;  ///< sorted by first_frame by index()
+  std::deque<PfcRecord> pfc_;                ///< sorted by first_frame by index()
   std::vector<std::pair<uint64_t, const IoRecord*>> io_by_frame_;
   std::vector<std::pair<uint64_t, const MessageRecord*>> message_by_frame_;
   bool indexed_ = false;

@@ -191,6 +191,7 @@ struct CongestionRecord {
   std::optional<uint64_t> cnps_received;
   TimeNs first_ns = 0, last_ns = 0;  ///< its packets at the point (that point's clock)
   std::optional<TimeNs> first_ce_ns;
+  uint64_t first_frame = 0;  ///< the frame of its first packet at the point (not exported)
 
   /// CE-marked / ECN-capable packets; absent without ECN-capable packets.
   std::optional<double> ce_ratio() const {

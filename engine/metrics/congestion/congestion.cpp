@@ -52,6 +52,7 @@ void Congestion::on_roce(const Packet& p, Ctx& ctx) {
     r.dst_qpn = key.dst_qpn;
     r.point = p.point;
     r.first_ns = p.ts;
+    r.first_frame = p.frame;
   }
   ++r.packets;
   r.last_ns = p.ts;

@@ -28,6 +28,8 @@ void store(std::deque<R>& records, const R& r) {
 void RecordStore::on_record(const Record& r) {
   if (r.is(kIoSchema)) store(ios_, r.as<IoRecord>());
   else if (r.is(kMessageSchema)) store(messages_, r.as<MessageRecord>());
+  else if (r.is(kCongestionSchema)) congestion_.push_back(r.as<CongestionRecord>());
+  else if (r.is(kPfcSchema)) pfc_.push_back(r.as<PfcRecord>());
   else if (r.is(kDiagnosisSchema)) {
     const DiagnosisRecord& d = r.as<DiagnosisRecord>();
     if (d.rank) findings_.push_back(d);
@@ -76,6 +78,24 @@ void RecordStore::index() {
   };
   std::sort(io_by_frame_.begin(), io_by_frame_.end(), by_frame);
   std::sort(message_by_frame_.begin(), message_by_frame_.end(), by_frame);
+  std::stable_sort(congestion_.begin(), congestion_.end(),
+                   [](const auto& a, const auto& b) { return a.first_frame < b.first_frame; });
+  std::stable_sort(pfc_.begin(), pfc_.end(), [](const auto& a, const auto& b) { return a.first_frame < b.first_frame; });
+}
+
+const CongestionRecord* RecordStore::congestion_counted_on(uint64_t frame) const {
+  auto it = std::lower_bound(congestion_.begin(), congestion_.end(), frame,
+                             [](const CongestionRecord& r, uint64_t f) { return r.first_frame < f; });
+  return it != congestion_.end() && it->first_frame == frame && frame ? &*it : nullptr;
+}
+
+std::vector<const PfcRecord*> RecordStore::pfc_counted_on(uint64_t frame) const {
+  std::vector<const PfcRecord*> out;
+  for (auto it = std::lower_bound(pfc_.begin(), pfc_.end(), frame,
+                                  [](const PfcRecord& r, uint64_t f) { return r.first_frame < f; });
+       frame && it != pfc_.end() && it->first_frame == frame; ++it)
+    out.push_back(&*it);
+  return out;
 }
 
 std::span<const FrameNote> RecordStore::notes(uint64_t frame) const {
