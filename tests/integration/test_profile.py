@@ -63,6 +63,16 @@ try:
         if want not in prefs:
             problems.append(f"tshark -G currentprefs -C {NAME} lacks {want.strip()}")
 
+    # Column widths (recent) follow the columns (preferences) one for one; Wireshark 4.0 matches
+    # a custom column's width by its field alone ("%Cus:FIELD").
+    prefs_text = open(os.path.join(profile_dir, "preferences"), encoding="utf-8").read()
+    formats = re.findall(r'^\t"[^"]*", "([^"]+)"', prefs_text.split("gui.column.format:")[1].split("\n\n")[0], re.M)
+    widths = [l for l in lines("recent") if l.startswith("column.width:")]
+    pairs = [x.strip().strip('"') for x in widths[0].split(":", 1)[1].split(",")] if widths else []
+    want = [re.sub(r"^(%Cus:[^:]+):.*$", r"\1", f) for f in formats]
+    if pairs[0::2] != want or not all(w.isdigit() and 40 <= int(w) <= 600 for w in pairs[1::2]):
+        problems.append(f"recent column.width {pairs} does not follow the columns {formats}")
+
     # Filters are gathered first and counted in one tshark run (-z io,stat,0,F1,F2,...).
     filters = []
     checks = []  # (filter, what to do with its frame count)
