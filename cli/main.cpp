@@ -45,6 +45,7 @@ class ReportSink final : public RecordSink {
     else if (r.is(kCongestionSchema)) analysis.congestion.push_back(r.as<CongestionRecord>());
     else if (r.is(kPfcSchema)) analysis.pfc.push_back(r.as<PfcRecord>());
     else if (r.is(kOffsetSchema)) analysis.offsets.push_back(r.as<OffsetRecord>());
+    else if (r.is(kPathSchema)) analysis.paths.push_back(r.as<PathRecord>());
     else if (r.is(kDiagnosisSchema)) analysis.diagnosis.push_back(r.as<DiagnosisRecord>());
     else if (r.is(kAlertSchema)) analysis.alerts.add(r.as<AlertRecord>());
   }

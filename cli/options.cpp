@@ -15,7 +15,7 @@ namespace rdmatel::cli {
 namespace {
 
 // Export kinds the contract names (SPEC §9) that no component of this version produces yet.
-const char* const kPlannedKinds[] = {"paths", "congestion", "offsets", "alerts", "diagnosis"};
+const char* const kPlannedKinds[] = {"congestion", "offsets", "alerts", "diagnosis"};
 
 std::string option_of(const SettingSpec& s) {
   std::string o = "--";

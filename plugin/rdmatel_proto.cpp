@@ -62,7 +62,7 @@ bool guarded(F&& f) {
 // Queues the frame's tap data: the records it counts and its RDMA endpoints (plain data in
 // packet-scope memory; the listeners run before the next frame).
 void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoints* endpoints) {
-  if (!counts.io_count && !counts.message_count && !counts.finding && !endpoints) return;
+  if (!counts.io_count && !counts.message_count && !counts.finding && !counts.hop && !endpoints) return;
   TapFrame* tap = new (wmem_new(pinfo->pool, TapFrame)) TapFrame;
   tap->final = state_->finished();
   for (size_t i = 0; i < counts.io_count && i < TapFrame::kMaxRecords; ++i) tap->ios[tap->io_count++] = counts.ios[i];
@@ -71,6 +71,11 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
     tap->message_points[tap->message_count++] = state_->engine().point_name(counts.messages[i]->point).c_str();
   }
   tap->finding = counts.finding;
+  if (counts.hop) {
+    tap->hop = counts.hop;
+    tap->hop_from = state_->engine().point_name(counts.hop->from_point).c_str();
+    tap->hop_to = state_->engine().point_name(counts.hop->to_point).c_str();
+  }
   if (endpoints) {
     tap->roce = true;
     tap->src_ip = endpoints->src;

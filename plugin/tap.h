@@ -34,6 +34,12 @@ struct TapFrame {
   /// end of the first pass).
   const DiagnosisRecord* finding = nullptr;
 
+  /// A hop record (flow, point A -> point B) counted on this frame, its first packet at A (final
+  /// records only: hops are reported at the end of the first pass), with the points' names.
+  const PathRecord* hop = nullptr;
+  const char* hop_from = nullptr;
+  const char* hop_to = nullptr;
+
   /// The RoCEv2 packet's endpoints (IP + QPN); `roce` false for other frames. The sending QP
   /// is known once the capture showed the reverse direction of its queue pair (or from the
   /// DETH of a UD packet); `src_qpn` is 0 until then.

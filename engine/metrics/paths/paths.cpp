@@ -1,0 +1,281 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/metrics/paths/paths.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <string>
+
+#include "engine/src/util/hash.h"
+
+namespace rdmatel::paths {
+namespace {
+
+const SettingSpec kSettings[] = {
+    {"path_timeout", SettingType::kDuration, "ms", "100", 0.001, 3600000, "MS",
+     "How long every other observation point has (on its own clock, after the reorder window) to show a "
+     "packet's copy before the packet counts as lost on the hop after the last point that saw it"},
+    {"max_path_packets", SettingType::kCount, "", "1048576", 1, 1e9, "N",
+     "Most packets waiting for their copies at other points; beyond it the oldest is settled at once (its "
+     "missing copies count as lost)"},
+    {"clock_offset", SettingType::kList, "", "", 0, 0, "NAME=NS",
+     "Clock offset of observation point NAME (name or numeric interface id): its clock minus the reference "
+     "clock, ns (what export offsets reports, in ns). Hop delays between points with an offset are corrected; "
+     "without one for either point they are raw stamp differences, flagged raw",
+     true, false},
+};
+const RecordSchema* const kOutputs[] = {&kPathSchema};
+// path.hop: on a packet's frame at B, the same packet's frame at the previous point A (ref;
+// detail 1 when the delay is raw). path.hop_delay: on the same frame, ref = the hop delay in ns
+// (a signed value in the 64 bits). path.lost: on the last frame that saw a packet lost after it
+// (detail: the point it never reached). path.record: on a hop record's first frame at A (ref: the
+// record's number, 1, 2, ... in emission order), for tables that show each record once.
+const char* const kNotes[] = {"path.hop", "path.hop_delay", "path.lost", "path.record"};
+
+bool parse_offset(const std::string& spec, std::string& name, DurationNs& ns) {
+  auto eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  name = spec.substr(0, eq);
+  const char* b = spec.data() + eq + 1;
+  const char* e = spec.data() + spec.size();
+  if (b < e && *b == '+') ++b;
+  int64_t v = 0;
+  auto r = std::from_chars(b, e, v);
+  if (r.ec != std::errc() || r.ptr != e) return false;
+  ns = v;
+  return true;
+}
+
+}  // namespace
+
+const ComponentSpec kSpec = {"paths", kPacketAllRoce, kOutputs, kSettings, kNotes};
+
+size_t Paths::IdentityHash::operator()(const Identity& k) const noexcept {
+  return hash_mix((uint64_t(k.flow) << 32 | k.psn) ^ (uint64_t(k.payload_len) << 24 | uint64_t(k.ip_id) << 8 | k.opcode) * 0x9E3779B97F4A7C15ULL);
+}
+
+Paths::Paths(Ctx& ctx)
+    : note_hop_(note_kind("path.hop")),
+      note_delay_(note_kind("path.hop_delay")),
+      note_lost_(note_kind("path.lost")),
+      note_record_(note_kind("path.record")),
+      timeout_(ctx.settings.duration("path_timeout")),
+      max_pending_(ctx.settings.count("max_path_packets")),
+      offset_specs_(ctx.settings.list("clock_offset")) {
+  any_offset_ = !offset_specs_.empty();
+  for (const std::string& s : offset_specs_) {
+    std::string name;
+    DurationNs ns;
+    if (!parse_offset(s, name, ns))
+      ctx.warn("clock_offset_syntax", [&] { return "--clock-offset " + s + " is not NAME=NS: ignored"; });
+  }
+}
+
+const std::optional<DurationNs>& Paths::explicit_offset(PointId point, const Ctx& ctx) {
+  if (point >= offsets_.size()) {
+    offsets_.resize(size_t(point) + 1);
+    offset_resolved_.resize(size_t(point) + 1, 0);
+  }
+  if (!offset_resolved_[point]) {
+    offset_resolved_[point] = 1;
+    const PointState& ps = ctx.points[point];
+    for (const std::string& s : offset_specs_) {
+      std::string name;
+      DurationNs ns;
+      if (parse_offset(s, name, ns) && (name == ps.name || name == std::to_string(ps.interface_id)))
+        offsets_[point] = ns;
+    }
+  }
+  return offsets_[point];
+}
+
+TimeNs Paths::ref_time(PointId point, TimeNs ts, const Ctx& ctx) {
+  if (any_offset_) return ts - explicit_offset(point, ctx).value_or(0);
+  return ts + ctx.clock.to_root(point);
+}
+
+void Paths::on_packet(const Packet& p, Ctx& ctx) {
+  if (p.flow == kNoFlow) return;
+  const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, p.roce.ip_id, p.roce.bth.opcode};
+  auto [it, inserted] = pending_.try_emplace(id);
+  Entry& e = it->second;
+  if (inserted) {
+    e.seq = next_seq_++;
+    e.ref_due = ref_time(p.point, p.ts, ctx) + timeout_;
+    queue_.push_back(Queued{id, e.seq});
+  }
+  e.sightings.push_back(Sighting{p.point, p.ts, 0, p.frame});  // ref: set when settled
+  if (pending_.size() > max_pending_) {
+    ctx.warn("max_path_packets", [&] {
+      return "more than " + std::to_string(max_pending_) +
+             " packets waiting for their copies at other points (--max-path-packets): the oldest are settled "
+             "early, copies still to come count as lost";
+    });
+    while (pending_.size() > max_pending_ && !queue_.empty()) {
+      Queued q = queue_.front();
+      queue_.pop_front();
+      auto f = pending_.find(q.id);
+      if (f == pending_.end() || f->second.seq != q.seq) continue;
+      Entry old = std::move(f->second);
+      pending_.erase(f);
+      settle(q.id, old, ctx);
+    }
+  }
+}
+
+TimeNs Paths::bound(const Ctx& ctx) {
+  TimeNs b = kTimeMax;
+  for (PointId q = 0; q < ctx.points.size(); ++q) {
+    const PointState& ps = ctx.points[q];
+    if (!ps.seen || ps.quiet) continue;  // a quiet point holds nothing back
+    b = std::min(b, ref_time(q, ps.horizon, ctx));
+  }
+  return b;
+}
+
+void Paths::on_advance(PointId, Ctx& ctx) {
+  if (queue_.empty()) return;
+  drain(bound(ctx), ctx);
+}
+
+void Paths::drain(TimeNs b, Ctx& ctx) {
+  while (!queue_.empty()) {
+    const Queued q = queue_.front();
+    auto f = pending_.find(q.id);
+    if (f == pending_.end() || f->second.seq != q.seq) {
+      queue_.pop_front();
+      continue;
+    }
+    if (f->second.ref_due > b) break;
+    queue_.pop_front();
+    Entry e = std::move(f->second);
+    pending_.erase(f);
+    settle(q.id, e, ctx);
+  }
+}
+
+PathRecord& Paths::hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
+  auto [it, inserted] = hops_.try_emplace(HopKey{flow, a, b});
+  PathRecord& r = it->second;
+  if (inserted) {
+    const FlowKey& key = ctx.flows[flow].key;
+    r.src = key.src;
+    r.dst = key.dst;
+    r.dst_qpn = key.dst_qpn;
+    r.from_point = a;
+    r.to_point = b;
+    const auto& oa = explicit_offset(a, ctx);
+    const auto& ob = explicit_offset(b, ctx);
+    if (oa || ob) r.offset_applied_ns = oa.value_or(0) - ob.value_or(0);
+  }
+  return r;
+}
+
+DurationNs Paths::relative_offset(PointId h, PointId q, const Ctx& ctx) {
+  if (h == q) return 0;
+  if (any_offset_) return explicit_offset(q, ctx).value_or(0) - explicit_offset(h, ctx).value_or(0);
+  auto e = ctx.clock.estimate(h, q);
+  return e && e->both_directions ? e->offset : 0;
+}
+
+void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
+  const PointId home = e.sightings[0].point;
+  for (Sighting& s : e.sightings) s.ref = s.ts - relative_offset(home, s.point, ctx);
+  std::vector<PointId>& order = order_[id.flow];
+  std::span<const Sighting> s(e.sightings.begin(), e.sightings.size());
+  learn_order(order, s);
+  if (order.size() < 2) {
+    // Seen at one point only, and so was every packet of the flow until now: lost after it, or a
+    // flow seen at one point? Told by the flow's next packets.
+    auto& parked = parked_[id.flow];
+    if (parked.size() < kMaxParked) parked.emplace_back(s.begin(), s.end());
+    return;
+  }
+  apply(id.flow, s, order, ctx);
+  auto p = parked_.find(id.flow);
+  if (p == parked_.end()) return;
+  std::vector<std::vector<Sighting>> waiting = std::move(p->second);
+  parked_.erase(p);
+  for (const auto& w : waiting) apply(id.flow, w, order, ctx);
+}
+
+void Paths::apply(FlowId flow, std::span<const Sighting> s, const std::vector<PointId>& order, Ctx& ctx) {
+  for (const Copy& c : match_copies(s, order)) {
+    for (size_t i = 0; i + 1 < c.size(); ++i) {
+      const Sighting& a = c[i];
+      const Sighting& b = c[i + 1];
+      PathRecord& r = hop(flow, a.point, b.point, ctx);
+      const DurationNs d = b.ts - a.ts + r.offset_applied_ns.value_or(0);
+      if (r.packets == 0 || a.ts < r.first_ns) {
+        r.first_ns = a.ts;
+        r.first_frame = a.frame;
+      }
+      r.last_ns = std::max(r.last_ns, a.ts);
+      ++r.packets;
+      if (r.delivered == 0) r.min_ns = r.max_ns = d;
+      r.min_ns = std::min(r.min_ns, d);
+      r.max_ns = std::max(r.max_ns, d);
+      r.sum_ns += double(d);
+      ++r.delivered;
+      if (ctx.frame_notes) {
+        ctx.note(b.frame, note_hop_, a.frame, r.offset_applied_ns ? 0 : 1);
+        ctx.note(b.frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d)));
+      }
+    }
+    // Lost after its last point when the flow's path goes on from there.
+    const Sighting& last = c.back();
+    auto at = std::find(order.begin(), order.end(), last.point);
+    if (at == order.end() || at + 1 == order.end()) continue;
+    PathRecord& r = hop(flow, last.point, *(at + 1), ctx);
+    if (r.packets == 0 || last.ts < r.first_ns) {
+      r.first_ns = last.ts;
+      r.first_frame = last.frame;
+    }
+    r.last_ns = std::max(r.last_ns, last.ts);
+    ++r.packets;
+    ++r.lost;
+    ctx.note(last.frame, note_lost_, 0, *(at + 1));
+  }
+}
+
+void Paths::finish(Ctx& ctx) {
+  drain(kTimeMax, ctx);
+  // Per flow (in the order flows were first seen), hops in path order.
+  auto pos = [&](FlowId f, PointId p) {
+    const auto& o = order_[f];
+    return size_t(std::find(o.begin(), o.end(), p) - o.begin());
+  };
+  std::vector<std::pair<HopKey, const PathRecord*>> keyed;
+  keyed.reserve(hops_.size());
+  for (const auto& [k, r] : hops_) keyed.emplace_back(k, &r);
+  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
+    const auto& [fx, ax, bx] = x.first;
+    const auto& [fy, ay, by] = y.first;
+    if (fx != fy) return fx < fy;
+    if (pos(fx, ax) != pos(fy, ay)) return pos(fx, ax) < pos(fy, ay);
+    return pos(fx, bx) < pos(fy, by);
+  });
+  uint64_t n = 0;
+  for (const auto& [k, r] : keyed) {
+    ctx.emit(kPathSchema, r);
+    ctx.note(r->first_frame, note_record_, ++n);
+  }
+  for (PointId p = 0; p < ctx.points.size() && !offset_specs_.empty(); ++p) explicit_offset(p, ctx);
+  for (const std::string& s : offset_specs_) {
+    std::string name;
+    DurationNs ns;
+    if (!parse_offset(s, name, ns)) continue;
+    bool found = false;
+    for (PointId p = 0; p < ctx.points.size() && !found; ++p)
+      found = name == ctx.points[p].name || name == std::to_string(ctx.points[p].interface_id);
+    if (!found)
+      ctx.warn("clock_offset_point", [&] { return "--clock-offset " + s + " names no observation point of the capture"; });
+  }
+  hops_.clear();
+  order_.clear();
+  parked_.clear();
+  pending_.clear();
+  queue_.clear();
+}
+
+}  // namespace rdmatel::paths
