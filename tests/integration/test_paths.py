@@ -219,6 +219,16 @@ if plugin and shutil.which("tshark"):
         if +lost_at != +lost_cli:
             problems.append(f"tshark rdmatel.hop.lost per flow and point {dict(lost_at)} != export paths {dict(lost_cli)}")
 
+        # With the clock offsets given as a preference, the delays equal the CLI's corrected ones.
+        pref = "rdmatel.clock_offsets:" + ",".join(f"{n}={v}" for n, v in offsets.items())
+        rows = ts.fields(cap_off, ["rdmatel.hop.delay", "rdmatel.hop.raw"], "rdmatel.hop.delay", extra=("-o", pref))
+        tshark_sum = sum(round(float(r["rdmatel.hop.delay"]) * 1000) for r in rows)
+        cli_sum = sum(us_to_ns(r["avg_us"]) * (int(r["packets"]) - int(r["lost"])) for r in got_off if "avg_us" in r)
+        delivered = sum(int(r["packets"]) - int(r["lost"]) for r in got_off)
+        if len(rows) != delivered or abs(tshark_sum - cli_sum) > delivered or any(r["rdmatel.hop.raw"] for r in rows):
+            problems.append(f"tshark -o {pref}: {len(rows)} hop delays summing to {tshark_sum} ns, "
+                            f"export paths --clock-offset {delivered} summing to about {cli_sum}")
+
         out = ts.run("-2", "-q", "-r", ts.stage(cap3), "-z", "rdmatel,hops").stdout
         tables = parse_simple_tables(out)
         title = next((t for t in tables if "Hops" in t), None)
