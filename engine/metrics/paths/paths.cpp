@@ -12,10 +12,10 @@ namespace rdmatel::paths {
 namespace {
 
 const SettingSpec kSettings[] = {
-    {"path_timeout", SettingType::kDuration, "ms", "100", 0.001, 3600000, "MS",
+    {"path_timeout", SettingType::kDuration, "ms", "10", 0.001, 3600000, "MS",
      "How long every other observation point has (on its own clock, after the reorder window) to show a "
      "packet's copy before the packet counts as lost on the hop after the last point that saw it"},
-    {"max_path_packets", SettingType::kCount, "", "1048576", 1, 1e9, "N",
+    {"max_path_packets", SettingType::kCount, "", "262144", 1, 1e9, "N",
      "Most packets waiting for their copies at other points; beyond it the oldest is settled at once (its "
      "missing copies count as lost)"},
     {"clock_offset", SettingType::kList, "", "", 0, 0, "NAME=NS",
@@ -71,7 +71,7 @@ Paths::Paths(Ctx& ctx)
   }
 }
 
-const std::optional<DurationNs>& Paths::explicit_offset(PointId point, const Ctx& ctx) {
+std::optional<DurationNs> Paths::explicit_offset(PointId point, const Ctx& ctx) {
   if (point >= offsets_.size()) {
     offsets_.resize(size_t(point) + 1);
     offset_resolved_.resize(size_t(point) + 1, 0);
@@ -95,7 +95,10 @@ TimeNs Paths::ref_time(PointId point, TimeNs ts, const Ctx& ctx) {
 }
 
 void Paths::on_packet(const Packet& p, Ctx& ctx) {
-  if (p.flow == kNoFlow) return;
+  // With one observation point there is no hop: keep nothing. A packet reaches this point a
+  // reorder window after it arrived, by when every point whose packets lie near it has been
+  // declared, in the CLI (all interfaces up front) as in the plugin (each on its first frame).
+  if (p.flow == kNoFlow || ctx.points.size() < 2) return;
   const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, p.roce.ip_id, p.roce.bth.opcode};
   auto [it, inserted] = pending_.try_emplace(id);
   Entry& e = it->second;
@@ -164,8 +167,8 @@ PathRecord& Paths::hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
     r.dst_qpn = key.dst_qpn;
     r.from_point = a;
     r.to_point = b;
-    const auto& oa = explicit_offset(a, ctx);
-    const auto& ob = explicit_offset(b, ctx);
+    const auto oa = explicit_offset(a, ctx);
+    const auto ob = explicit_offset(b, ctx);
     if (oa || ob) r.offset_applied_ns = oa.value_or(0) - ob.value_or(0);
   }
   return r;

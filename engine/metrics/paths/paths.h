@@ -65,7 +65,7 @@ class Paths final : public Component {
   /// from --clock-offset when any is given; else the core's estimate for the pair once packets
   /// went both ways between them (one direction only, the estimate still holds the delay); else 0.
   DurationNs relative_offset(PointId h, PointId q, const Ctx& ctx);
-  const std::optional<DurationNs>& explicit_offset(PointId point, const Ctx& ctx);
+  std::optional<DurationNs> explicit_offset(PointId point, const Ctx& ctx);
   /// The earliest reference time every active point has passed.
   TimeNs bound(const Ctx& ctx);
   void drain(TimeNs bound, Ctx& ctx);
