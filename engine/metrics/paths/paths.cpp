@@ -99,15 +99,16 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   // reorder window after it arrived, by when every point whose packets lie near it has been
   // declared, in the CLI (all interfaces up front) as in the plugin (each on its first frame).
   if (p.flow == kNoFlow || ctx.points.size() < 2) return;
+  if (p.point >= handled_.size()) handled_.resize(size_t(p.point) + 1, kTimeMin);
+  handled_[p.point] = std::max(handled_[p.point], p.ts);
   const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, p.roce.ip_id, p.roce.bth.opcode};
-  auto [it, inserted] = pending_.try_emplace(id);
-  Entry& e = it->second;
-  if (inserted) {
+  Entry& e = pending_[id];
+  if (e.seq == 0) {
     e.seq = next_seq_++;
     e.ref_due = ref_time(p.point, p.ts, ctx) + timeout_;
     queue_.push_back(Queued{id, e.seq});
   }
-  e.sightings.push_back(Sighting{p.point, p.ts, 0, p.frame});  // ref: set when settled
+  e.seen.push_back(Seen{p.point, p.ts, p.frame});
   if (pending_.size() > max_pending_) {
     ctx.warn("max_path_packets", [&] {
       return "more than " + std::to_string(max_pending_) +
@@ -115,15 +116,18 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
              "early, copies still to come count as lost";
     });
     while (pending_.size() > max_pending_ && !queue_.empty()) {
-      Queued q = queue_.front();
+      const Queued q = queue_.front();
       queue_.pop_front();
-      auto f = pending_.find(q.id);
-      if (f == pending_.end() || f->second.seq != q.seq) continue;
-      Entry old = std::move(f->second);
-      pending_.erase(f);
+      Entry* f = pending_.find(q.id);
+      if (!f || f->seq != q.seq) continue;
+      Entry old = std::move(*f);
+      pending_.erase(q.id);
       settle(q.id, old, ctx);
     }
   }
+  // A point whose reorder buffer overflowed hands packets on before its horizon passes them:
+  // settle by what the points handled too, not only at horizon advances.
+  if ((++since_drain_ & 1023) == 0) drain(bound(ctx), ctx);
 }
 
 TimeNs Paths::bound(const Ctx& ctx) {
@@ -131,7 +135,10 @@ TimeNs Paths::bound(const Ctx& ctx) {
   for (PointId q = 0; q < ctx.points.size(); ++q) {
     const PointState& ps = ctx.points[q];
     if (!ps.seen || ps.quiet) continue;  // a quiet point holds nothing back
-    b = std::min(b, ref_time(q, ps.horizon, ctx));
+    // Everything stamped before a point's horizon has been handled, and, packets being handled
+    // in each point's stamp order, everything before the latest packet it handled.
+    const TimeNs now = q < handled_.size() ? std::max(ps.horizon, handled_[q]) : ps.horizon;
+    b = std::min(b, ref_time(q, now, ctx));
   }
   return b;
 }
@@ -144,33 +151,39 @@ void Paths::on_advance(PointId, Ctx& ctx) {
 void Paths::drain(TimeNs b, Ctx& ctx) {
   while (!queue_.empty()) {
     const Queued q = queue_.front();
-    auto f = pending_.find(q.id);
-    if (f == pending_.end() || f->second.seq != q.seq) {
+    Entry* f = pending_.find(q.id);
+    if (!f || f->seq != q.seq) {
       queue_.pop_front();
       continue;
     }
-    if (f->second.ref_due > b) break;
+    if (f->ref_due > b) break;
     queue_.pop_front();
-    Entry e = std::move(f->second);
-    pending_.erase(f);
+    Entry e = std::move(*f);
+    pending_.erase(q.id);
     settle(q.id, e, ctx);
   }
 }
 
+Paths::FlowState& Paths::flow_state(FlowId f) {
+  if (f >= flows_.size()) flows_.resize(size_t(f) + 1);
+  return flows_[f];
+}
+
 PathRecord& Paths::hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
-  auto [it, inserted] = hops_.try_emplace(HopKey{flow, a, b});
-  PathRecord& r = it->second;
-  if (inserted) {
-    const FlowKey& key = ctx.flows[flow].key;
-    r.src = key.src;
-    r.dst = key.dst;
-    r.dst_qpn = key.dst_qpn;
-    r.from_point = a;
-    r.to_point = b;
-    const auto oa = explicit_offset(a, ctx);
-    const auto ob = explicit_offset(b, ctx);
-    if (oa || ob) r.offset_applied_ns = oa.value_or(0) - ob.value_or(0);
-  }
+  FlowState& fs = flows_[flow];
+  for (const Hop& h : fs.hops)
+    if (h.from == a && h.to == b) return records_[h.record];
+  fs.hops.push_back(Hop{a, b, uint32_t(records_.size())});
+  PathRecord& r = records_.emplace_back();
+  const FlowKey& key = ctx.flows[flow].key;
+  r.src = key.src;
+  r.dst = key.dst;
+  r.dst_qpn = key.dst_qpn;
+  r.from_point = a;
+  r.to_point = b;
+  const auto oa = explicit_offset(a, ctx);
+  const auto ob = explicit_offset(b, ctx);
+  if (oa || ob) r.offset_applied_ns = oa.value_or(0) - ob.value_or(0);
   return r;
 }
 
@@ -182,88 +195,105 @@ DurationNs Paths::relative_offset(PointId h, PointId q, const Ctx& ctx) {
 }
 
 void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
-  const PointId home = e.sightings[0].point;
-  for (Sighting& s : e.sightings) s.ref = s.ts - relative_offset(home, s.point, ctx);
-  std::vector<PointId>& order = order_[id.flow];
-  std::span<const Sighting> s(e.sightings.begin(), e.sightings.size());
+  FlowState& fs = flow_state(id.flow);
+  std::vector<PointId>& order = fs.order;
+  // The common case: one sighting per point, every point already on the flow's path. The copy is
+  // the sightings in path order; no clock is needed.
+  if (order.size() >= 2 && e.seen.size() <= 8) {
+    size_t pos[8];
+    bool simple = true;
+    for (size_t i = 0; i < e.seen.size() && simple; ++i) {
+      auto it = std::find(order.begin(), order.end(), e.seen[i].point);
+      pos[i] = size_t(it - order.begin());
+      simple = it != order.end();
+      for (size_t j = 0; j < i && simple; ++j) simple = pos[j] != pos[i];
+    }
+    if (simple) {
+      scratch_.clear();
+      for (const Seen& s : e.seen) scratch_.push_back(Sighting{s.point, s.ts, s.ts, s.frame});
+      // Insertion sort by path position (a handful of points).
+      for (size_t i = 1; i < scratch_.size(); ++i)
+        for (size_t j = i; j > 0 && pos[j - 1] > pos[j]; --j) {
+          std::swap(pos[j - 1], pos[j]);
+          std::swap(scratch_[j - 1], scratch_[j]);
+        }
+      apply_copy(id.flow, scratch_, order, ctx);
+      return;
+    }
+  }
+  // Several copies, or a point new to the flow: stamps of different points are compared, on the
+  // best common clock known.
+  std::vector<Sighting> s;
+  s.reserve(e.seen.size());
+  const PointId home = e.seen[0].point;
+  for (const Seen& x : e.seen) s.push_back(Sighting{x.point, x.ts, x.ts - relative_offset(home, x.point, ctx), x.frame});
   learn_order(order, s);
   if (order.size() < 2) {
     // Seen at one point only, and so was every packet of the flow until now: lost after it, or a
     // flow seen at one point? Told by the flow's next packets.
-    auto& parked = parked_[id.flow];
-    if (parked.size() < kMaxParked) parked.emplace_back(s.begin(), s.end());
+    if (fs.parked.size() < kMaxParked) fs.parked.push_back(std::move(s));
     return;
   }
-  apply(id.flow, s, order, ctx);
-  auto p = parked_.find(id.flow);
-  if (p == parked_.end()) return;
-  std::vector<std::vector<Sighting>> waiting = std::move(p->second);
-  parked_.erase(p);
-  for (const auto& w : waiting) apply(id.flow, w, order, ctx);
+  for (const Copy& c : match_copies(s, order)) apply_copy(id.flow, c, order, ctx);
+  if (fs.parked.empty()) return;
+  std::vector<std::vector<Sighting>> waiting = std::move(fs.parked);
+  fs.parked.clear();
+  for (const auto& w : waiting)
+    for (const Copy& c : match_copies(w, order)) apply_copy(id.flow, c, order, ctx);
 }
 
-void Paths::apply(FlowId flow, std::span<const Sighting> s, const std::vector<PointId>& order, Ctx& ctx) {
-  for (const Copy& c : match_copies(s, order)) {
-    for (size_t i = 0; i + 1 < c.size(); ++i) {
-      const Sighting& a = c[i];
-      const Sighting& b = c[i + 1];
-      PathRecord& r = hop(flow, a.point, b.point, ctx);
-      const DurationNs d = b.ts - a.ts + r.offset_applied_ns.value_or(0);
-      if (r.packets == 0 || a.ts < r.first_ns) {
-        r.first_ns = a.ts;
-        r.first_frame = a.frame;
-      }
-      r.last_ns = std::max(r.last_ns, a.ts);
-      ++r.packets;
-      if (r.delivered == 0) r.min_ns = r.max_ns = d;
-      r.min_ns = std::min(r.min_ns, d);
-      r.max_ns = std::max(r.max_ns, d);
-      r.sum_ns += double(d);
-      ++r.delivered;
-      if (ctx.frame_notes) {
-        ctx.note(b.frame, note_hop_, a.frame, r.offset_applied_ns ? 0 : 1);
-        ctx.note(b.frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d)));
-      }
+void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vector<PointId>& order, Ctx& ctx) {
+  for (size_t i = 0; i + 1 < c.size(); ++i) {
+    const Sighting& a = c[i];
+    const Sighting& b = c[i + 1];
+    PathRecord& r = hop(flow, a.point, b.point, ctx);
+    const DurationNs d = b.ts - a.ts + r.offset_applied_ns.value_or(0);
+    if (r.packets == 0 || a.ts < r.first_ns) {
+      r.first_ns = a.ts;
+      r.first_frame = a.frame;
     }
-    // Lost after its last point when the flow's path goes on from there.
-    const Sighting& last = c.back();
-    auto at = std::find(order.begin(), order.end(), last.point);
-    if (at == order.end() || at + 1 == order.end()) continue;
-    PathRecord& r = hop(flow, last.point, *(at + 1), ctx);
-    if (r.packets == 0 || last.ts < r.first_ns) {
-      r.first_ns = last.ts;
-      r.first_frame = last.frame;
-    }
-    r.last_ns = std::max(r.last_ns, last.ts);
+    r.last_ns = std::max(r.last_ns, a.ts);
     ++r.packets;
-    ++r.lost;
-    ctx.note(last.frame, note_lost_, 0, *(at + 1));
+    if (r.delivered == 0) r.min_ns = r.max_ns = d;
+    r.min_ns = std::min(r.min_ns, d);
+    r.max_ns = std::max(r.max_ns, d);
+    r.sum_ns += double(d);
+    ++r.delivered;
+    if (ctx.frame_notes) {
+      ctx.note(b.frame, note_hop_, a.frame, r.offset_applied_ns ? 0 : 1);
+      ctx.note(b.frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d)));
+    }
   }
+  // Lost after its last point when the flow's path goes on from there.
+  const Sighting& last = c.back();
+  auto at = std::find(order.begin(), order.end(), last.point);
+  if (at == order.end() || at + 1 == order.end()) return;
+  PathRecord& r = hop(flow, last.point, *(at + 1), ctx);
+  if (r.packets == 0 || last.ts < r.first_ns) {
+    r.first_ns = last.ts;
+    r.first_frame = last.frame;
+  }
+  r.last_ns = std::max(r.last_ns, last.ts);
+  ++r.packets;
+  ++r.lost;
+  ctx.note(last.frame, note_lost_, 0, *(at + 1));
 }
 
 void Paths::finish(Ctx& ctx) {
   drain(kTimeMax, ctx);
   // Per flow (in the order flows were first seen), hops in path order.
-  auto pos = [&](FlowId f, PointId p) {
-    const auto& o = order_[f];
-    return size_t(std::find(o.begin(), o.end(), p) - o.begin());
-  };
-  std::vector<std::pair<HopKey, const PathRecord*>> keyed;
-  keyed.reserve(hops_.size());
-  for (const auto& [k, r] : hops_) keyed.emplace_back(k, &r);
-  std::stable_sort(keyed.begin(), keyed.end(), [&](const auto& x, const auto& y) {
-    const auto& [fx, ax, bx] = x.first;
-    const auto& [fy, ay, by] = y.first;
-    if (fx != fy) return fx < fy;
-    if (pos(fx, ax) != pos(fy, ay)) return pos(fx, ax) < pos(fy, ay);
-    return pos(fx, bx) < pos(fy, by);
-  });
   uint64_t n = 0;
-  for (const auto& [k, r] : keyed) {
-    ctx.emit(kPathSchema, r);
-    ctx.note(r->first_frame, note_record_, ++n);
+  for (FlowState& fs : flows_) {
+    auto pos = [&](PointId p) { return size_t(std::find(fs.order.begin(), fs.order.end(), p) - fs.order.begin()); };
+    std::stable_sort(fs.hops.begin(), fs.hops.end(), [&](const Hop& x, const Hop& y) {
+      return pos(x.from) != pos(y.from) ? pos(x.from) < pos(y.from) : pos(x.to) < pos(y.to);
+    });
+    for (const Hop& h : fs.hops) {
+      const PathRecord& r = records_[h.record];
+      ctx.emit(kPathSchema, &r);
+      ctx.note(r.first_frame, note_record_, ++n);
+    }
   }
-  for (PointId p = 0; p < ctx.points.size() && !offset_specs_.empty(); ++p) explicit_offset(p, ctx);
   for (const std::string& s : offset_specs_) {
     std::string name;
     DurationNs ns;
@@ -274,10 +304,10 @@ void Paths::finish(Ctx& ctx) {
     if (!found)
       ctx.warn("clock_offset_point", [&] { return "--clock-offset " + s + " names no observation point of the capture"; });
   }
-  hops_.clear();
-  order_.clear();
-  parked_.clear();
-  pending_.clear();
+  flows_.clear();
+  records_.clear();
+  handled_.clear();
+  pending_ = {};
   queue_.clear();
 }
 

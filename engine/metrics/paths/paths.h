@@ -9,18 +9,21 @@
 // Unlike every other metric, a hop delay compares the clocks of two points: it is corrected by
 // the points' --clock-offset where one is given and reported raw otherwise. The clock relations
 // the core learned (core/clock.*) only order points and match copies; they never change a delay.
+//
+// Cost: one hash-map slot per packet identity while it waits (the common case, one sighting per
+// point of a known path, needs no allocation when settled); nothing with a single point.
 #pragma once
 
 #include <cstdint>
 #include <deque>
-#include <map>
 #include <optional>
-#include <tuple>
-#include <unordered_map>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "engine/metrics/paths/copy_matcher.h"
 #include "engine/src/core/component.h"
+#include "engine/src/util/flat_map.h"
 #include "engine/src/util/small_vector.h"
 #include "rdmatel/records.h"
 
@@ -37,26 +40,43 @@ class Paths final : public Component {
 
  private:
   struct Identity {
-    FlowId flow;
-    uint32_t psn;
-    uint32_t payload_len;
-    uint16_t ip_id;
-    uint8_t opcode;
+    FlowId flow = kNoFlow;
+    uint32_t psn = 0;
+    uint32_t payload_len = 0;
+    uint16_t ip_id = 0;
+    uint8_t opcode = 0;
     friend bool operator==(const Identity&, const Identity&) = default;
   };
   struct IdentityHash {
     size_t operator()(const Identity& k) const noexcept;
   };
+  /// One sighting as it waits (the reference stamp is worked out when it is settled).
+  struct Seen {
+    PointId point;
+    TimeNs ts;
+    uint64_t frame;
+  };
   struct Entry {
-    uint64_t seq = 0;     ///< creation number (tells a reused identity from the one queued)
-    TimeNs ref_due = 0;   ///< first sighting's reference stamp + timeout
-    SmallVector<Sighting, 3> sightings;
+    uint64_t seq = 0;    ///< creation number, 0 for a free slot (tells a reused identity apart)
+    TimeNs ref_due = 0;  ///< first sighting's stamp on the common clock + timeout
+    SmallVector<Seen, 3> seen;
   };
   struct Queued {
     Identity id;
     uint64_t seq;
   };
-  using HopKey = std::tuple<FlowId, PointId, PointId>;
+  struct Hop {
+    PointId from, to;
+    uint32_t record;  ///< index into records_
+  };
+  struct FlowState {
+    std::vector<PointId> order;  ///< the flow's points in path order
+    std::vector<Hop> hops;
+    /// Packets of the flow while its path is not known (every one so far seen at one point):
+    /// whether they were lost after it is told once a packet shows the next point.
+    std::vector<std::vector<Sighting>> parked;
+  };
+  static constexpr size_t kMaxParked = 64;
 
   /// A stamp of `point` on a common clock, for waiting only: minus its --clock-offset when any is
   /// given, else mapped through the core's clock relations.
@@ -66,31 +86,30 @@ class Paths final : public Component {
   /// went both ways between them (one direction only, the estimate still holds the delay); else 0.
   DurationNs relative_offset(PointId h, PointId q, const Ctx& ctx);
   std::optional<DurationNs> explicit_offset(PointId point, const Ctx& ctx);
-  /// The earliest reference time every active point has passed.
+  /// The earliest common-clock time every active point has passed.
   TimeNs bound(const Ctx& ctx);
   void drain(TimeNs bound, Ctx& ctx);
   void settle(const Identity& id, Entry& e, Ctx& ctx);
-  /// Lays one identity's sightings (refs set) along the flow's path: hops and losses.
-  void apply(FlowId flow, std::span<const Sighting> s, const std::vector<PointId>& order, Ctx& ctx);
+  /// Lays one copy (sightings in path order) along the flow's path: its hops, its loss.
+  void apply_copy(FlowId flow, std::span<const Sighting> copy, const std::vector<PointId>& order, Ctx& ctx);
   PathRecord& hop(FlowId flow, PointId a, PointId b, const Ctx& ctx);
+  FlowState& flow_state(FlowId f);
 
   NoteKind note_hop_, note_delay_, note_lost_, note_record_;
   DurationNs timeout_;
   uint64_t max_pending_;
   bool any_offset_;
-  std::vector<std::string> offset_specs_;  ///< --clock-offset NAME=NS as given
+  std::vector<std::string> offset_specs_;           ///< --clock-offset NAME=NS as given
   std::vector<std::optional<DurationNs>> offsets_;  ///< by point, resolved on first use
   std::vector<uint8_t> offset_resolved_;
-  std::unordered_map<Identity, Entry, IdentityHash> pending_;
+  FlatMap<Identity, Entry, IdentityHash> pending_;
   std::deque<Queued> queue_;  ///< pending identities in creation order
   uint64_t next_seq_ = 1;
-  std::unordered_map<FlowId, std::vector<PointId>> order_;  ///< each flow's points in path order
-  /// Packets of a flow whose path is not known yet (every one so far seen at one point): whether
-  /// they were lost after it is told once a packet shows the next point. A few per flow.
-  static constexpr size_t kMaxParked = 64;
-  std::unordered_map<FlowId, std::vector<std::vector<Sighting>>> parked_;
-  std::map<HopKey, PathRecord> hops_;
+  std::vector<FlowState> flows_;  ///< by flow id
+  std::deque<PathRecord> records_;
   std::vector<Sighting> scratch_;
+  std::vector<TimeNs> handled_;  ///< by point: the latest stamp it handled
+  uint32_t since_drain_ = 0;
 };
 
 }  // namespace rdmatel::paths
