@@ -90,6 +90,26 @@ for r in got3:
     if r.get("raw") is not True or "offset_applied_ns" in r:
         problems.append(f"drop3: {key(r)} without --clock-offset must be raw: {r}")
         break
+# 1b. Harder conditions, each against its truth: GPU flows beside the NVMe traffic, dumpcap-like
+#     file order, five points (two ports of each leaf), hosts behind both leaves (I/Os cross both
+#     ways, so the engine's clock estimate mixes directions), a capture starting mid-stream over
+#     IPv6 (no IP ID: resends are told apart by when they passed), two VLAN tags.
+for name, args in (("mixed", ["--scenario", "mixed", "--points", "3", "--seed", "4"]),
+                   ("blocks", ["--scenario", "nvme-3point", "--seed", "7", "--order", "blocks"]),
+                   ("five", ["--scenario", "nvme-2point", "--points", "5", "--seed", "8",
+                             "--drop-between", "leafA-up:spine1=0.03"]),
+                   ("cross", ["--scenario", "nvme-3point", "--cross", "--seed", "9"]),
+                   ("midstream6", ["--scenario", "nvme-midstream", "--points", "3", "--seed", "2", "--ipv6"]),
+                   ("vlan6", ["--scenario", "nvme-3point", "--ipv6", "--vlan", "2", "--seed", "10"])):
+    drop = [] if "--drop-between" in args else ["--drop-between", "leafA-gpu:spine1=0.02"]
+    cap = generate(name, *args, *drop)
+    compare(name, load_truth(cap)["hops"], export_paths(cap))
+
+# 1c. The bound on waiting packets: reached, it warns once and the run still succeeds.
+p = run_cli(cli, "export", "paths", cap3, "--no-progress", "--max-path-packets", "50")
+if p.stderr.count("--max-path-packets") != 1:
+    problems.append(f"--max-path-packets 50: want one warning, stderr: {p.stderr[:300]}")
+
 # 2. Clock offsets: the spine's clock 3 ms ahead, the storage leaf's 1.5 ms behind. Given the
 #    same offsets, rdmatel's delays equal the truth's; without them they are raw: the truth
 #    plus offset(B) - offset(A).

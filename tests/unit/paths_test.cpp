@@ -73,16 +73,32 @@ TEST(MatchCopies, BothCopiesDeliveredMatchInOrder) {
   EXPECT_EQ(copies[1][1].frame, 4u);
 }
 
-TEST(MatchCopies, UnknownOffsetFallsBackToOrder) {
-  // B's clock 2 s behind and no offset known: every B stamp is "before" every A stamp, so the
-  // k-th copy at B joins the k-th copy at A.
+TEST(MatchCopies, ASightingBeforeEveryCopyStartsItsOwn) {
+  // The capture at A began between the original and the resend: A saw only the resend (5000),
+  // B both (the original at 40, the resend at 5040). B's original passed A before any copy A
+  // saw: a copy of its own, not the resend's.
   std::vector<PointId> order = {A, B};
-  const TimeNs s2 = 2'000'000'000;
-  std::vector<Sighting> s = {at(A, s2 + 100, 1), at(A, s2 + 900, 3), at(B, 140, 2), at(B, 930, 4)};
+  std::vector<Sighting> s = {at(A, 5000, 3), at(B, 40, 1), at(B, 5040, 4)};
   auto copies = match_copies(s, order);
   ASSERT_EQ(copies.size(), 2u);
-  EXPECT_EQ(copies[0][1].frame, 2u);
-  EXPECT_EQ(copies[1][1].frame, 4u);
+  ASSERT_EQ(copies[0].size(), 2u);
+  EXPECT_EQ(copies[0][1].frame, 4u);
+  ASSERT_EQ(copies[1].size(), 1u);
+  EXPECT_EQ(copies[1][0].frame, 1u);
+}
+
+TEST(MatchCopies, SlackCoversAnUncertainOffset) {
+  // B's reference stamp is 300 ns early (an estimated offset, uncertain by 500 ns): still the
+  // copy that passed A at 1000, not a copy of its own.
+  std::vector<PointId> order = {A, B};
+  Sighting b{B, 700, 700, 2, 500};
+  std::vector<Sighting> s = {at(A, 1000, 1), b};
+  auto copies = match_copies(s, order);
+  ASSERT_EQ(copies.size(), 1u);
+  ASSERT_EQ(copies[0].size(), 2u);
+  // Without the slack it would be one.
+  s[1].slack = 0;
+  EXPECT_EQ(match_copies(s, order).size(), 2u);
 }
 
 TEST(MatchCopies, APacketFirstSeenLaterStartsItsOwnCopy) {

@@ -50,7 +50,8 @@ void learn_order(std::vector<PointId>& order, std::span<const Sighting> sighting
   }
 }
 
-std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order) {
+std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order,
+                               const ExpectedDelay& expected) {
   std::vector<Copy> copies;
   std::vector<Sighting> at;
   for (PointId p : order) {
@@ -59,22 +60,35 @@ std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<co
       if (s.point == p) at.push_back(s);
     if (at.empty()) continue;
     std::stable_sort(at.begin(), at.end(), [](const Sighting& a, const Sighting& b) { return a.ts < b.ts; });
-    size_t after = 0;  // copies before this index are behind this point's previous sighting
     for (const Sighting& s : at) {
-      size_t best = copies.size(), earliest = copies.size();
-      for (size_t c = after; c < copies.size(); ++c) {
-        if (copies[c].back().point == p) continue;  // already seen here
-        if (earliest == copies.size()) earliest = c;
-        if (copies[c].back().ref <= s.ref) best = c;
+      // Candidates: copies not seen here yet that passed their last point before this sighting.
+      // A copy last seen at the point just before this one is preferred to one that stopped
+      // earlier (lost, or missed by a point); among those last seen at the same point, the one
+      // nearest the hop's usual delay, or else the latest.
+      size_t best = copies.size(), best_pos = 0;
+      DurationNs best_miss = 0;
+      for (size_t c = 0; c < copies.size(); ++c) {
+        const Sighting& prev = copies[c].back();
+        if (prev.point == p) continue;  // already seen here (points come in path order)
+        if (prev.ref > s.ref + s.slack + prev.slack) continue;  // passed the earlier point after this one
+        const size_t pos = index_of(order, prev.point);
+        std::optional<DurationNs> d = expected ? expected(prev.point, p) : std::nullopt;
+        DurationNs miss = 0;
+        if (d) {
+          miss = prev.ref + *d - s.ref;
+          if (miss < 0) miss = -miss;
+        } else {
+          miss = s.ref - prev.ref;  // the latest is the nearest
+          if (miss < 0) miss = 0;
+        }
+        if (best == copies.size() || pos > best_pos || (pos == best_pos && miss < best_miss)) {
+          best = c;
+          best_pos = pos;
+          best_miss = miss;
+        }
       }
-      size_t chosen = best != copies.size() ? best : earliest;
-      if (chosen == copies.size()) {
-        copies.push_back(Copy{s});
-        after = copies.size();
-      } else {
-        copies[chosen].push_back(s);
-        after = chosen + 1;
-      }
+      if (best == copies.size()) copies.push_back(Copy{s});
+      else copies[best].push_back(s);
     }
   }
   return copies;

@@ -7,6 +7,8 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -19,6 +21,7 @@ struct Sighting {
   TimeNs ts = 0;   ///< the point's own stamp
   TimeNs ref = 0;  ///< the stamp on the reference clock (explicit offsets or clock relations)
   uint64_t frame = 0;
+  DurationNs slack = 0;  ///< how far `ref` may be off (the uncertainty of the offset used)
 };
 
 /// Learns a flow's point order from one identity's sightings: the points it saw, ordered by
@@ -32,11 +35,15 @@ using Copy = std::vector<Sighting>;
 
 /// Splits the sightings of one identity into copies. `order` holds every sighting's point
 /// (learn_order first). Points are taken in path order; the first point's sightings each start
-/// a copy; a later point's sightings, in stamp order, each join the copy that passed the
-/// previous points last before it on the reference clock (the nearest earlier copy), among the
-/// copies it has not joined yet and after the one its previous sighting joined (copies keep
-/// their order along a path); failing that the earliest such copy; failing that a copy of
-/// their own (the earlier points missed it).
-std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order);
+/// a copy; a later point's sightings, in stamp order, each join the copy not yet seen there
+/// that passed the earlier points last before it on the reference clock (the nearest earlier
+/// copy; "before" within the sighting's slack), or else start a copy of their own (the earlier
+/// points missed it: lost before them, or passed before their capture began). Where the hop's
+/// usual delay is known (`expected(from, to)`, e.g. its average so far), the copy whose stamp
+/// plus that delay lies nearest is taken instead of the latest: copies of a packet resent a
+/// few µs apart keep their order.
+using ExpectedDelay = std::function<std::optional<DurationNs>(PointId from, PointId to)>;
+std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order,
+                               const ExpectedDelay& expected = {});
 
 }  // namespace rdmatel::paths

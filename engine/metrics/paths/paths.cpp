@@ -101,7 +101,8 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   if (p.flow == kNoFlow || ctx.points.size() < 2) return;
   if (p.point >= handled_.size()) handled_.resize(size_t(p.point) + 1, kTimeMin);
   handled_[p.point] = std::max(handled_[p.point], p.ts);
-  const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, p.roce.ip_id, p.roce.bth.opcode};
+  const uint32_t aeth = p.roce.has(kExtAeth) ? uint32_t(p.roce.aeth.syndrome) << 24 | (p.roce.aeth.msn & 0xFFFFFF) : 0;
+  const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, aeth, p.roce.ip_id, p.roce.bth.opcode};
   Entry& e = pending_[id];
   if (e.seq == 0) {
     e.seq = next_seq_++;
@@ -187,11 +188,16 @@ PathRecord& Paths::hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
   return r;
 }
 
-DurationNs Paths::relative_offset(PointId h, PointId q, const Ctx& ctx) {
-  if (h == q) return 0;
-  if (any_offset_) return explicit_offset(q, ctx).value_or(0) - explicit_offset(h, ctx).value_or(0);
+Paths::Relative Paths::relative_offset(PointId h, PointId q, const Ctx& ctx) {
+  if (h == q) return {};
+  if (any_offset_) return {explicit_offset(q, ctx).value_or(0) - explicit_offset(h, ctx).value_or(0), 0};
   auto e = ctx.clock.estimate(h, q);
-  return e && e->both_directions ? e->offset : 0;
+  if (!e || !e->both_directions) return {};
+  // An estimate within its uncertainty of 0 is no evidence of an offset (I/Os crossing between
+  // hosts on both sides mix the directions it sorts samples by): keep the stamps, with the slack.
+  const DurationNs mag = e->offset < 0 ? -e->offset : e->offset;
+  if (mag <= e->uncertainty) return {0, e->uncertainty + mag};
+  return {e->offset, e->uncertainty};
 }
 
 void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
@@ -210,7 +216,7 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
     }
     if (simple) {
       scratch_.clear();
-      for (const Seen& s : e.seen) scratch_.push_back(Sighting{s.point, s.ts, s.ts, s.frame});
+      for (const Seen& s : e.seen) scratch_.push_back(Sighting{s.point, s.ts, s.ts, s.frame, 0});
       // Insertion sort by path position (a handful of points).
       for (size_t i = 1; i < scratch_.size(); ++i)
         for (size_t j = i; j > 0 && pos[j - 1] > pos[j]; --j) {
@@ -226,7 +232,10 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
   std::vector<Sighting> s;
   s.reserve(e.seen.size());
   const PointId home = e.seen[0].point;
-  for (const Seen& x : e.seen) s.push_back(Sighting{x.point, x.ts, x.ts - relative_offset(home, x.point, ctx), x.frame});
+  for (const Seen& x : e.seen) {
+    const Relative r = relative_offset(home, x.point, ctx);
+    s.push_back(Sighting{x.point, x.ts, x.ts - r.offset, x.frame, r.slack});
+  }
   learn_order(order, s);
   if (order.size() < 2) {
     // Seen at one point only, and so was every packet of the flow until now: lost after it, or a
@@ -234,12 +243,18 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
     if (fs.parked.size() < kMaxParked) fs.parked.push_back(std::move(s));
     return;
   }
-  for (const Copy& c : match_copies(s, order)) apply_copy(id.flow, c, order, ctx);
+  // The hop's average delay so far tells copies resent a few µs apart from each other.
+  const ExpectedDelay expected = [&](PointId a, PointId b) -> std::optional<DurationNs> {
+    for (const Hop& h : fs.hops)
+      if (h.from == a && h.to == b) return records_[h.record].avg_ns();
+    return std::nullopt;
+  };
+  for (const Copy& c : match_copies(s, order, expected)) apply_copy(id.flow, c, order, ctx);
   if (fs.parked.empty()) return;
   std::vector<std::vector<Sighting>> waiting = std::move(fs.parked);
   fs.parked.clear();
   for (const auto& w : waiting)
-    for (const Copy& c : match_copies(w, order)) apply_copy(id.flow, c, order, ctx);
+    for (const Copy& c : match_copies(w, order, expected)) apply_copy(id.flow, c, order, ctx);
 }
 
 void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vector<PointId>& order, Ctx& ctx) {

@@ -43,6 +43,7 @@ class Paths final : public Component {
     FlowId flow = kNoFlow;
     uint32_t psn = 0;
     uint32_t payload_len = 0;
+    uint32_t aeth = 0;  ///< syndrome << 24 | MSN of an ACK or NAK: tells ACKs of one PSN apart
     uint16_t ip_id = 0;
     uint8_t opcode = 0;
     friend bool operator==(const Identity&, const Identity&) = default;
@@ -81,10 +82,14 @@ class Paths final : public Component {
   /// A stamp of `point` on a common clock, for waiting only: minus its --clock-offset when any is
   /// given, else mapped through the core's clock relations.
   TimeNs ref_time(PointId point, TimeNs ts, const Ctx& ctx);
-  /// How far point q's clock runs ahead of point h's, for ordering points and matching copies:
-  /// from --clock-offset when any is given; else the core's estimate for the pair once packets
-  /// went both ways between them (one direction only, the estimate still holds the delay); else 0.
-  DurationNs relative_offset(PointId h, PointId q, const Ctx& ctx);
+  /// How far point q's clock runs ahead of point h's, for ordering points and matching copies,
+  /// and how far that may be off: from --clock-offset when any is given (exact); else the core's
+  /// estimate for the pair once packets went both ways between them and it differs from 0 by
+  /// more than its uncertainty (one direction only, it still holds the delay); else 0.
+  struct Relative {
+    DurationNs offset = 0, slack = 0;
+  };
+  Relative relative_offset(PointId h, PointId q, const Ctx& ctx);
   std::optional<DurationNs> explicit_offset(PointId point, const Ctx& ctx);
   /// The earliest common-clock time every active point has passed.
   TimeNs bound(const Ctx& ctx);
