@@ -164,7 +164,7 @@ void register_fields(int proto) {
                     "(rdmatel.hop.raw)", HFILL}},
     {&f.hop_prev_frame, {"Previous point's frame", "rdmatel.hop.prev_frame", FT_FRAMENUM, BASE_NONE,
                          FRAMENUM_TYPE(FT_FRAMENUM_NONE), 0,
-                         "The same packet (flow, PSN, opcode, length, IP ID; the same copy) at the previous "
+                         "The same packet (flow, PSN, opcode, length, AETH, IP ID; the same copy) at the previous "
                          "observation point of its path", HFILL}},
     {&f.hop_raw, {"Raw hop delay", "rdmatel.hop.raw", FT_BOOLEAN, BASE_NONE, nullptr, 0,
                   "The hop delay is a raw difference of two unsynchronised clocks (no clock offset for either point)",

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The pure part of path tracking: given every sighting of one packet identity (flow, PSN,
-// opcode, payload length, IPv4 ID) at the observation points, split them into copies (the
+// opcode, payload length, AETH, IPv4 ID) at the observation points, split them into copies (the
 // original and each retransmission or duplicate is a copy of its own) and order each copy's
 // sightings along the flow's path. No state, no clocks of its own: the caller gives each
 // sighting its stamp on a common reference clock (`ref`), as well as it knows it.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // paths: the same packet seen at several observation points (SPEC §6). Each RoCE packet's
-// sightings are gathered by identity (flow, PSN, opcode, payload length, IPv4 ID) until every
+// sightings are gathered by identity (flow, PSN, opcode, payload length, AETH, IPv4 ID) until every
 // point has had --path-timeout to show its copy, then split into copies (retransmissions and
 // duplicates are copies of their own, copy_matcher.h) and laid along the flow's path: each hop
 // A -> B gives a delay, a copy seen at A whose path stops there is lost on A -> B. Per flow and
