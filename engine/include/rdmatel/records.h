@@ -216,10 +216,9 @@ struct OffsetRecord {
 
 /// The packets of one flow over one hop, from observation point A to the next point B of their
 /// path (channel "paths"). A packet is one copy of (flow, PSN, opcode, payload length, AETH,
-/// IPv4 ID):
-/// a retransmission is a copy of its own. Delays compare two points' clocks: they are corrected
-/// by the points' clock offsets where those are given (--clock-offset), raw stamp differences
-/// otherwise.
+/// IPv4 ID): a retransmission is a copy of its own. Delays compare two points' clocks: they are
+/// corrected by the points' clock offsets where those are given (--clock-offset), raw stamp
+/// differences otherwise.
 struct PathRecord {
   IpAddress src, dst;
   uint32_t dst_qpn = 0;
