@@ -80,8 +80,9 @@ std::string export_kinds_help() {
   std::string out = "rdmatel export KIND CAPTURE... [--format jsonl|csv] [-o FILE] [options]\n\nKINDS:\n";
   for (const RecordSchema* s : all_schemas()) out += option_line(s->channel, std::string("a record is ") + s->help);
   std::string planned;
-  for (const char* k : kPlannedKinds) planned += std::string(planned.empty() ? "" : ", ") + k;
-  out += "\nNot available in this version: " + planned + ".\n";
+  for (const char* k : kPlannedKinds)
+    if (!find_schema(k)) planned += std::string(planned.empty() ? "" : ", ") + k;
+  if (!planned.empty()) out += "\nNot available in this version: " + planned + ".\n";
   out += "rdmatel export KIND --help lists the fields of a kind.\n";
   return out;
 }

@@ -353,7 +353,8 @@ struct HopSpec {
     const PathRecord* r = nullptr;
     void add(const PathRecord& p) { r = &p; }
   };
-  static constexpr const char* kTitle = "Hops between observation points";
+  static constexpr const char* kTitle =
+      "Hops between observation points (known once the first pass ends: tshark -2, the GUI)";
   static constexpr size_t kColumnCount = G_N_ELEMENTS(kHopColumns);
   static inline const stat_tap_table_item* const kColumns = kHopColumns;
   static void show(stat_tap_table_item_type* row, const Stats& s) {
