@@ -51,7 +51,9 @@ bool parse_offset(const std::string& spec, std::string& name, DurationNs& ns) {
 const ComponentSpec kSpec = {"paths", kPacketAllRoce, kOutputs, kSettings, kNotes};
 
 size_t Paths::IdentityHash::operator()(const Identity& k) const noexcept {
-  return hash_mix((uint64_t(k.flow) << 32 | k.psn) ^ (uint64_t(k.payload_len) << 24 | uint64_t(k.ip_id) << 8 | k.opcode) * 0x9E3779B97F4A7C15ULL);
+  const uint64_t a = uint64_t(k.flow) << 32 | k.psn;
+  const uint64_t b = (uint64_t(k.payload_len) << 24 | uint64_t(k.ip_id) << 8 | k.opcode) ^ uint64_t(k.aeth) << 40;
+  return hash_mix(a ^ b * 0x9E3779B97F4A7C15ULL);
 }
 
 Paths::Paths(Ctx& ctx)
