@@ -45,6 +45,7 @@ class ReportSink final : public RecordSink {
     else if (r.is(kCongestionSchema)) analysis.congestion.push_back(r.as<CongestionRecord>());
     else if (r.is(kPfcSchema)) analysis.pfc.push_back(r.as<PfcRecord>());
     else if (r.is(kOffsetSchema)) analysis.offsets.push_back(r.as<OffsetRecord>());
+    else if (r.is(kPathSchema)) analysis.paths.push_back(r.as<PathRecord>());
     else if (r.is(kDiagnosisSchema)) analysis.diagnosis.push_back(r.as<DiagnosisRecord>());
     else if (r.is(kAlertSchema)) analysis.alerts.add(r.as<AlertRecord>());
   }
@@ -88,12 +89,7 @@ int run(const Options& o) {
   std::FILE* out = stdout;
   std::unique_ptr<RecordWriter> writer;
   if (o.command == Command::kExport) {
-    const RecordSchema* schema = find_schema(o.export_kind);
-    if (!schema) {
-      std::fprintf(stderr, "rdmatel: export %s is not available in this version (rdmatel export --help lists the kinds)\n",
-                   o.export_kind.c_str());
-      return kExitUsage;
-    }
+    const RecordSchema* schema = find_schema(o.export_kind);  // parse_options accepts known kinds only
     if (!o.output.empty()) {
       out = std::fopen(o.output.c_str(), "w");
       if (!out) {

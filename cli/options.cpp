@@ -14,9 +14,6 @@
 namespace rdmatel::cli {
 namespace {
 
-// Export kinds the contract names (SPEC §9) that no component of this version produces yet.
-const char* const kPlannedKinds[] = {"paths"};
-
 std::string option_of(const SettingSpec& s) {
   std::string o = "--";
   for (const char* c = s.name; *c; ++c) o += *c == '_' ? '-' : *c;
@@ -35,12 +32,7 @@ std::string kinds_list() {
   return k;
 }
 
-bool known_kind(const std::string& kind) {
-  if (find_schema(kind)) return true;
-  for (const char* k : kPlannedKinds)
-    if (kind == k) return true;
-  return false;
-}
+bool known_kind(const std::string& kind) { return find_schema(kind) != nullptr; }
 
 std::string wrap(const std::string& text, size_t indent, size_t width = 96) {
   std::string out, line;
@@ -68,7 +60,7 @@ std::string option_line(const std::string& left, const std::string& help) {
 
 std::string export_help(const std::string& kind) {
   const RecordSchema* s = find_schema(kind);
-  if (!s) return "rdmatel export " + kind + ": not available in this version\n";
+  if (!s) return "rdmatel export " + kind + ": unknown kind (kinds: " + kinds_list() + ")\n";
   std::string out = "rdmatel export " + kind + " CAPTURE... [--format jsonl|csv] [-o FILE] [options]\n\n";
   out += "A record is " + std::string(s->help) + ". Fields (JSONL keys, CSV columns, in this order;\n";
   out += "a value that was not measured is left out of JSON and empty in CSV, never 0):\n\n";
@@ -79,11 +71,7 @@ std::string export_help(const std::string& kind) {
 std::string export_kinds_help() {
   std::string out = "rdmatel export KIND CAPTURE... [--format jsonl|csv] [-o FILE] [options]\n\nKINDS:\n";
   for (const RecordSchema* s : all_schemas()) out += option_line(s->channel, std::string("a record is ") + s->help);
-  // A planned kind is listed until a component registers its schema.
-  std::string planned;
-  for (const char* k : kPlannedKinds)
-    if (!find_schema(k)) planned += std::string(planned.empty() ? "" : ", ") + k;
-  if (!planned.empty()) out += "\nNot available in this version: " + planned + ".\n";
+  out += "\n";
   out += "rdmatel export KIND --help lists the fields of a kind.\n";
   return out;
 }

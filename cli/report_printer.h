@@ -22,6 +22,7 @@ struct Analysis {
   std::vector<CongestionRecord> congestion;  ///< one per flow and point: small beside the packets
   std::vector<PfcRecord> pfc;
   std::vector<OffsetRecord> offsets;
+  std::vector<PathRecord> paths;  ///< one per flow and hop
   std::vector<DiagnosisRecord> diagnosis;  ///< one per host, storage and pair
   std::optional<DimensionReport> by;       ///< analyze --by gpu|node|job
   /// Alerts: counted per rule; the first ones kept for the report (bounded).

@@ -419,6 +419,71 @@ std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t
   return out + "\n";
 }
 
+std::string render_hops(const std::vector<PathRecord>& hops, const Engine& engine, size_t n) {
+  if (hops.empty()) return "";  // one observation point: no hop
+  bool raw = false;
+  uint64_t packets = 0, lost = 0;
+  for (const PathRecord& r : hops) {
+    raw = raw || !r.offset_applied_ns;
+    packets += r.packets;
+    lost += r.lost;
+  }
+  std::string out = "Hops (the same packet at two observation points; delay = its stamp at B - at A";
+  out += raw ? ", raw where no --clock-offset is given for A or B: *)\n" : ", clocks corrected by --clock-offset)\n";
+  char line[512];
+  std::snprintf(line, sizeof line, "  %zu flow-hops, %llu packets, %llu lost (%.3f%%)\n", hops.size(),
+                (unsigned long long)packets, (unsigned long long)lost,
+                packets ? 100.0 * double(lost) / double(packets) : 0.0);
+  out += line;
+  auto header = [&](const char* title) {
+    out += title;
+    std::snprintf(line, sizeof line, "  %-44s %-14s %-14s %9s %7s %11s %11s %11s\n", "flow (src > dst qpn)", "from",
+                  "to", "packets", "lost", "min µs", "avg µs", "max µs");
+    out += line;
+  };
+  auto row = [&](const PathRecord& r) {
+    std::string flow = r.src.to_string() + " > " + r.dst.to_string() + " " + std::to_string(r.dst_qpn);
+    auto us = [&](std::optional<DurationNs> d) {
+      return d ? format_us(*d) + (r.offset_applied_ns ? " " : "*") : std::string("-");
+    };
+    std::optional<DurationNs> mn, mx;
+    if (r.delivered) {
+      mn = r.min_ns;
+      mx = r.max_ns;
+    }
+    std::snprintf(line, sizeof line, "  %-44s %-14s %-14s %9llu %7llu %11s %11s %11s\n", flow.c_str(),
+                  engine.point_name(r.from_point).c_str(), engine.point_name(r.to_point).c_str(),
+                  (unsigned long long)r.packets, (unsigned long long)r.lost, us(mn).c_str(), us(r.avg_ns()).c_str(),
+                  us(mx).c_str());
+    out += line;
+  };
+  std::vector<const PathRecord*> slow;
+  for (const PathRecord& r : hops)
+    if (r.delivered) slow.push_back(&r);
+  std::stable_sort(slow.begin(), slow.end(),
+                   [](const PathRecord* a, const PathRecord* b) { return *a->avg_ns() > *b->avg_ns(); });
+  if (slow.size() > n) slow.resize(n);
+  if (!slow.empty()) {
+    header("  slowest hops (average delay)\n");
+    for (const PathRecord* r : slow) row(*r);
+  }
+  std::vector<const PathRecord*> lossy;
+  for (const PathRecord& r : hops)
+    if (r.lost) lossy.push_back(&r);
+  auto ratio = [](const PathRecord* r) { return double(r->lost) / double(r->packets); };
+  std::stable_sort(lossy.begin(), lossy.end(), [&](const PathRecord* a, const PathRecord* b) {
+    return ratio(a) != ratio(b) ? ratio(a) > ratio(b) : a->lost > b->lost;
+  });
+  if (lossy.size() > n) lossy.resize(n);
+  if (lossy.empty()) {
+    out += "  no packet lost between observation points\n";
+  } else {
+    header("  lossiest hops (lost / packets)\n");
+    for (const PathRecord* r : lossy) row(*r);
+  }
+  return out + "\n";
+}
+
 std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine) {
   if (offsets.empty()) return "";
   std::string out = "Clock offsets between observation points (no metric needs them: each is measured on one clock)\n";

@@ -26,6 +26,9 @@ std::string render_alerts(const std::map<std::string, uint64_t>& per_rule, const
                           const Engine& engine, size_t top);
 /// The answer first: who is to blame, and where the time goes per host and storage server.
 std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t top);
+/// "Hops" section: the `n` slowest hops by average delay and the `n` lossiest; empty with a single
+/// observation point (no hop).
+std::string render_hops(const std::vector<PathRecord>& hops, const Engine& engine, size_t n);
 std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine);
 std::string render_congestion(const std::vector<CongestionRecord>& flows, const std::vector<PfcRecord>& pfc,
                               const Engine& engine, size_t n);

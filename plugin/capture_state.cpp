@@ -20,6 +20,10 @@ NoteKinds::NoteKinds() {
   pfc = note_kind("cong.pfc");
   pfc_storm = note_kind("cong.pfc_storm");
   diag_finding = note_kind("diag.finding");
+  path_hop = note_kind("path.hop");
+  path_delay = note_kind("path.hop_delay");
+  path_lost = note_kind("path.lost");
+  path_record = note_kind("path.record");
 }
 
 int NoteKinds::stage_of(NoteKind k) const {
@@ -156,6 +160,7 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
       if (c.message_count < FrameCounts::kMax) c.messages[c.message_count++] = m;
     for (const FrameNote& n : view.notes)
       if (n.kind == note_kinds().diag_finding && !c.finding) c.finding = finding(n.ref);
+      else if (n.kind == note_kinds().path_record && !c.hop) c.hop = path(n.ref);
     c.congestion = store_.congestion_counted_on(frame);
     for (const PfcRecord* p : store_.pfc_counted_on(frame))
       if (c.pfc_count < std::size(c.pfc)) c.pfc[c.pfc_count++] = p;

@@ -35,6 +35,7 @@ struct FrameCounts {
   const CongestionRecord* congestion = nullptr;  ///< a flow's congestion, on its first packet at its point
   size_t pfc_count = 0;
   const PfcRecord* pfc[8] = {};  ///< PFC priorities, on their first PFC frame at their point
+  const PathRecord* hop = nullptr;           ///< a hop record counted on this frame (its first at A)
 };
 
 /// The RDMA endpoints (IP + QPN) of a RoCEv2 frame.
@@ -49,6 +50,7 @@ struct FrameEndpoints {
 struct NoteKinds {
   NoteKind io_stage[5];  ///< command, data, read_request, read_response, completion
   NoteKind io_unparseable, io_orphan, msg_packet, msg_nak, msg_nak_read, ecn_ce, cnp, pfc, pfc_storm, diag_finding;
+  NoteKind path_hop, path_delay, path_lost, path_record;
   NoteKinds();
   /// 0..4 for the I/O stages, -1 otherwise.
   int stage_of(NoteKind k) const;
@@ -99,6 +101,8 @@ class CaptureState {
   const MessageRecord* message(uint64_t id) const { return store_.message(id); }
   /// The diagnosis's finding of `rank` (final once the first pass is over), or nullptr.
   const DiagnosisRecord* finding(uint64_t rank) const { return store_.finding(rank); }
+  /// Hop record `n` (final once the first pass is over), or nullptr.
+  const PathRecord* path(uint64_t n) const { return store_.path(n); }
   const Engine& engine() const { return engine_; }
   /// The threshold alert rules (the engine's `alert` setting: the "slow" preferences and the
   /// alerts table), evaluated by the engine's own rule code on what each frame shows.

@@ -184,6 +184,20 @@ void register_fields(int proto) {
                    "The node of the destination IP (GPU map preference)", HFILL}},
     {&f.job, {"AI job", "rdmatel.job", FT_STRING, BASE_NONE, nullptr, 0,
               "The AI job of both ends (GPU map preference; absent when they are in different jobs)", HFILL}},
+    {&f.hop_delay, {"Hop delay (µs)", "rdmatel.hop.delay", FT_DOUBLE, BASE_NONE, nullptr, 0,
+                    "This packet's stamp here minus its stamp at the previous observation point of its path, "
+                    "microseconds; corrected by the points' clock offsets (clock_offset) where given, else raw "
+                    "(rdmatel.hop.raw)", HFILL}},
+    {&f.hop_prev_frame, {"Previous point's frame", "rdmatel.hop.prev_frame", FT_FRAMENUM, BASE_NONE,
+                         FRAMENUM_TYPE(FT_FRAMENUM_NONE), 0,
+                         "The same packet (flow, PSN, opcode, length, AETH, IP ID; the same copy) at the previous "
+                         "observation point of its path", HFILL}},
+    {&f.hop_raw, {"Raw hop delay", "rdmatel.hop.raw", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                  "The hop delay is a raw difference of two unsynchronised clocks (no clock offset for either point)",
+                  HFILL}},
+    {&f.hop_lost, {"Lost after this point", "rdmatel.hop.lost", FT_BOOLEAN, BASE_NONE, nullptr, 0,
+                   "The last frame that saw this packet: it never reached the next observation point of its path",
+                   HFILL}},
     {&f.diagnosis, {"Diagnosis", "rdmatel.diagnosis", FT_STRING, BASE_NONE, nullptr, 0,
                     "A finding of the diagnosis (who is to blame), shown on the frame to look at: the command of the "
                     "scope's slowest I/O, or a lossy path's most retransmitted message",
@@ -214,6 +228,8 @@ void register_fields(int proto) {
                        "PFC storm: a priority paused without a break for the storm threshold", EXPFILL}},
     {&f.ei_diagnosis, {"rdmatel.diagnosis.expert", PI_PROTOCOL, PI_WARN,
                        "Diagnosis: a host, storage server or path stands out against its peers", EXPFILL}},
+    {&f.ei_hop_lost, {"rdmatel.hop.lost.expert", PI_SEQUENCE, PI_WARN,
+                      "Lost between observation points: never seen at the next point of its path", EXPFILL}},
     {&f.ei_retransmission, {"rdmatel.retrans.expert", PI_SEQUENCE, PI_NOTE,
                             "Retransmission: PSN not newer than the newest seen at this point", EXPFILL}},
     {&f.ei_duplicate, {"rdmatel.msg.duplicate.expert", PI_SEQUENCE, PI_NOTE,

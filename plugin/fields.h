@@ -24,6 +24,7 @@ struct Fields {
   int retrans = -1, duplicate = -1, oos = -1, nak = -1, nak_code = -1, nak_msg_frame = -1, ecn_ce = -1, cnp = -1;
   int pfc_priority = -1, pfc_quanta = -1, pfc_pause_time = -1, pfc_resume = -1, pfc_pause = -1, pfc_storm = -1, pfc_storm_time = -1;
   int gpu_src = -1, gpu_dst = -1, node_src = -1, node_dst = -1, job = -1;
+  int hop_delay = -1, hop_prev_frame = -1, hop_raw = -1, hop_lost = -1;
   int diagnosis = -1, diag_rank = -1, diag_scope = -1, diag_segment = -1, diag_evidence = -1;
   int ett = -1, ett_io = -1, ett_msg = -1, ett_diag = -1, ett_status = -1;
   expert_field ei_io_incomplete = EI_INIT;
@@ -43,6 +44,7 @@ struct Fields {
   expert_field ei_pfc_pause = EI_INIT;
   expert_field ei_pfc_storm = EI_INIT;
   expert_field ei_diagnosis = EI_INIT;
+  expert_field ei_hop_lost = EI_INIT;
 };
 
 extern Fields fields;

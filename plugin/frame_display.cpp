@@ -3,6 +3,7 @@
 
 #include <epan/expert.h>
 
+#include <bit>
 #include <cstdio>
 #include <cstring>
 
@@ -386,6 +387,19 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
       expert_add_info_format(pinfo, it, &fields.ei_pfc_storm,
                              "PFC storm: priority %u paused without a break for %.3f µs from this frame", n.detail,
                              double(n.ref) / 1e3);
+    } else if (n.kind == k.path_hop) {
+      if (n.ref && n.ref <= UINT32_MAX)
+        proto_item_set_generated(proto_tree_add_uint(t, fields.hop_prev_frame, tvb, 0, 0, uint32_t(n.ref)));
+      if (n.detail & 1) add_generated_bool(t, fields.hop_raw, tvb);
+    } else if (n.kind == k.path_delay) {
+      const double us = double(std::bit_cast<int64_t>(n.ref)) / 1e3;
+      proto_item_set_generated(proto_tree_add_double(t, fields.hop_delay, tvb, 0, 0, us));
+    } else if (n.kind == k.path_lost) {
+      proto_item* it = proto_tree_add_boolean(t, fields.hop_lost, tvb, 0, 0, TRUE);
+      proto_item_set_generated(it);
+      const char* next = n.detail < state.engine().point_count() ? state.engine().point_name(n.detail).c_str() : "?";
+      expert_add_info_format(pinfo, it, &fields.ei_hop_lost, "Lost between observation points: never seen at %s",
+                             next);
     } else if (n.kind == k.diag_finding) {
       if (const DiagnosisRecord* r = state.finding(n.ref)) display_finding(tvb, pinfo, t, *r);
     } else if (k.stage_of(n.kind) >= 0) {

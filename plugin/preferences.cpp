@@ -190,6 +190,8 @@ std::vector<PrefSlot>& pref_slots() {
   return slots;
 }
 
+static const char* clock_offsets_text_ = "";  ///< the clock_offsets preference (Wireshark owns the string)
+
 void register_preferences(int proto) {
   module_t* m = prefs_register_protocol(proto, nullptr);
   auto& slots = pref_slots();
@@ -252,6 +254,15 @@ void register_preferences(int proto) {
                                 "Which GPU, node and AI job each IP address belongs to (the CLI's --gpu-map): frames "
                                 "get rdmatel.gpu.src, rdmatel.gpu.dst and rdmatel.job",
                                 gpus);
+
+  // The CLI's repeatable --clock-offset NAME=NS as one text preference (a list is simpler to
+  // type in tshark -o than a table): "spine1=3000000, leafB-stor=-1500000".
+  prefs_register_string_preference(
+      m, "clock_offsets", "Clock offsets (ns)",
+      "Clock offset of observation points, NAME=NS separated by commas (the CLI's --clock-offset): the point's "
+      "clock minus the reference clock in ns, e.g. what rdmatel export offsets estimated. Hop delays "
+      "(rdmatel.hop.delay) between points with an offset are corrected; otherwise they are raw stamp differences",
+      &clock_offsets_text_);
 
   struct Threshold {
     const char* name;
@@ -316,6 +327,15 @@ Settings engine_settings_from_prefs(std::vector<std::string>& problems) {
   for (guint i = 0; i < gpu_row_count_; ++i) {
     std::string ignored;
     s.set("gpu", gpu_line(gpu_rows_[i]), ignored);
+  }
+  const std::string offsets = clock_offsets_text_ ? clock_offsets_text_ : "";
+  size_t pos = 0;
+  while (pos < offsets.size()) {
+    size_t end = offsets.find_first_of(", ", pos);
+    if (end == std::string::npos) end = offsets.size();
+    std::string item = offsets.substr(pos, end - pos), ignored;
+    if (!item.empty()) s.set("clock_offset", item, ignored);  // the engine warns about a malformed one
+    pos = end + 1;
   }
   return s;
 }

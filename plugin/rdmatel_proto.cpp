@@ -63,7 +63,7 @@ bool guarded(F&& f) {
 // packet-scope memory; the listeners run before the next frame).
 void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoints* endpoints) {
   if (!counts.io_count && !counts.message_count && !counts.finding && !counts.congestion && !counts.pfc_count &&
-      !endpoints)
+      !counts.hop && !endpoints)
     return;
   TapFrame* tap = new (wmem_new(pinfo->pool, TapFrame)) TapFrame;
   tap->final = state_->finished();
@@ -77,6 +77,11 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
   for (size_t i = 0; i < counts.pfc_count && i < std::size(tap->pfc); ++i) tap->pfc[tap->pfc_count++] = counts.pfc[i];
   if (tap->congestion || tap->pfc_count)
     tap->point_name = state_->engine().point_name(tap->congestion ? tap->congestion->point : tap->pfc[0]->point).c_str();
+  if (counts.hop) {
+    tap->hop = counts.hop;
+    tap->hop_from = state_->engine().point_name(counts.hop->from_point).c_str();
+    tap->hop_to = state_->engine().point_name(counts.hop->to_point).c_str();
+  }
   if (endpoints) {
     tap->roce = true;
     tap->src_ip = endpoints->src;

@@ -376,6 +376,71 @@ tap_packet_status diagnosis_packet(void* tapdata, packet_info*, epan_dissect_t*,
 }
 
 // ---------------------------------------------------------------------------------------------
+// rdmatel,hops: the engine's hop records (export paths), one row per flow and hop, each counted
+// on its first packet's frame at the hop's first point. Final records only (tshark -2, the GUI):
+// hops are settled when every point has had the path timeout to show a packet's copy.
+
+stat_tap_table_item kHopColumns[] = {
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Source", "%s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Destination", "%s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Dst QPN", "%u"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "From point", "%s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "To point", "%s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Packets", "%u"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Lost", "%u"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Delay min (µs)", "%.3f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Delay avg (µs)", "%.3f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Delay max (µs)", "%.3f"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Clocks", "%s"},
+};
+
+struct HopSpec {
+  struct Stats {
+    const PathRecord* r = nullptr;
+    void add(const PathRecord& p) { r = &p; }
+  };
+  static constexpr const char* kTitle =
+      "Hops between observation points (known once the first pass ends: tshark -2, the GUI)";
+  static constexpr size_t kColumnCount = G_N_ELEMENTS(kHopColumns);
+  static inline const stat_tap_table_item* const kColumns = kHopColumns;
+  static void show(stat_tap_table_item_type* row, const Stats& s) {
+    const PathRecord* r = s.r;
+    const bool d = r && r->delivered;
+    row[5].value.uint_value = r ? guint(r->packets) : 0;
+    row[6].value.uint_value = r ? guint(r->lost) : 0;
+    // The engine's numbers, rounded to the ns like export paths.
+    row[7].value.float_value = d ? double(r->min_ns) / 1000.0 : kNone;
+    row[8].value.float_value = d ? double(*r->avg_ns()) / 1000.0 : kNone;
+    row[9].value.float_value = d ? double(r->max_ns) / 1000.0 : kNone;
+  }
+};
+
+tap_packet_status hop_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
+  const auto* tap = static_cast<const TapFrame*>(data);
+  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
+  if (!tap || !t || !tap->hop) return TAP_PACKET_DONT_REDRAW;
+  try {
+    const PathRecord& r = *tap->hop;
+    const std::string src = r.src.to_string(), dst = r.dst.to_string();
+    const std::string key = src + ">" + dst + " " + std::to_string(r.dst_qpn) + " " + tap->hop_from + ">" + tap->hop_to;
+    KeyedTable<HopSpec>::add(
+        t, key,
+        [&](stat_tap_table_item_type* c) {
+          c[0].value.string_value = g_strdup(src.c_str());
+          c[1].value.string_value = g_strdup(dst.c_str());
+          c[2].value.uint_value = r.dst_qpn;
+          c[3].value.string_value = g_strdup(tap->hop_from);
+          c[4].value.string_value = g_strdup(tap->hop_to);
+          c[10].value.string_value = g_strdup(r.offset_applied_ns ? "corrected" : "raw");
+        },
+        r);
+  } catch (...) {
+    return TAP_PACKET_FAILED;
+  }
+  return TAP_PACKET_REDRAW;
+}
+
+// ---------------------------------------------------------------------------------------------
 // rdmatel,srt: NVMe service response time per command. The response time is the I/O's latency
 // at the compute side (IOL1), or `iol` where only one point saw it; Wireshark's SRT tables take
 // a request time, so the packet is the completion and the request time is IOL1 before it.
@@ -660,6 +725,9 @@ void register_statistics(int proto) {
                                                   &pfc_packet, kPfcColumns);
   register_stat_tap_table_ui(&congestion);
   register_stat_tap_table_ui(&pfc);
+  static stat_tap_table_ui hops = make_ui<HopSpec>("RDMA Telemetry · Hops between observation points", "rdmatel,hops",
+                                                   &hop_packet, kHopColumns);
+  register_stat_tap_table_ui(&hops);
 
   register_srt_table(proto, "rdmatel", int(kSrtTables), &srt_packet, &srt_init, nullptr);
   register_conversation_table(proto, TRUE, &conv_packet, &endpoint_packet);

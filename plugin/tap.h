@@ -40,6 +40,11 @@ struct TapFrame {
   unsigned pfc_count = 0;
   const PfcRecord* pfc[8] = {};
   const char* point_name = nullptr;
+  /// A hop record (flow, point A -> point B) counted on this frame, its first packet at A (final
+  /// records only: hops are reported at the end of the first pass), with the points' names.
+  const PathRecord* hop = nullptr;
+  const char* hop_from = nullptr;
+  const char* hop_to = nullptr;
 
   /// The RoCEv2 packet's endpoints (IP + QPN); `roce` false for other frames. The sending QP
   /// is known once the capture showed the reverse direction of its queue pair (or from the

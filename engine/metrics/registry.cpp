@@ -8,6 +8,7 @@
 #include "engine/metrics/io_quality/io_quality.h"
 #include "engine/metrics/messages/messages.h"
 #include "engine/metrics/offsets/offsets.h"
+#include "engine/metrics/paths/paths.h"
 
 namespace rdmatel {
 namespace {
@@ -21,6 +22,7 @@ const ComponentFactory kRegistry[] = {
     {&io_quality::kSpec, make<io_quality::IoQuality>},
     {&messages::kSpec, make<messages::Messages>},
     {&congestion::kSpec, make<congestion::Congestion>},
+    {&paths::kSpec, make<paths::Paths>},
     {&offsets::kSpec, make<offsets::Offsets>},  // reports what the others learned
     {&alerts::kSpec, make<alerts::Alerts>},           // record stages: after their producers
     {&diagnosis::kSpec, make<diagnosis::Diagnosis>},

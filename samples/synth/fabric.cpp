@@ -11,7 +11,8 @@ Fabric::Fabric(const FabricConfig& cfg, uint64_t seed)
       rng_delay_(seed ^ 0xD1A7u),
       rng_loss_(seed ^ 0x1055u),
       rng_jitter_(seed ^ 0x717Eu),
-      rng_var_(seed ^ 0x5A12u) {
+      rng_var_(seed ^ 0x5A12u),
+      rng_drop_(seed ^ 0xD209u) {
   obs.resize(static_cast<size_t>(cfg_.points));
   cfg_.clock_offset_ns.resize(static_cast<size_t>(cfg_.points), 0);
   // Which switch positions are observed, in point-id order (= side-0 -> side-1 order).
@@ -141,9 +142,13 @@ int64_t Fabric::transmit(Emission e, int64_t now, int forced_seg, bool no_loss, 
   auto& last = last_at_.try_emplace(std::make_pair(static_cast<int>(e.src_ep), static_cast<int>(e.dst_ep)),
                                     std::array<int64_t, kNumPos + 1>{}).first->second;
   int seen = 0;
+  uint32_t passed = 0;  // points this copy passed (bit per point id), for --drop-between
   for (const Stage& st : path_[dir]) {
     const int point = pos_point_[st.pos];
     if (point >= 0 && lost == seen) return -1;  // lost on the segment before this point
+    if (point >= 0)
+      for (const FabricConfig::Drop& dr : cfg_.drops)
+        if (dr.to == point && (passed >> dr.from & 1u) && rng_drop_.chance(dr.rate)) return -1;
     const int64_t d = st.delay == kAccess ? src.access_ns
                       : st.delay == kHop1 ? pd.hop1
                       : st.delay == kHop2 ? pd.hop2 : 0;
@@ -157,6 +162,7 @@ int64_t Fabric::transmit(Emission e, int64_t now, int forced_seg, bool no_loss, 
                             cfg_.clock_offset_ns[static_cast<size_t>(point)];
       obs[point].push_back(Obs{t, stamp, idx});
       ++seen;
+      passed |= 1u << point;
     }
   }
   if (lost == seen) return -1;  // lost after the last point

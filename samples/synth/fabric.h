@@ -55,6 +55,13 @@ struct FabricConfig {
   int64_t switch_min = 300, switch_max = 900;  // host port <-> uplink port of one leaf (points >= 4)
   std::vector<int64_t> clock_offset_ns;      // per point id: added to every stamp there
   bool routed = false;                       // TTL / hop limit decremented by every switch
+  // --drop-between A:B=RATE: a packet that passed point A is lost with probability RATE just
+  // before it reaches point B (only in the direction A -> B; points by id).
+  struct Drop {
+    int from = -1, to = -1;
+    double rate = 0;
+  };
+  std::vector<Drop> drops;
 };
 
 class Fabric {
@@ -120,7 +127,7 @@ class Fabric {
   std::vector<int> point_pos_;    // point id -> switch position
   std::vector<Stage> path_[2];    // [0]: side 0 -> side 1, [1]: side 1 -> side 0
   std::vector<int> lossy_[2];     // lossy segments per direction, as "points passed before"
-  Rng rng_delay_, rng_loss_, rng_jitter_, rng_var_;
+  Rng rng_delay_, rng_loss_, rng_jitter_, rng_var_, rng_drop_;  // rng_drop_: only with --drop-between
   std::map<std::pair<int, int>, PairDelay> pair_delays_;
   // FIFO per directed endpoint pair: last true time at each position (+ the destination).
   std::map<std::pair<int, int>, std::array<int64_t, kNumPos + 1>> last_at_;

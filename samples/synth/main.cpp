@@ -60,6 +60,8 @@ void help() {
       "  --slow-path H:S=US  the path between host H and storage S is US slower each way\n"
       "  --lossy-path H:S=RATE  the path between host H and storage S loses RATE of packets\n"
       "                      per segment, both ways\n"
+      "  --drop-between A:B=RATE  packets that passed point A are lost with probability RATE before\n"
+      "                      point B (direction A -> B only; repeatable)\n"
       "  --help              this text\n");
 }
 
@@ -198,6 +200,15 @@ int main(int argc, char** argv) {
       if (k == "--slow-path") f.extra_ns = to_int(k, v.substr(eq + 1), 0, 10000000) * 1000;
       else f.loss = to_double(k, v.substr(eq + 1), 0.0, 0.5);
       c.path_faults.push_back(f);
+    } else if (k == "--drop-between") {
+      const auto colon = v.find(':'), eq = v.rfind('=');
+      if (colon == std::string::npos || eq == std::string::npos || eq < colon)
+        die(k + " needs A:B=RATE (point names), got '" + v + "'");
+      synth::Config::Drop d;
+      d.from = v.substr(0, colon);
+      d.to = v.substr(colon + 1, eq - colon - 1);
+      d.rate = to_double(k, v.substr(eq + 1), 0.0, 1.0);
+      c.drops.push_back(d);
     } else die("unknown option '" + k + "'");
   }
   for (const auto& [n, ns] : c.slow_storages)

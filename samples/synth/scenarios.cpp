@@ -169,6 +169,20 @@ int generate(const Config& c, RunStats* stats) {
     }
     fc.clock_offset_ns[p] = ns;
   }
+  for (const Config::Drop& d : c.drops) {
+    FabricConfig::Drop fd;
+    for (size_t p = 0; p < pts.size(); ++p) {
+      if (pts[p].name == d.from) fd.from = static_cast<int>(p);
+      if (pts[p].name == d.to) fd.to = static_cast<int>(p);
+    }
+    if (fd.from < 0 || fd.to < 0 || fd.from == fd.to) {
+      std::fprintf(stderr, "rdmatel-synth: --drop-between %s:%s: not two points of the run\n", d.from.c_str(),
+                   d.to.c_str());
+      return 2;
+    }
+    fd.rate = d.rate;
+    fc.drops.push_back(fd);
+  }
   Fabric fabric(fc, c.seed);
   fabric.set_points(pts);
 

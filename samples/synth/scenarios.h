@@ -31,6 +31,11 @@ struct Config {
   // fabric and capture
   int points = 2;  // 1-5, see point_list()
   std::vector<std::pair<std::string, int64_t>> clock_offsets;  // --clock-offset NAME=NS
+  struct Drop {
+    std::string from, to;  // point names
+    double rate = 0;
+  };
+  std::vector<Drop> drops;  // --drop-between A:B=RATE
   bool routed = false;  // --routed: TTL / hop limit decremented per switch
   bool cross = false;   // --cross: NVMe hosts and storages on both leaves
   double loss = 0.0;

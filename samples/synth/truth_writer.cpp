@@ -5,6 +5,8 @@
 #include <cinttypes>
 #include <cstdio>
 #include <map>
+#include <string>
+#include <tuple>
 #include <unordered_map>
 
 namespace synth {
@@ -132,6 +134,90 @@ int64_t choose_cut(const Fabric& fabric, int64_t target) {
     if (x.second >= cand) cand = x.second + 1;
   }
   return cand;
+}
+
+// SPEC §6 paths: per flow (source IP, destination IP, destination QPN) and hop between two
+// consecutive points of a packet's path. Every copy the generator emitted is followed through
+// the points that recorded it (in passage order, which is the path's order): each pair of
+// consecutive sightings is a hop the copy made, with delay = (stamp at B - B's clock offset) -
+// (stamp at A - A's clock offset), i.e. the delay the fabric applied plus the stamp jitter; a
+// copy whose last sighting is not the last point of its direction was lost on the hop to the
+// next point (random loss, a lossy path, --drop-between).
+static void write_hops(Out& out, const Fabric& fabric) {
+  struct Hop {
+    uint64_t packets = 0, lost = 0, delivered = 0;
+    int64_t min_ns = 0, max_ns = 0;
+    double sum_ns = 0;
+  };
+  struct Sighting {
+    int64_t t, stamp;
+    size_t point;
+  };
+  const size_t np = fabric.obs.size();
+  std::vector<std::vector<Sighting>> by_em(fabric.emissions.size());
+  for (size_t p = 0; p < np; ++p)
+    for (const Obs& o : fabric.obs[p]) by_em[o.em].push_back(Sighting{o.t, o.stamp, p});
+  std::map<std::tuple<std::string, std::string, uint32_t, size_t, size_t>, Hop> hops;
+  for (size_t em = 0; em < by_em.size(); ++em) {
+    std::vector<Sighting>& v = by_em[em];
+    if (v.empty()) continue;
+    std::stable_sort(v.begin(), v.end(), [](const Sighting& a, const Sighting& b) { return a.t < b.t; });
+    const Emission& e = fabric.emissions[em];
+    const Endpoint& src = fabric.endpoints[e.src_ep];
+    const std::string& s_ip = src.ip_str;
+    const std::string& d_ip = fabric.endpoints[e.dst_ep].ip_str;
+    for (size_t i = 0; i + 1 < v.size(); ++i) {
+      Hop& h = hops[{s_ip, d_ip, e.dst_qpn, v[i].point, v[i + 1].point}];
+      const int64_t d = (v[i + 1].stamp - fabric.clock_offset(v[i + 1].point)) - (v[i].stamp - fabric.clock_offset(v[i].point));
+      if (h.delivered == 0) h.min_ns = h.max_ns = d;
+      h.min_ns = std::min(h.min_ns, d);
+      h.max_ns = std::max(h.max_ns, d);
+      h.sum_ns += static_cast<double>(d);
+      ++h.delivered;
+      ++h.packets;
+    }
+    // Point ids run side 0 -> side 1: a side-0 sender's packets pass them in increasing order.
+    const size_t last = v.back().point;
+    const bool up = src.side == 0;
+    if (up ? last + 1 < np : last > 0) {
+      Hop& h = hops[{s_ip, d_ip, e.dst_qpn, last, up ? last + 1 : last - 1}];
+      ++h.packets;
+      ++h.lost;
+    }
+  }
+  const auto& pts = fabric.points();
+  bool first = true;
+  for (const auto& [k, h] : hops) {
+    const auto& [s_ip, d_ip, qpn, from, to] = k;
+    out.raw(first ? "\n{" : ",\n{");
+    first = false;
+    out.str("src", s_ip);
+    out.raw(",");
+    out.str("dst", d_ip);
+    out.raw(",");
+    out.num("dst_qpn", qpn);
+    out.raw(",");
+    out.str("from_point", pts[from].name);
+    out.raw(",");
+    out.str("to_point", pts[to].name);
+    out.raw(",");
+    out.num("packets", h.packets);
+    out.raw(",");
+    out.num("lost", h.lost);
+    out.raw(",");
+    out.num("delivered", h.delivered);
+    if (h.delivered) {
+      out.raw(",");
+      out.inum("min_ns", h.min_ns);
+      out.raw(",");
+      out.inum("max_ns", h.max_ns);
+      char b[64];
+      std::snprintf(b, sizeof b, "%.3f", h.sum_ns / static_cast<double>(h.delivered));
+      out.raw(",");
+      out.rawnum("avg_ns", b);
+    }
+    out.raw("}");
+  }
 }
 
 bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& fabric, const Sim& sim,
@@ -534,6 +620,8 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
     out.num("oos_packets", r.oos);
     out.raw("}");
   }
+  out.raw("],\n\"hops\":[");
+  write_hops(out, fabric);
   out.raw("],\n");
   out.num("naks", nak_total);
   out.raw(",");

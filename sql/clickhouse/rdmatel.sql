@@ -186,6 +186,29 @@ CREATE TABLE IF NOT EXISTS rdmatel.pfc
 ENGINE = ReplacingMergeTree()
 ORDER BY (rdmatel_run, rdmatel_seq);
 
+CREATE TABLE IF NOT EXISTS rdmatel.paths
+(
+    rdmatel_run String,
+    rdmatel_seq UInt64,
+    `src` Nullable(String),
+    `dst` Nullable(String),
+    `dst_qpn` Nullable(UInt64),
+    `from_point` Nullable(String),
+    `to_point` Nullable(String),
+    `packets` Nullable(UInt64),
+    `lost` Nullable(UInt64),
+    `min_us` Nullable(Float64),
+    `avg_us` Nullable(Float64),
+    `max_us` Nullable(Float64),
+    `offset_applied_ns` Nullable(Int64),
+    `raw` Nullable(UInt8),
+    `first_ns` Nullable(Int64),
+    `last_ns` Nullable(Int64),
+    `first_frame` Nullable(UInt64)
+)
+ENGINE = ReplacingMergeTree()
+ORDER BY (rdmatel_run, rdmatel_seq);
+
 CREATE TABLE IF NOT EXISTS rdmatel.offsets
 (
     rdmatel_run String,

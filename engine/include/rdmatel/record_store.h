@@ -32,6 +32,11 @@ class RecordStore final : public RecordSink {
   /// The finding of `rank` (a diag.finding note's ref), or nullptr.
   const DiagnosisRecord* finding(uint64_t rank) const;
 
+  /// The hop records (export paths), in emission order.
+  const std::deque<PathRecord>& paths() const { return paths_; }
+  /// Hop record `n` (a path.record note's ref: 1, 2, ...), or nullptr.
+  const PathRecord* path(uint64_t n) const;
+
   /// Indexes the notes and the final records by frame (call once the engine has finished).
   void index();
   bool indexed() const { return indexed_; }
@@ -60,6 +65,7 @@ class RecordStore final : public RecordSink {
   std::vector<DiagnosisRecord> findings_;
   std::deque<CongestionRecord> congestion_;  ///< sorted by first_frame by index()
   std::deque<PfcRecord> pfc_;                ///< sorted by first_frame by index()
+  std::deque<PathRecord> paths_;
   std::vector<std::pair<uint64_t, const IoRecord*>> io_by_frame_;
   std::vector<std::pair<uint64_t, const MessageRecord*>> message_by_frame_;
   bool indexed_ = false;

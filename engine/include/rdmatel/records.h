@@ -5,6 +5,7 @@
 #pragma once
 
 #include <array>
+#include <cmath>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -212,6 +213,32 @@ struct OffsetRecord {
   /// Packets travelled both ways between the two points: the one-way delays cancel. Otherwise
   /// the offset still holds the delay between them.
   bool both_directions = false;
+};
+
+/// The packets of one flow over one hop, from observation point A to the next point B of their
+/// path (channel "paths"). A packet is one copy of (flow, PSN, opcode, payload length, AETH,
+/// IPv4 ID): a retransmission is a copy of its own. Delays compare two points' clocks: they are
+/// corrected by the points' clock offsets where those are given (--clock-offset), raw stamp
+/// differences otherwise.
+struct PathRecord {
+  IpAddress src, dst;
+  uint32_t dst_qpn = 0;
+  PointId from_point = kNoPoint, to_point = kNoPoint;
+  uint64_t packets = 0;    ///< copies seen at A whose path goes on to B
+  uint64_t lost = 0;       ///< of which never seen at B
+  uint64_t delivered = 0;  ///< packets - lost: the delays' sample count
+  DurationNs min_ns = 0, max_ns = 0;
+  double sum_ns = 0;  ///< sum of the delays (avg = sum_ns / delivered)
+  /// Added to every raw stamp difference t_B - t_A (offset of A minus offset of B); absent when
+  /// no offset is known for either point: the delays are raw.
+  std::optional<DurationNs> offset_applied_ns;
+  uint64_t first_frame = 0;          ///< the first packet's frame at A
+  TimeNs first_ns = 0, last_ns = 0;  ///< first and last packet at A (A's clock)
+
+  std::optional<DurationNs> avg_ns() const {
+    if (!delivered) return std::nullopt;
+    return DurationNs(std::llround(sum_ns / double(delivered)));
+  }
 };
 
 /// 802.1Qbb priority flow control at one observation point, for one priority.

@@ -81,6 +81,7 @@ extern const RecordSchema kMessageSchema;   ///< channel "messages": one per RDM
 extern const RecordSchema kFlowSchema;      ///< channel "flows": per flow, point and period
 extern const RecordSchema kCongestionSchema;  ///< channel "congestion": per flow and point
 extern const RecordSchema kPfcSchema;         ///< channel "pfc": per point and priority
+extern const RecordSchema kPathSchema;        ///< channel "paths": per flow and hop (point A -> B)
 extern const RecordSchema kOffsetSchema;      ///< channel "offsets": per pair of points seen together
 extern const RecordSchema kAlertSchema;       ///< channel "alerts": per threshold crossing or spike
 extern const RecordSchema kDiagnosisSchema;   ///< channel "diagnosis": per host, storage, pair and job

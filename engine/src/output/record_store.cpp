@@ -33,7 +33,13 @@ void RecordStore::on_record(const Record& r) {
   else if (r.is(kDiagnosisSchema)) {
     const DiagnosisRecord& d = r.as<DiagnosisRecord>();
     if (d.rank) findings_.push_back(d);
+  } else if (r.is(kPathSchema)) {
+    paths_.push_back(r.as<PathRecord>());  // final only, numbered 1, 2, ... as path.record notes say
   }
+}
+
+const PathRecord* RecordStore::path(uint64_t n) const {
+  return n >= 1 && n <= paths_.size() ? &paths_[n - 1] : nullptr;
 }
 
 const DiagnosisRecord* RecordStore::finding(uint64_t rank) const {

@@ -1,0 +1,97 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/metrics/paths/copy_matcher.h"
+
+#include <algorithm>
+
+namespace rdmatel::paths {
+namespace {
+
+size_t index_of(std::span<const PointId> order, PointId p) {
+  auto it = std::find(order.begin(), order.end(), p);
+  return it == order.end() ? order.size() : size_t(it - order.begin());
+}
+
+}  // namespace
+
+void learn_order(std::vector<PointId>& order, std::span<const Sighting> sightings) {
+  // First sighting per point (sightings of a point come in its stamp order, but take the least
+  // reference stamp anyway).
+  std::vector<Sighting> first;
+  for (const Sighting& s : sightings) {
+    auto it = std::find_if(first.begin(), first.end(), [&](const Sighting& f) { return f.point == s.point; });
+    if (it == first.end()) first.push_back(s);
+    else if (s.ref < it->ref) *it = s;
+  }
+  std::stable_sort(first.begin(), first.end(), [](const Sighting& a, const Sighting& b) { return a.ref < b.ref; });
+  size_t pos = 0;  // where the next new point goes: after the last known point of this packet
+  bool any_known = false;
+  for (const Sighting& s : first) {
+    size_t i = index_of(order, s.point);
+    if (i < order.size()) {
+      if (!any_known || i >= pos) pos = i + 1;  // a known point earlier than expected keeps its place
+      any_known = true;
+      continue;
+    }
+    if (!any_known) {
+      // Before every known point of this packet: find the first of them and go just before it.
+      size_t next = order.size();
+      for (const Sighting& t : first) {
+        size_t j = index_of(order, t.point);
+        if (j < order.size()) {
+          next = j;
+          break;
+        }
+      }
+      pos = next;
+    }
+    order.insert(order.begin() + long(pos), s.point);
+    ++pos;
+    any_known = true;
+  }
+}
+
+std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order,
+                               const ExpectedDelay& expected) {
+  std::vector<Copy> copies;
+  std::vector<Sighting> at;
+  for (PointId p : order) {
+    at.clear();
+    for (const Sighting& s : sightings)
+      if (s.point == p) at.push_back(s);
+    if (at.empty()) continue;
+    std::stable_sort(at.begin(), at.end(), [](const Sighting& a, const Sighting& b) { return a.ts < b.ts; });
+    for (const Sighting& s : at) {
+      // Candidates: copies not seen here yet that passed their last point before this sighting.
+      // A copy last seen at the point just before this one is preferred to one that stopped
+      // earlier (lost, or missed by a point); among those last seen at the same point, the one
+      // nearest the hop's usual delay, or else the latest.
+      size_t best = copies.size(), best_pos = 0;
+      DurationNs best_miss = 0;
+      for (size_t c = 0; c < copies.size(); ++c) {
+        const Sighting& prev = copies[c].back();
+        if (prev.point == p) continue;  // already seen here (points come in path order)
+        if (prev.ref > s.ref + s.slack + prev.slack) continue;  // passed the earlier point after this one
+        const size_t pos = index_of(order, prev.point);
+        std::optional<DurationNs> d = expected ? expected(prev.point, p) : std::nullopt;
+        DurationNs miss = 0;
+        if (d) {
+          miss = prev.ref + *d - s.ref;
+          if (miss < 0) miss = -miss;
+        } else {
+          miss = s.ref - prev.ref;  // the latest is the nearest
+          if (miss < 0) miss = 0;
+        }
+        if (best == copies.size() || pos > best_pos || (pos == best_pos && miss < best_miss)) {
+          best = c;
+          best_pos = pos;
+          best_miss = miss;
+        }
+      }
+      if (best == copies.size()) copies.push_back(Copy{s});
+      else copies[best].push_back(s);
+    }
+  }
+  return copies;
+}
+
+}  // namespace rdmatel::paths

@@ -1,0 +1,49 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The pure part of path tracking: given every sighting of one packet identity (flow, PSN,
+// opcode, payload length, AETH, IPv4 ID) at the observation points, split them into copies (the
+// original and each retransmission or duplicate is a copy of its own) and order each copy's
+// sightings along the flow's path. No state, no clocks of its own: the caller gives each
+// sighting its stamp on a common reference clock (`ref`), as well as it knows it.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "rdmatel/types.h"
+
+namespace rdmatel::paths {
+
+struct Sighting {
+  PointId point = kNoPoint;
+  TimeNs ts = 0;   ///< the point's own stamp
+  TimeNs ref = 0;  ///< the stamp on the reference clock (explicit offsets or clock relations)
+  uint64_t frame = 0;
+  DurationNs slack = 0;  ///< how far `ref` may be off (the uncertainty of the offset used)
+};
+
+/// Learns a flow's point order from one identity's sightings: the points it saw, ordered by
+/// their first sighting's reference stamp, are merged into `order`. Points already in `order`
+/// keep their place (a flow's order is decided once, so that hops never flip from packet to
+/// packet); a new point goes after the known point that precedes it in this packet's order.
+void learn_order(std::vector<PointId>& order, std::span<const Sighting> sightings);
+
+/// One copy of a packet: its sightings in path order (at most one per point).
+using Copy = std::vector<Sighting>;
+
+/// Splits the sightings of one identity into copies. `order` holds every sighting's point
+/// (learn_order first). Points are taken in path order; the first point's sightings each start
+/// a copy; a later point's sightings, in stamp order, each join the copy not yet seen there
+/// that passed the earlier points last before it on the reference clock (the nearest earlier
+/// copy; "before" within the sighting's slack), or else start a copy of their own (the earlier
+/// points missed it: lost before them, or passed before their capture began). Where the hop's
+/// usual delay is known (`expected(from, to)`, e.g. its average so far), the copy whose stamp
+/// plus that delay lies nearest is taken instead of the latest: copies of a packet resent a
+/// few µs apart keep their order.
+using ExpectedDelay = std::function<std::optional<DurationNs>(PointId from, PointId to)>;
+std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order,
+                               const ExpectedDelay& expected = {});
+
+}  // namespace rdmatel::paths

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The paths record's schema (channel "paths"): one per flow and hop.
+#include "rdmatel/records.h"
+#include "rdmatel/schema.h"
+
+namespace rdmatel {
+namespace {
+
+const PathRecord& pr(const void* p) { return *static_cast<const PathRecord*>(p); }
+
+template <uint64_t PathRecord::*F>
+bool pr_u(const void* p, Value& v) {
+  v.u = pr(p).*F;
+  return true;
+}
+bool delay(const void* p, DurationNs PathRecord::*f, Value& v) {
+  if (!pr(p).delivered) return false;
+  v.i = pr(p).*f;
+  return true;
+}
+
+const Column kPathColumns[] = {
+    {"src", ValueType::kAddress, [](const void* p, Value& v) { v.ip = &pr(p).src; return true; }, "Source IP"},
+    {"dst", ValueType::kAddress, [](const void* p, Value& v) { v.ip = &pr(p).dst; return true; }, "Destination IP"},
+    {"dst_qpn", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = pr(p).dst_qpn; return true; },
+     "Destination QPN"},
+    {"from_point", ValueType::kPoint, [](const void* p, Value& v) { v.point = pr(p).from_point; return true; },
+     "Observation point A: where the hop starts"},
+    {"to_point", ValueType::kPoint, [](const void* p, Value& v) { v.point = pr(p).to_point; return true; },
+     "Observation point B: the next point of the flow's path"},
+    {"packets", ValueType::kUnsigned, pr_u<&PathRecord::packets>,
+     "Packets seen at A whose path goes on to B (each copy of a retransmitted packet counts)"},
+    {"lost", ValueType::kUnsigned, pr_u<&PathRecord::lost>,
+     "Of which never seen at B within --path-timeout: lost between A and B"},
+    {"min_us", ValueType::kMicros, [](const void* p, Value& v) { return delay(p, &PathRecord::min_ns, v); },
+     "Shortest hop delay t_B - t_A, µs (absent when no packet reached B)"},
+    {"avg_us", ValueType::kMicros,
+     [](const void* p, Value& v) {
+       auto a = pr(p).avg_ns();
+       if (!a) return false;
+       v.i = *a;
+       return true;
+     },
+     "Average hop delay, µs"},
+    {"max_us", ValueType::kMicros, [](const void* p, Value& v) { return delay(p, &PathRecord::max_ns, v); },
+     "Longest hop delay, µs"},
+    {"offset_applied_ns", ValueType::kSigned,
+     [](const void* p, Value& v) {
+       if (!pr(p).offset_applied_ns) return false;
+       v.i = *pr(p).offset_applied_ns;
+       return true;
+     },
+     "Added to every stamp difference to correct the two clocks (--clock-offset of A minus that of B), ns; "
+     "absent when no offset is known for either point: the delays are raw"},
+    {"raw", ValueType::kBool, [](const void* p, Value& v) { v.b = !pr(p).offset_applied_ns; return true; },
+     "The delays are raw stamp differences of two unsynchronised clocks (no --clock-offset for A or B)"},
+    {"first_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = pr(p).first_ns; return true; },
+     "First packet at A, ns since the epoch (A's clock)"},
+    {"last_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = pr(p).last_ns; return true; },
+     "Last packet at A, ns"},
+    {"first_frame", ValueType::kUnsigned, pr_u<&PathRecord::first_frame>, "Frame of the first packet at A"},
+};
+
+}  // namespace
+
+const RecordSchema kPathSchema = {"paths", "the packets of one flow over one hop, from one observation point to the "
+                                           "next point of their path",
+                                  kPathColumns};
+
+}  // namespace rdmatel

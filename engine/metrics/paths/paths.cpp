@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/metrics/paths/paths.h"
+
+#include <algorithm>
+#include <bit>
+#include <charconv>
+#include <string>
+
+#include "engine/src/util/hash.h"
+
+namespace rdmatel::paths {
+namespace {
+
+const SettingSpec kSettings[] = {
+    {"path_timeout", SettingType::kDuration, "ms", "10", 0.001, 3600000, "MS",
+     "How long every other observation point has (on its own clock, after the reorder window) to show a "
+     "packet's copy before the packet counts as lost on the hop after the last point that saw it"},
+    {"max_path_packets", SettingType::kCount, "", "262144", 1, 1e9, "N",
+     "Most packets waiting for their copies at other points; beyond it the oldest is settled at once (its "
+     "missing copies count as lost)"},
+    {"clock_offset", SettingType::kList, "", "", 0, 0, "NAME=NS",
+     "Clock offset of observation point NAME (name or numeric interface id): its clock minus the reference "
+     "clock, ns (what export offsets reports, in ns). Hop delays between points with an offset are corrected; "
+     "without one for either point they are raw stamp differences, flagged raw",
+     true, false},
+};
+const RecordSchema* const kOutputs[] = {&kPathSchema};
+// path.hop: on a packet's frame at B, the same packet's frame at the previous point A (ref;
+// detail 1 when the delay is raw). path.hop_delay: on the same frame, ref = the hop delay in ns
+// (a signed value in the 64 bits). path.lost: on the last frame that saw a packet lost after it
+// (detail: the point it never reached). path.record: on a hop record's first frame at A (ref: the
+// record's number, 1, 2, ... in emission order), for tables that show each record once.
+const char* const kNotes[] = {"path.hop", "path.hop_delay", "path.lost", "path.record"};
+
+bool parse_offset(const std::string& spec, std::string& name, DurationNs& ns) {
+  auto eq = spec.rfind('=');
+  if (eq == std::string::npos || eq == 0) return false;
+  name = spec.substr(0, eq);
+  const char* b = spec.data() + eq + 1;
+  const char* e = spec.data() + spec.size();
+  if (b < e && *b == '+') ++b;
+  int64_t v = 0;
+  auto r = std::from_chars(b, e, v);
+  if (r.ec != std::errc() || r.ptr != e) return false;
+  ns = v;
+  return true;
+}
+
+}  // namespace
+
+const ComponentSpec kSpec = {"paths", kPacketAllRoce, kOutputs, kSettings, kNotes};
+
+size_t Paths::IdentityHash::operator()(const Identity& k) const noexcept {
+  const uint64_t a = uint64_t(k.flow) << 32 | k.psn;
+  const uint64_t b = (uint64_t(k.payload_len) << 24 | uint64_t(k.ip_id) << 8 | k.opcode) ^ uint64_t(k.aeth) << 40;
+  return hash_mix(a ^ b * 0x9E3779B97F4A7C15ULL);
+}
+
+Paths::Paths(Ctx& ctx)
+    : note_hop_(note_kind("path.hop")),
+      note_delay_(note_kind("path.hop_delay")),
+      note_lost_(note_kind("path.lost")),
+      note_record_(note_kind("path.record")),
+      timeout_(ctx.settings.duration("path_timeout")),
+      max_pending_(ctx.settings.count("max_path_packets")),
+      offset_specs_(ctx.settings.list("clock_offset")) {
+  any_offset_ = !offset_specs_.empty();
+  for (const std::string& s : offset_specs_) {
+    std::string name;
+    DurationNs ns;
+    if (!parse_offset(s, name, ns))
+      ctx.warn("clock_offset_syntax", [&] { return "--clock-offset " + s + " is not NAME=NS: ignored"; });
+  }
+}
+
+std::optional<DurationNs> Paths::explicit_offset(PointId point, const Ctx& ctx) {
+  if (point >= offsets_.size()) {
+    offsets_.resize(size_t(point) + 1);
+    offset_resolved_.resize(size_t(point) + 1, 0);
+  }
+  if (!offset_resolved_[point]) {
+    offset_resolved_[point] = 1;
+    const PointState& ps = ctx.points[point];
+    for (const std::string& s : offset_specs_) {
+      std::string name;
+      DurationNs ns;
+      if (parse_offset(s, name, ns) && (name == ps.name || name == std::to_string(ps.interface_id)))
+        offsets_[point] = ns;
+    }
+  }
+  return offsets_[point];
+}
+
+TimeNs Paths::ref_time(PointId point, TimeNs ts, const Ctx& ctx) {
+  if (any_offset_) return ts - explicit_offset(point, ctx).value_or(0);
+  return ts + ctx.clock.to_root(point);
+}
+
+void Paths::on_packet(const Packet& p, Ctx& ctx) {
+  // With one observation point there is no hop: keep nothing. A packet reaches this point a
+  // reorder window after it arrived, by when every point whose packets lie near it has been
+  // declared, in the CLI (all interfaces up front) as in the plugin (each on its first frame).
+  if (p.flow == kNoFlow || ctx.points.size() < 2) return;
+  if (p.point >= handled_.size()) handled_.resize(size_t(p.point) + 1, kTimeMin);
+  handled_[p.point] = std::max(handled_[p.point], p.ts);
+  const uint32_t aeth = p.roce.has(kExtAeth) ? uint32_t(p.roce.aeth.syndrome) << 24 | (p.roce.aeth.msn & 0xFFFFFF) : 0;
+  const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, aeth, p.roce.ip_id, p.roce.bth.opcode};
+  Entry& e = pending_[id];
+  if (e.seq == 0) {
+    e.seq = next_seq_++;
+    e.ref_due = ref_time(p.point, p.ts, ctx) + timeout_;
+    queue_.push_back(Queued{id, e.seq});
+  }
+  e.seen.push_back(Seen{p.point, p.ts, p.frame});
+  if (pending_.size() > max_pending_) {
+    ctx.warn("max_path_packets", [&] {
+      return "more than " + std::to_string(max_pending_) +
+             " packets waiting for their copies at other points (--max-path-packets): the oldest are settled "
+             "early, copies still to come count as lost";
+    });
+    while (pending_.size() > max_pending_ && !queue_.empty()) {
+      const Queued q = queue_.front();
+      queue_.pop_front();
+      Entry* f = pending_.find(q.id);
+      if (!f || f->seq != q.seq) continue;
+      Entry old = std::move(*f);
+      pending_.erase(q.id);
+      settle(q.id, old, ctx);
+    }
+  }
+  // A point whose reorder buffer overflowed hands packets on before its horizon passes them:
+  // settle by what the points handled too, not only at horizon advances.
+  if ((++since_drain_ & 1023) == 0) drain(bound(ctx), ctx);
+}
+
+TimeNs Paths::bound(const Ctx& ctx) {
+  TimeNs b = kTimeMax;
+  for (PointId q = 0; q < ctx.points.size(); ++q) {
+    const PointState& ps = ctx.points[q];
+    if (!ps.seen || ps.quiet) continue;  // a quiet point holds nothing back
+    // Everything stamped before a point's horizon has been handled, and, packets being handled
+    // in each point's stamp order, everything before the latest packet it handled.
+    const TimeNs now = q < handled_.size() ? std::max(ps.horizon, handled_[q]) : ps.horizon;
+    b = std::min(b, ref_time(q, now, ctx));
+  }
+  return b;
+}
+
+void Paths::on_advance(PointId, Ctx& ctx) {
+  if (queue_.empty()) return;
+  drain(bound(ctx), ctx);
+}
+
+void Paths::drain(TimeNs b, Ctx& ctx) {
+  while (!queue_.empty()) {
+    const Queued q = queue_.front();
+    Entry* f = pending_.find(q.id);
+    if (!f || f->seq != q.seq) {
+      queue_.pop_front();
+      continue;
+    }
+    if (f->ref_due > b) break;
+    queue_.pop_front();
+    Entry e = std::move(*f);
+    pending_.erase(q.id);
+    settle(q.id, e, ctx);
+  }
+}
+
+Paths::FlowState& Paths::flow_state(FlowId f) {
+  if (f >= flows_.size()) flows_.resize(size_t(f) + 1);
+  return flows_[f];
+}
+
+PathRecord& Paths::hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
+  FlowState& fs = flows_[flow];
+  for (const Hop& h : fs.hops)
+    if (h.from == a && h.to == b) return records_[h.record];
+  fs.hops.push_back(Hop{a, b, uint32_t(records_.size())});
+  PathRecord& r = records_.emplace_back();
+  const FlowKey& key = ctx.flows[flow].key;
+  r.src = key.src;
+  r.dst = key.dst;
+  r.dst_qpn = key.dst_qpn;
+  r.from_point = a;
+  r.to_point = b;
+  const auto oa = explicit_offset(a, ctx);
+  const auto ob = explicit_offset(b, ctx);
+  if (oa || ob) r.offset_applied_ns = oa.value_or(0) - ob.value_or(0);
+  return r;
+}
+
+Paths::Relative Paths::relative_offset(PointId h, PointId q, const Ctx& ctx) {
+  if (h == q) return {};
+  if (any_offset_) return {explicit_offset(q, ctx).value_or(0) - explicit_offset(h, ctx).value_or(0), 0};
+  auto e = ctx.clock.estimate(h, q);
+  if (!e || !e->both_directions) return {};
+  // An estimate within its uncertainty of 0 is no evidence of an offset (I/Os crossing between
+  // hosts on both sides mix the directions it sorts samples by): keep the stamps, with the slack.
+  const DurationNs mag = e->offset < 0 ? -e->offset : e->offset;
+  if (mag <= e->uncertainty) return {0, e->uncertainty + mag};
+  return {e->offset, e->uncertainty};
+}
+
+void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
+  FlowState& fs = flow_state(id.flow);
+  std::vector<PointId>& order = fs.order;
+  // The common case: one sighting per point, every point already on the flow's path. The copy is
+  // the sightings in path order; no clock is needed.
+  if (order.size() >= 2 && e.seen.size() <= 8) {
+    size_t pos[8];
+    bool simple = true;
+    for (size_t i = 0; i < e.seen.size() && simple; ++i) {
+      auto it = std::find(order.begin(), order.end(), e.seen[i].point);
+      pos[i] = size_t(it - order.begin());
+      simple = it != order.end();
+      for (size_t j = 0; j < i && simple; ++j) simple = pos[j] != pos[i];
+    }
+    if (simple) {
+      scratch_.clear();
+      for (const Seen& s : e.seen) scratch_.push_back(Sighting{s.point, s.ts, s.ts, s.frame, 0});
+      // Insertion sort by path position (a handful of points).
+      for (size_t i = 1; i < scratch_.size(); ++i)
+        for (size_t j = i; j > 0 && pos[j - 1] > pos[j]; --j) {
+          std::swap(pos[j - 1], pos[j]);
+          std::swap(scratch_[j - 1], scratch_[j]);
+        }
+      apply_copy(id.flow, scratch_, order, ctx);
+      return;
+    }
+  }
+  // Several copies, or a point new to the flow: stamps of different points are compared, on the
+  // best common clock known.
+  std::vector<Sighting> s;
+  s.reserve(e.seen.size());
+  const PointId home = e.seen[0].point;
+  for (const Seen& x : e.seen) {
+    const Relative r = relative_offset(home, x.point, ctx);
+    s.push_back(Sighting{x.point, x.ts, x.ts - r.offset, x.frame, r.slack});
+  }
+  learn_order(order, s);
+  if (order.size() < 2) {
+    // Seen at one point only, and so was every packet of the flow until now: lost after it, or a
+    // flow seen at one point? Told by the flow's next packets.
+    if (fs.parked.size() < kMaxParked) fs.parked.push_back(std::move(s));
+    return;
+  }
+  // The hop's average delay so far tells copies resent a few µs apart from each other.
+  const ExpectedDelay expected = [&](PointId a, PointId b) -> std::optional<DurationNs> {
+    for (const Hop& h : fs.hops)
+      if (h.from == a && h.to == b) return records_[h.record].avg_ns();
+    return std::nullopt;
+  };
+  for (const Copy& c : match_copies(s, order, expected)) apply_copy(id.flow, c, order, ctx);
+  if (fs.parked.empty()) return;
+  std::vector<std::vector<Sighting>> waiting = std::move(fs.parked);
+  fs.parked.clear();
+  for (const auto& w : waiting)
+    for (const Copy& c : match_copies(w, order, expected)) apply_copy(id.flow, c, order, ctx);
+}
+
+void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vector<PointId>& order, Ctx& ctx) {
+  for (size_t i = 0; i + 1 < c.size(); ++i) {
+    const Sighting& a = c[i];
+    const Sighting& b = c[i + 1];
+    PathRecord& r = hop(flow, a.point, b.point, ctx);
+    const DurationNs d = b.ts - a.ts + r.offset_applied_ns.value_or(0);
+    if (r.packets == 0 || a.ts < r.first_ns) {
+      r.first_ns = a.ts;
+      r.first_frame = a.frame;
+    }
+    r.last_ns = std::max(r.last_ns, a.ts);
+    ++r.packets;
+    if (r.delivered == 0) r.min_ns = r.max_ns = d;
+    r.min_ns = std::min(r.min_ns, d);
+    r.max_ns = std::max(r.max_ns, d);
+    r.sum_ns += double(d);
+    ++r.delivered;
+    if (ctx.frame_notes) {
+      ctx.note(b.frame, note_hop_, a.frame, r.offset_applied_ns ? 0 : 1);
+      ctx.note(b.frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d)));
+    }
+  }
+  // Lost after its last point when the flow's path goes on from there.
+  const Sighting& last = c.back();
+  auto at = std::find(order.begin(), order.end(), last.point);
+  if (at == order.end() || at + 1 == order.end()) return;
+  PathRecord& r = hop(flow, last.point, *(at + 1), ctx);
+  if (r.packets == 0 || last.ts < r.first_ns) {
+    r.first_ns = last.ts;
+    r.first_frame = last.frame;
+  }
+  r.last_ns = std::max(r.last_ns, last.ts);
+  ++r.packets;
+  ++r.lost;
+  ctx.note(last.frame, note_lost_, 0, *(at + 1));
+}
+
+void Paths::finish(Ctx& ctx) {
+  drain(kTimeMax, ctx);
+  // Per flow (in the order flows were first seen), hops in path order.
+  uint64_t n = 0;
+  for (FlowState& fs : flows_) {
+    auto pos = [&](PointId p) { return size_t(std::find(fs.order.begin(), fs.order.end(), p) - fs.order.begin()); };
+    std::stable_sort(fs.hops.begin(), fs.hops.end(), [&](const Hop& x, const Hop& y) {
+      return pos(x.from) != pos(y.from) ? pos(x.from) < pos(y.from) : pos(x.to) < pos(y.to);
+    });
+    for (const Hop& h : fs.hops) {
+      const PathRecord& r = records_[h.record];
+      ctx.emit(kPathSchema, &r);
+      ctx.note(r.first_frame, note_record_, ++n);
+    }
+  }
+  for (const std::string& s : offset_specs_) {
+    std::string name;
+    DurationNs ns;
+    if (!parse_offset(s, name, ns)) continue;
+    bool found = false;
+    for (PointId p = 0; p < ctx.points.size() && !found; ++p)
+      found = name == ctx.points[p].name || name == std::to_string(ctx.points[p].interface_id);
+    if (!found)
+      ctx.warn("clock_offset_point", [&] { return "--clock-offset " + s + " names no observation point of the capture"; });
+  }
+  flows_.clear();
+  records_.clear();
+  handled_.clear();
+  pending_ = {};
+  queue_.clear();
+}
+
+}  // namespace rdmatel::paths

@@ -1,0 +1,120 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// paths: the same packet seen at several observation points (SPEC §6). Each RoCE packet's
+// sightings are gathered by identity (flow, PSN, opcode, payload length, AETH, IPv4 ID) until every
+// point has had --path-timeout to show its copy, then split into copies (retransmissions and
+// duplicates are copies of their own, copy_matcher.h) and laid along the flow's path: each hop
+// A -> B gives a delay, a copy seen at A whose path stops there is lost on A -> B. Per flow and
+// hop it counts packets and losses and keeps the delays' min / avg / max.
+//
+// Unlike every other metric, a hop delay compares the clocks of two points: it is corrected by
+// the points' --clock-offset where one is given and reported raw otherwise. The clock relations
+// the core learned (core/clock.*) only order points and match copies; they never change a delay.
+//
+// Cost: one hash-map slot per packet identity while it waits (the common case, one sighting per
+// point of a known path, needs no allocation when settled); nothing with a single point.
+#pragma once
+
+#include <cstdint>
+#include <deque>
+#include <optional>
+#include <span>
+#include <string>
+#include <vector>
+
+#include "engine/metrics/paths/copy_matcher.h"
+#include "engine/src/core/component.h"
+#include "engine/src/util/flat_map.h"
+#include "engine/src/util/small_vector.h"
+#include "rdmatel/records.h"
+
+namespace rdmatel::paths {
+
+extern const ComponentSpec kSpec;
+
+class Paths final : public Component {
+ public:
+  explicit Paths(Ctx&);
+  void on_packet(const Packet& p, Ctx& ctx) override;
+  void on_advance(PointId, Ctx& ctx) override;
+  void finish(Ctx& ctx) override;
+
+ private:
+  struct Identity {
+    FlowId flow = kNoFlow;
+    uint32_t psn = 0;
+    uint32_t payload_len = 0;
+    uint32_t aeth = 0;  ///< syndrome << 24 | MSN of an ACK or NAK: tells ACKs of one PSN apart
+    uint16_t ip_id = 0;
+    uint8_t opcode = 0;
+    friend bool operator==(const Identity&, const Identity&) = default;
+  };
+  struct IdentityHash {
+    size_t operator()(const Identity& k) const noexcept;
+  };
+  /// One sighting as it waits (the reference stamp is worked out when it is settled).
+  struct Seen {
+    PointId point;
+    TimeNs ts;
+    uint64_t frame;
+  };
+  struct Entry {
+    uint64_t seq = 0;    ///< creation number, 0 for a free slot (tells a reused identity apart)
+    TimeNs ref_due = 0;  ///< first sighting's stamp on the common clock + timeout
+    SmallVector<Seen, 3> seen;
+  };
+  struct Queued {
+    Identity id;
+    uint64_t seq;
+  };
+  struct Hop {
+    PointId from, to;
+    uint32_t record;  ///< index into records_
+  };
+  struct FlowState {
+    std::vector<PointId> order;  ///< the flow's points in path order
+    std::vector<Hop> hops;
+    /// Packets of the flow while its path is not known (every one so far seen at one point):
+    /// whether they were lost after it is told once a packet shows the next point.
+    std::vector<std::vector<Sighting>> parked;
+  };
+  static constexpr size_t kMaxParked = 64;
+
+  /// A stamp of `point` on a common clock, for waiting only: minus its --clock-offset when any is
+  /// given, else mapped through the core's clock relations.
+  TimeNs ref_time(PointId point, TimeNs ts, const Ctx& ctx);
+  /// How far point q's clock runs ahead of point h's, for ordering points and matching copies,
+  /// and how far that may be off: from --clock-offset when any is given (exact); else the core's
+  /// estimate for the pair once packets went both ways between them and it differs from 0 by
+  /// more than its uncertainty (one direction only, it still holds the delay); else 0.
+  struct Relative {
+    DurationNs offset = 0, slack = 0;
+  };
+  Relative relative_offset(PointId h, PointId q, const Ctx& ctx);
+  std::optional<DurationNs> explicit_offset(PointId point, const Ctx& ctx);
+  /// The earliest common-clock time every active point has passed.
+  TimeNs bound(const Ctx& ctx);
+  void drain(TimeNs bound, Ctx& ctx);
+  void settle(const Identity& id, Entry& e, Ctx& ctx);
+  /// Lays one copy (sightings in path order) along the flow's path: its hops, its loss.
+  void apply_copy(FlowId flow, std::span<const Sighting> copy, const std::vector<PointId>& order, Ctx& ctx);
+  PathRecord& hop(FlowId flow, PointId a, PointId b, const Ctx& ctx);
+  FlowState& flow_state(FlowId f);
+
+  NoteKind note_hop_, note_delay_, note_lost_, note_record_;
+  DurationNs timeout_;
+  uint64_t max_pending_;
+  bool any_offset_;
+  std::vector<std::string> offset_specs_;           ///< --clock-offset NAME=NS as given
+  std::vector<std::optional<DurationNs>> offsets_;  ///< by point, resolved on first use
+  std::vector<uint8_t> offset_resolved_;
+  FlatMap<Identity, Entry, IdentityHash> pending_;
+  std::deque<Queued> queue_;  ///< pending identities in creation order
+  uint64_t next_seq_ = 1;
+  std::vector<FlowState> flows_;  ///< by flow id
+  std::deque<PathRecord> records_;
+  std::vector<Sighting> scratch_;
+  std::vector<TimeNs> handled_;  ///< by point: the latest stamp it handled
+  uint32_t since_drain_ = 0;
+};
+
+}  // namespace rdmatel::paths

@@ -1,0 +1,283 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""export paths (per flow and hop: packets, lost, delays), the analyze "Hops" section, and the
+plugin's hop fields and -z rdmatel,hops table.
+
+Expected values come from the generator's ground truth (rdmatel-synth --drop-between, truth
+"hops": every copy it emitted followed through the points that recorded it) and, for the identity
+of a retransmitted packet, from a capture this test writes by hand; never from rdmatel."""
+import collections
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+
+from rdmatel_stats import num, parse_simple_tables
+from rdmatel_testlib import Tshark, fail_if, load_truth, run_cli
+
+cli, synth = sys.argv[1], sys.argv[2]
+plugin = sys.argv[3] if len(sys.argv) > 3 else None
+tmp = tempfile.mkdtemp(prefix="rdmatel_paths_")
+problems = []
+
+
+def generate(name, *args):
+    out = os.path.join(tmp, name + ".pcapng")
+    subprocess.run([synth, "--out", out, *args], check=True, capture_output=True, timeout=300)
+    return out
+
+
+def export_paths(cap, *extra):
+    p = run_cli(cli, "export", "paths", cap, "--format", "jsonl", "--no-progress", *extra)
+    return [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+
+
+def key(r):
+    return (r["src"], r["dst"], int(r["dst_qpn"]), r["from_point"], r["to_point"])
+
+
+def us_to_ns(v):
+    return round(float(v) * 1000)
+
+
+def compare(label, truth_hops, got, shift=None):
+    """Every hop of the truth in the export with the same packets, losses and delays (exact to
+    the ns: the truth is the stamps' difference with the clock offsets taken off, as rdmatel's
+    once it is given them; `shift(from, to)` turns it into the raw difference)."""
+    want = {key(h): h for h in truth_hops}
+    have = {key(r): r for r in got}
+    for k in sorted(set(want) - set(have)):
+        # A flow whose every packet was lost before B never shows rdmatel that B is on its path.
+        if want[k]["delivered"] == 0 and want[k]["packets"] <= 2:
+            continue
+        problems.append(f"{label}: hop {k} missing from export paths (truth {want[k]})")
+    for k in sorted(set(have) - set(want)):
+        problems.append(f"{label}: hop {k} in export paths, not in the truth: {have[k]}")
+    for k in sorted(set(want) & set(have)):
+        w, g = want[k], have[k]
+        for f in ("packets", "lost"):
+            if int(g[f]) != w[f]:
+                problems.append(f"{label}: {k} {f} {g[f]}, truth {w[f]}")
+        if w["delivered"] == 0:
+            if "avg_us" in g:
+                problems.append(f"{label}: {k} has delays without a delivered packet")
+            continue
+        d = shift(k[3], k[4]) if shift else 0
+        for f, tf, tol in (("min_us", "min_ns", 0), ("max_us", "max_ns", 0), ("avg_us", "avg_ns", 1)):
+            if f not in g:
+                problems.append(f"{label}: {k} {f} absent")
+            elif abs(us_to_ns(g[f]) - (float(w[tf]) + d)) > tol + 0.5:
+                problems.append(f"{label}: {k} {f} {g[f]}, truth {w[tf]} ns (+{d})")
+
+
+# 1. Three points; packets dropped between the compute leaf and the spine (host -> storage
+#    direction only) and between the spine and the storage leaf: losses on two hops, and the
+#    transport's retransmissions are copies of their own.
+cap3 = generate("drop3", "--scenario", "nvme-3point", "--seed", "11", "--ios", "300",
+                "--drop-between", "leafA-gpu:spine1=0.03", "--drop-between", "spine1:leafB-stor=0.02")
+truth3 = load_truth(cap3)
+got3 = export_paths(cap3)
+lost_truth = sum(h["lost"] for h in truth3["hops"])
+packets_truth = sum(h["packets"] for h in truth3["hops"])
+print(f"drop3: {len(truth3['hops'])} truth hops, {packets_truth} packets, {lost_truth} lost; "
+      f"{len(got3)} exported, {sum(int(r['packets']) for r in got3)} packets, {sum(int(r['lost']) for r in got3)} lost")
+if lost_truth < 20:
+    problems.append(f"drop3: only {lost_truth} packets lost in the truth: the knob did not drop")
+compare("drop3", truth3["hops"], got3)
+for r in got3:
+    if r.get("raw") is not True or "offset_applied_ns" in r:
+        problems.append(f"drop3: {key(r)} without --clock-offset must be raw: {r}")
+        break
+# 1b. Harder conditions, each against its truth: GPU flows beside the NVMe traffic, dumpcap-like
+#     file order, five points (two ports of each leaf), hosts behind both leaves (I/Os cross both
+#     ways, so the engine's clock estimate mixes directions), a capture starting mid-stream over
+#     IPv6 (no IP ID: resends are told apart by when they passed), two VLAN tags.
+for name, args in (("mixed", ["--scenario", "mixed", "--points", "3", "--seed", "4"]),
+                   ("blocks", ["--scenario", "nvme-3point", "--seed", "7", "--order", "blocks"]),
+                   ("five", ["--scenario", "nvme-2point", "--points", "5", "--seed", "8",
+                             "--drop-between", "leafA-up:spine1=0.03"]),
+                   ("cross", ["--scenario", "nvme-3point", "--cross", "--seed", "9"]),
+                   ("midstream6", ["--scenario", "nvme-midstream", "--points", "3", "--seed", "2", "--ipv6"]),
+                   ("vlan6", ["--scenario", "nvme-3point", "--ipv6", "--vlan", "2", "--seed", "10"])):
+    drop = [] if "--drop-between" in args else ["--drop-between", "leafA-gpu:spine1=0.02"]
+    cap = generate(name, *args, *drop)
+    compare(name, load_truth(cap)["hops"], export_paths(cap))
+
+# 1c. The bound on waiting packets: reached, it warns once and the run still succeeds.
+p = run_cli(cli, "export", "paths", cap3, "--no-progress", "--max-path-packets", "50")
+if p.stderr.count("--max-path-packets") != 1:
+    problems.append(f"--max-path-packets 50: want one warning, stderr: {p.stderr[:300]}")
+
+# 2. Clock offsets: the spine's clock 3 ms ahead, the storage leaf's 1.5 ms behind. Given the
+#    same offsets, rdmatel's delays equal the truth's; without them they are raw: the truth
+#    plus offset(B) - offset(A).
+offsets = {"spine1": 3_000_000, "leafB-stor": -1_500_000}
+cap_off = generate("offsets3", "--scenario", "nvme-3point", "--seed", "12", "--ios", "200",
+                   "--drop-between", "leafA-gpu:spine1=0.02",
+                   *[a for n, v in offsets.items() for a in ("--clock-offset", f"{n}={v}")])
+truth_off = load_truth(cap_off)
+given = [a for n, v in offsets.items() for a in ("--clock-offset", f"{n}={v}")]
+got_off = export_paths(cap_off, *given)
+compare("offsets corrected", truth_off["hops"], got_off)
+for r in got_off:
+    want = offsets.get(r["from_point"], 0) - offsets.get(r["to_point"], 0)
+    if r.get("raw") is not False or int(r.get("offset_applied_ns", 1 << 62)) != want:
+        problems.append(f"offsets corrected: {key(r)} offset_applied_ns {r.get('offset_applied_ns')}, want {want}")
+        break
+got_raw = export_paths(cap_off)
+compare("offsets raw", truth_off["hops"], got_raw, shift=lambda a, b: offsets.get(b, 0) - offsets.get(a, 0))
+
+# 3. The analyze report: a Hops section naming the lossy hop; none with one point.
+rep = run_cli(cli, "analyze", cap3, "--no-progress").stdout
+if "Hops (" not in rep or "lossiest hops" not in rep:
+    problems.append("analyze: no Hops section with its lossiest hops on a 3-point capture")
+cap1 = generate("one", "--scenario", "nvme-1point", "--seed", "3", "--ios", "50")
+if "Hops (" in run_cli(cli, "analyze", cap1, "--no-progress").stdout:
+    problems.append("analyze: a Hops section on a single-point capture")
+if export_paths(cap1):
+    problems.append("export paths: records on a single-point capture")
+
+# 4. Identity across a retransmission, by hand. Points p1 and p2 (same clock). PSN 5 of a WRITE
+#    passes p1 at 100 µs and never reaches p2; its resend passes p1 at 300 µs and p2 at 302.5 µs.
+#    PSN 6 passes p1 at 110 µs, p2 at 114 µs; PSN 7 twice at p1 (a duplicate: identical bytes,
+#    dropped) and at p2 4 µs later.
+#    Hop p1 -> p2: packets 4 (PSN 5 twice, 6, 7), lost 1 (the first PSN 5), delays 4, 2.5 and
+#    4 µs: min 2.5, avg 3.5, max 4.
+T0 = 1_800_000_000_000_000_000
+US = 1000
+
+
+def block(btype, body):
+    body += b"\0" * (-len(body) % 4)
+    return struct.pack("<II", btype, 12 + len(body)) + body + struct.pack("<I", 12 + len(body))
+
+
+def write_only(psn, ip_id):
+    reth = struct.pack(">QII", 0x1000, 0x77, 64)
+    bth = struct.pack(">BBHII", 0x0A, 0, 0xFFFF, 0x123, psn)
+    l4 = bth + reth + b"\xab" * 64 + b"\0" * 4
+    udp = struct.pack(">HHHH", 0xC000, 4791, 8 + len(l4), 0) + l4
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 2, 20 + len(udp), ip_id, 0x4000, 64, 17, 0,
+                     bytes([10, 7, 0, 1]), bytes([10, 7, 1, 1])) + udp
+    return b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00" + ip
+
+
+# IPv4 ID 0 (as many RDMA NICs send): the resend is told from the original only by when it passed.
+frames = [(0, 100 * US, write_only(5, 0)), (0, 110 * US, write_only(6, 0)), (1, 114 * US, write_only(6, 0)),
+          (0, 120 * US, write_only(7, 0)), (0, 120 * US, write_only(7, 0)), (1, 124 * US, write_only(7, 0)),
+          (0, 300 * US, write_only(5, 0)), (1, 302500, write_only(5, 0))]
+frames.sort(key=lambda f: f[1])
+hand = os.path.join(tmp, "retrans.pcapng")
+with open(hand, "wb") as f:
+    f.write(block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)))
+    for name in (b"p1", b"p2"):
+        f.write(block(1, struct.pack("<HHI", 1, 0, 65535) + struct.pack("<HH", 2, len(name)) + name + b"\0\0" +
+                      struct.pack("<HH", 9, 1) + b"\x09\0\0\0" + b"\0\0\0\0"))
+    for iface, ts, data in frames:
+        t = T0 + ts
+        f.write(block(6, struct.pack("<IIIII", iface, t >> 32, t & 0xFFFFFFFF, len(data), len(data)) + data))
+# Frame numbers in file order: 1 p1 PSN5, 2 p1 PSN6, 3 p2 PSN6, 4-5 p1 PSN7 (copy), 6 p2 PSN7,
+# 7 p1 PSN5 resend, 8 p2 PSN5 resend.
+hand_rec = export_paths(hand)
+want = [{"from_point": "p1", "to_point": "p2", "packets": 3 + 1, "lost": 1, "min_us": 2.5, "avg_us": 3.5,
+         "max_us": 4.0, "first_frame": 1}]
+got = [{k: r.get(k) for k in want[0]} for r in hand_rec]
+if got != want:
+    problems.append(f"retransmission: export paths {hand_rec}, want {want}")
+want_fields = {3: ("2", 4.0, ""), 6: ("4", 4.0, ""), 8: ("7", 2.5, ""), 1: ("", None, "1")}
+
+# 5. The plugin: per-frame fields aggregated per hop equal export paths, and so does -z rdmatel,hops.
+if plugin and shutil.which("tshark"):
+    ts = Tshark(plugin)
+    try:
+        rows = ts.fields(hand, ["frame.number", "rdmatel.hop.prev_frame", "rdmatel.hop.delay", "rdmatel.hop.lost"])
+        seen = {}
+        for r in rows:
+            n = int(r["frame.number"])
+            d = float(r["rdmatel.hop.delay"]) if r["rdmatel.hop.delay"] else None
+            lost = "1" if r["rdmatel.hop.lost"] in ("1", "True") else ""
+            if r["rdmatel.hop.prev_frame"] or d is not None or lost:
+                seen[n] = (r["rdmatel.hop.prev_frame"], d, lost)
+        if seen != want_fields:
+            problems.append(f"tshark hop fields on the hand capture: {seen}, want {want_fields}")
+
+        fields = ["frame.number", "rdmatel.point", "ip.src", "ip.dst", "infiniband.bth.destqp",
+                  "rdmatel.hop.prev_frame", "rdmatel.hop.delay", "rdmatel.hop.lost"]
+        rows = ts.fields(cap3, fields)
+        point_of = {int(r["frame.number"]): r["rdmatel.point"] for r in rows}
+        agg = collections.defaultdict(lambda: {"n": 0, "min": None, "max": None, "sum": 0, "lost": 0})
+        lost_at = collections.Counter()
+        for r in rows:
+            flow = (r["ip.src"], r["ip.dst"], int(r["infiniband.bth.destqp"], 0) if r["infiniband.bth.destqp"] else 0)
+            if r["rdmatel.hop.delay"]:
+                d = round(float(r["rdmatel.hop.delay"]) * 1000)
+                a = agg[flow + (point_of[int(r["rdmatel.hop.prev_frame"])], r["rdmatel.point"])]
+                a["n"] += 1
+                a["sum"] += d
+                a["min"] = d if a["min"] is None else min(a["min"], d)
+                a["max"] = d if a["max"] is None else max(a["max"], d)
+            if r["rdmatel.hop.lost"] in ("1", "True"):
+                lost_at[flow + (r["rdmatel.point"],)] += 1
+        bad = 0
+        lost_cli = collections.Counter()
+        for r in got3:
+            k = key(r)
+            lost_cli[k[:4]] += int(r["lost"])
+            delivered = int(r["packets"]) - int(r["lost"])
+            a = agg.get(k)
+            if not delivered:
+                continue
+            if (not a or a["n"] != delivered or a["min"] != us_to_ns(r["min_us"]) or a["max"] != us_to_ns(r["max_us"])
+                    or abs(a["sum"] / a["n"] - us_to_ns(r["avg_us"])) > 0.5):
+                bad += 1
+                if bad <= 3:
+                    problems.append(f"tshark hop fields vs export paths: {k}: {a} vs {r}")
+        if sum(a["n"] for a in agg.values()) != sum(int(r["packets"]) - int(r["lost"]) for r in got3):
+            problems.append("tshark: hop delays on a different number of frames than export paths delivered")
+        if +lost_at != +lost_cli:
+            problems.append(f"tshark rdmatel.hop.lost per flow and point {dict(lost_at)} != export paths {dict(lost_cli)}")
+
+        # With the clock offsets given as a preference, the delays equal the CLI's corrected ones.
+        pref = "rdmatel.clock_offsets:" + ",".join(f"{n}={v}" for n, v in offsets.items())
+        rows = ts.fields(cap_off, ["rdmatel.hop.delay", "rdmatel.hop.raw"], "rdmatel.hop.delay", extra=("-o", pref))
+        tshark_sum = sum(round(float(r["rdmatel.hop.delay"]) * 1000) for r in rows)
+        cli_sum = sum(us_to_ns(r["avg_us"]) * (int(r["packets"]) - int(r["lost"])) for r in got_off if "avg_us" in r)
+        delivered = sum(int(r["packets"]) - int(r["lost"]) for r in got_off)
+        if len(rows) != delivered or abs(tshark_sum - cli_sum) > delivered or any(r["rdmatel.hop.raw"] for r in rows):
+            problems.append(f"tshark -o {pref}: {len(rows)} hop delays summing to {tshark_sum} ns, "
+                            f"export paths --clock-offset {delivered} summing to about {cli_sum}")
+
+        out = ts.run("-2", "-q", "-r", ts.stage(cap3), "-z", "rdmatel,hops").stdout
+        tables = parse_simple_tables(out)
+        title = next((t for t in tables if "Hops" in t), None)
+        if not title:
+            problems.append(f"-z rdmatel,hops: no table in {out[:500]}")
+        else:
+            header, trows = tables[title]
+            zrows = {}
+            for row in trows:
+                c = dict(zip(header, row))
+                zrows[(c["Source"], c["Destination"], int(c["Dst QPN"]), c["From point"], c["To point"])] = c
+            if set(zrows) != {key(r) for r in got3}:
+                problems.append(f"-z rdmatel,hops: {len(zrows)} rows, export paths {len(got3)}")
+            for r in got3:
+                c = zrows.get(key(r))
+                if not c:
+                    continue
+                same = int(c["Packets"]) == int(r["packets"]) and int(c["Lost"]) == int(r["lost"])
+                for col, f in (("Delay min (µs)", "min_us"), ("Delay avg (µs)", "avg_us"), ("Delay max (µs)", "max_us")):
+                    v = num(c[col])
+                    same = same and ((f not in r and v != v) or (f in r and abs(v - float(r[f])) < 0.0006))
+                if not same:
+                    problems.append(f"-z rdmatel,hops row {c} != export paths {r}")
+                    break
+    finally:
+        ts.close()
+else:
+    print("no plugin or tshark: the Wireshark checks are skipped")
+
+shutil.rmtree(tmp, ignore_errors=True)
+fail_if(problems, "path problems", 30)
+print("paths: export paths equals the generator's truth; tshark equals the CLI")
