@@ -383,7 +383,7 @@ tap_packet_status diagnosis_packet(void* tapdata, packet_info*, epan_dissect_t*,
 stat_tap_table_item kHopColumns[] = {
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Source", "%s"},
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Destination", "%s"},
-    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Dst QPN", "%u"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Dest QPN", "%s"},
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "From point", "%s"},
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "To point", "%s"},
     {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Packets", "%u"},
@@ -399,8 +399,9 @@ struct HopSpec {
     const PathRecord* r = nullptr;
     void add(const PathRecord& p) { r = &p; }
   };
-  static constexpr const char* kTitle =
-      "Hops between observation points (known once the first pass ends: tshark -2, the GUI)";
+  static constexpr const char* kTitle = "Hops between observation points";
+  static constexpr const char* kOnePassNote =
+      " - ONE PASS: empty, hops are settled at the end of the capture; run tshark -2 (the GUI always does)";
   static constexpr size_t kColumnCount = G_N_ELEMENTS(kHopColumns);
   static inline const stat_tap_table_item* const kColumns = kHopColumns;
   static void show(stat_tap_table_item_type* row, const Stats& s) {
@@ -418,17 +419,17 @@ struct HopSpec {
 tap_packet_status hop_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
   const auto* tap = static_cast<const TapFrame*>(data);
   stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
-  if (!tap || !t || !tap->hop) return TAP_PACKET_DONT_REDRAW;
+  if (!KeyedTable<HopSpec>::counts(t, tapdata, tap) || !tap->hop) return TAP_PACKET_DONT_REDRAW;
   try {
     const PathRecord& r = *tap->hop;
-    const std::string src = r.src.to_string(), dst = r.dst.to_string();
-    const std::string key = src + ">" + dst + " " + std::to_string(r.dst_qpn) + " " + tap->hop_from + ">" + tap->hop_to;
+    const std::string src = r.src.to_string(), dst = r.dst.to_string(), qpn = qpn_text(r.dst_qpn);
+    const std::string key = src + ">" + dst + " " + qpn + " " + tap->hop_from + ">" + tap->hop_to;
     KeyedTable<HopSpec>::add(
         t, key,
         [&](stat_tap_table_item_type* c) {
           c[0].value.string_value = g_strdup(src.c_str());
           c[1].value.string_value = g_strdup(dst.c_str());
-          c[2].value.uint_value = r.dst_qpn;
+          c[2].value.string_value = g_strdup(qpn.c_str());
           c[3].value.string_value = g_strdup(tap->hop_from);
           c[4].value.string_value = g_strdup(tap->hop_to);
           c[10].value.string_value = g_strdup(r.offset_applied_ns ? "corrected" : "raw");

@@ -259,7 +259,7 @@ if plugin and shutil.which("tshark"):
             zrows = {}
             for row in trows:
                 c = dict(zip(header, row))
-                zrows[(c["Source"], c["Destination"], int(c["Dst QPN"]), c["From point"], c["To point"])] = c
+                zrows[(c["Source"], c["Destination"], int(c["Dest QPN"], 16), c["From point"], c["To point"])] = c
             if set(zrows) != {key(r) for r in got3}:
                 problems.append(f"-z rdmatel,hops: {len(zrows)} rows, export paths {len(got3)}")
             for r in got3:
