@@ -90,7 +90,7 @@ for kind in io messages flows congestion alerts diagnosis; do
   run "export_$kind" "rdmatel export $kind" "$cli" export "$kind" "$capture" --no-progress
 done
 run export_csv "rdmatel export messages --format csv" "$cli" export messages "$capture" --no-progress --format csv
-ratio() { echo "scale=2; ${secs[$1]} / ${secs[$2]}" | bc -l; }
+ratio() { printf "%.2f" "$(echo "${secs[$1]} / ${secs[$2]}" | bc -l)"; }
 if [[ ${RDMATEL_BENCH_TSHARK:-1} == 0 ]]; then
   echo
   echo "| ratio (cpu) | x |"
