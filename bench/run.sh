@@ -1,17 +1,23 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# Benchmarks rdmatel against tshark on the same capture and reports ratios.
-#   bench/run.sh [CAPTURE]      default: a generated nvme-large capture (2.2 M packets)
-# Needs a build (./test.sh or cmake --build build/test). Prints wall time, packets/s and peak
-# memory for: the CLI (analyze, export messages); tshark dissecting every frame without and
-# with the plugin (-z io,stat,0); tshark computing the rdmatel tables in one and two passes;
-# then the ratios. Timings are wall-clock on a shared machine: run it twice and read the
-# second run.
+# The performance suite, one table: packets/s and MB/s of each stage of rdmatel and of tshark on
+# the same capture, with peak memory and ratios.
+#   bench/run.sh [CAPTURE]      default: a generated nvme-large capture (2.2 M packets, 387 MB)
+# Needs a build (./test.sh or cmake --build build/test; RDMATEL_BUILD=DIR picks another). Rows:
+#   * rdmatel-bench stages, timed inside the process: a bare loop over the mapped pcapng touching
+#     each BTH, the fast reader, reader + decoder, the whole engine (no output);
+#   * each CLI command as a whole process (analyze, export KIND);
+#   * tshark dissecting every frame (-z io,stat,0) without and with the plugin, and the plugin's
+#     tables in one and two passes.
+# Packets/s and MB/s are per cpu second (user + sys), steadier than wall time on a shared
+# machine; run it twice and read the second run. Peak memory is the largest resident set (GNU
+# time). RDMATEL_BENCH_TSHARK=0 leaves the tshark rows out (they take minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 build=${RDMATEL_BUILD:-build/test}
 [[ -x $build/cli/rdmatel ]] || build=build
 cli=$build/cli/rdmatel
+bench=$build/bench/rdmatel-bench
 plugin=$(ls "$build"/plugin/*/epan/rdmatel.so | head -1)
 synth=$build/samples/synth/rdmatel-synth
 work=$(mktemp -d /tmp/rdmatel_bench_XXXXXX)
@@ -23,11 +29,13 @@ if [[ -z $capture ]]; then
   capture=$work/nvme_large.pcapng
   echo "generating $capture (nvme-large) ..."
   "$synth" --scenario nvme-large --out "$capture" >/dev/null
+  rm -f "$work/nvme_large.truth.json"
 else
   cp "$capture" "$work/" && capture=$work/$(basename "$capture")
 fi
 chmod 644 "$capture"
 packets=$(capinfos -c -M "$capture" 2>/dev/null | awk -F: '/Number of packets/ {gsub(/[^0-9]/, "", $2); print $2}')
+bytes=$(stat -c %s "$capture")
 cat "$capture" >/dev/null  # page cache
 
 # tshark as an unprivileged user (root's tshark ignores personal plugin folders).
@@ -36,37 +44,76 @@ cp "$plugin" "$work/with/.local/lib/wireshark/plugins/4.0/epan/"
 chmod -R a+rX "$work"
 as_user=()
 if [[ $(id -u) -eq 0 ]]; then as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups --); fi
-
-declare -A secs mem
-run() {  # key label command...
-  local key=$1 label=$2; shift 2
-  /usr/bin/time -f "%e %M" -o "$work/time" "$@" >/dev/null 2>"$work/err" || { echo "$label failed:"; cat "$work/err"; exit 1; }
-  local s m
-  read -r s m <"$work/time"
-  secs[$key]=$s
-  mem[$key]=$m
-  printf "%-26s %8.2f s %12.0f packets/s %8d MB peak\n" "$label" "$s" "$(echo "$packets / $s" | bc -l)" "$((m / 1024))"
-}
-
 if ! "${as_user[@]}" env HOME="$work/with" tshark -G plugins 2>/dev/null | grep -q rdmatel; then
   echo "bench: tshark does not load $plugin" >&2
   exit 1
 fi
-echo "capture: $capture, $packets packets"
-run cli "rdmatel analyze" "$cli" analyze "$capture" --no-progress
-run cli_msgs "rdmatel export messages" "$cli" export messages "$capture" --no-progress
+
+declare -A secs
+# Rates are per cpu second (user + sys): every run is one thread, so that is the speed of one
+# core, and it does not count the time the process waited for a core on a busy machine.
+row() {  # label wall cpu peak_kb
+  printf "| %-40s | %7.2f | %7.2f | %7.2f | %7.0f | %6d |\n" "$1" "$2" "$3" \
+    "$(echo "$packets / $3 / 1000000" | bc -l)" "$(echo "$bytes / $3 / 1000000" | bc -l)" "$(($4 / 1024))"
+}
+# A whole process: wall and cpu seconds and peak memory from GNU time.
+run() {  # key label command...
+  local key=$1 label=$2; shift 2
+  /usr/bin/time -f "%e %U %S %M" -o "$work/time" "$@" >/dev/null 2>"$work/err" || { echo "$label failed:"; cat "$work/err"; exit 1; }
+  local wall user sys kb
+  read -r wall user sys kb <"$work/time"
+  secs[$key]=$(echo "$user + $sys" | bc -l)
+  row "$label" "$wall" "${secs[$key]}" "$kb"
+}
+# An rdmatel-bench stage: wall seconds as it measures them itself (no process start), cpu
+# seconds of the whole process.
+stage() {  # key label stage
+  local key=$1 label=$2
+  /usr/bin/time -f "%U %S %M" -o "$work/time" "$bench" "$capture" "$3" >"$work/out" 2>"$work/err" || { echo "$label failed:"; cat "$work/err"; exit 1; }
+  local s user sys kb
+  s=$(awk '{ for (i = 1; i < NF; ++i) if ($(i + 1) == "s") { print $i; exit } }' "$work/out")
+  read -r user sys kb <"$work/time"
+  secs[$key]=$(echo "$user + $sys" | bc -l)
+  row "$label" "$s" "${secs[$key]}" "$kb"
+}
+
+echo "capture: $capture, $packets packets, $((bytes / 1000000)) MB; $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo
+echo "| run                                      |  wall s |   cpu s | M pkt/s |   MB/s | peak MB |"
+echo "|---|---:|---:|---:|---:|---:|"
+stage bare "bare loop over the mapping (touch BTH)" bare
+stage reader "fast reader" reader
+stage decoder "fast reader + decoder" decoder
+stage engine "engine (no output)" engine
+run analyze "rdmatel analyze" "$cli" analyze "$capture" --no-progress
+for kind in io messages flows congestion alerts diagnosis; do
+  run "export_$kind" "rdmatel export $kind" "$cli" export "$kind" "$capture" --no-progress
+done
+run export_csv "rdmatel export messages --format csv" "$cli" export messages "$capture" --no-progress --format csv
+ratio() { printf "%.2f" "$(echo "${secs[$1]} / ${secs[$2]}" | bc -l)"; }
+if [[ ${RDMATEL_BENCH_TSHARK:-1} == 0 ]]; then
+  echo
+  echo "| ratio (cpu) | x |"
+  echo "|---|---:|"
+  echo "| rdmatel analyze / engine alone | $(ratio analyze engine) |"
+  echo "| engine / reader + decoder | $(ratio engine decoder) |"
+  exit 0
+fi
 # tshark dissects only when something needs it (a filter, a tap, printing): `tshark -q -r X`
 # alone reads the file and nothing else. Every tshark run here has a tap, so every frame is
 # dissected (no protocol tree unless a tap or filter asks for one).
 run ts "tshark -z io,stat,0 (no plugin)" "${as_user[@]}" env HOME="$work/without" tshark -q -z io,stat,0 -r "$capture"
 run ts_plugin "tshark -z io,stat,0 (plugin)" "${as_user[@]}" env HOME="$work/with" tshark -q -z io,stat,0 -r "$capture"
 tables=(-z rdmatel,io,host -z rdmatel,msg,flow)
-run ts_tables "tshark -z rdmatel tables" "${as_user[@]}" env HOME="$work/with" tshark -q "${tables[@]}" -r "$capture"
+run ts_tables "tshark -z rdmatel tables (one pass)" "${as_user[@]}" env HOME="$work/with" tshark -q "${tables[@]}" -r "$capture"
 run ts2_tables "tshark -2 -z rdmatel tables" "${as_user[@]}" env HOME="$work/with" tshark -2 -q "${tables[@]}" -r "$capture"
 
-ratio() { echo "scale=1; ${secs[$1]} / ${secs[$2]}" | bc -l; }
 echo
-echo "tshark dissecting (no plugin) / rdmatel analyze:       $(ratio ts cli)x"
-echo "tshark -2 rdmatel tables / rdmatel analyze:             $(ratio ts2_tables cli)x"
-echo "tshark rdmatel tables (one pass) / rdmatel analyze:     $(ratio ts_tables cli)x"
-echo "plugin cost: tshark io,stat with / without plugin:      $(ratio ts_plugin ts)x"
+echo "| ratio (cpu) | x |"
+echo "|---|---:|"
+echo "| plugin cost: tshark with / without the plugin | $(ratio ts_plugin ts) |"
+echo "| tshark dissecting (no plugin) / rdmatel analyze | $(ratio ts analyze) |"
+echo "| tshark rdmatel tables, one pass / rdmatel analyze | $(ratio ts_tables analyze) |"
+echo "| tshark -2 rdmatel tables / rdmatel analyze | $(ratio ts2_tables analyze) |"
+echo "| rdmatel analyze / engine alone | $(ratio analyze engine) |"
+echo "| engine / reader + decoder | $(ratio engine decoder) |"

@@ -72,7 +72,25 @@ struct IpAddress {
   friend bool operator!=(const IpAddress& a, const IpAddress& b) { return !(a == b); }
   friend bool operator<(const IpAddress& a, const IpAddress& b) {
     if (a.v6 != b.v6) return !a.v6;
-    return a.bytes < b.bytes;
+    // Byte order as two big-endian words: the order of `bytes`, without a memcmp call (this
+    // is every std::map keyed by address).
+    uint64_t a0, a1, b0, b1;
+    std::memcpy(&a0, a.bytes.data(), 8);
+    std::memcpy(&a1, a.bytes.data() + 8, 8);
+    std::memcpy(&b0, b.bytes.data(), 8);
+    std::memcpy(&b1, b.bytes.data() + 8, 8);
+    a0 = big_endian(a0), b0 = big_endian(b0);
+    if (a0 != b0) return a0 < b0;
+    return big_endian(a1) < big_endian(b1);
+  }
+
+ private:
+  static uint64_t big_endian(uint64_t w) {
+#if __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    return __builtin_bswap64(w);
+#else
+    return w;
+#endif
   }
 };
 

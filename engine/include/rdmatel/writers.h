@@ -38,7 +38,7 @@ class RecordWriter final : public RecordSink {
   RecordFormat format_;
   const RecordSchema& schema_;
   PointNamer names_;
-  std::string line_;
+  std::string line_, cell_;  ///< kept between records: no allocation per record
 };
 
 }  // namespace rdmatel

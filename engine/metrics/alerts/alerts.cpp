@@ -82,9 +82,17 @@ void Alerts::on_record(const Record& r, Ctx& ctx) {
 }
 
 
-void Alerts::sample(const std::string& scope, TimeNs t, double v, Ctx& ctx) {
+template <typename Name>
+void Alerts::sample(const ScopeKey& key, Name&& name, TimeNs t, double v, Ctx& ctx) {
+  size_t* id = series_of_.find(key);
+  size_t made = SpikeDetector::kNoSeries;
+  if (!id) {
+    made = spikes_.series(name());
+    if (made != SpikeDetector::kNoSeries) series_of_[key] = made;
+    id = &made;
+  }
   std::vector<Spike> spikes;
-  if (!spikes_.add(scope, period_of(t, period_ns_), v, spikes))
+  if (*id == SpikeDetector::kNoSeries || !spikes_.add(*id, period_of(t, period_ns_), v, spikes))
     ctx.warn("spike_samples", [this] {
       return "spike detection left out records of more than " + std::to_string(SpikeDetector::kMaxScopes) +
              " scopes, or more than " + std::to_string(spikes_.lag()) + " periods late";
@@ -125,10 +133,16 @@ void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
   const std::optional<DurationNs> lat = m.iol1 ? m.iol1 : m.iol;
   if (!lat) return;
   const double us = double(*lat) / 1000.0;
-  if (auto t = first_stamp(r, 1)) sample("host " + r.host.to_string(), *t, us, ctx);
-  if (auto t = first_stamp(r, 2)) sample("storage " + r.storage.to_string(), *t, us, ctx);
+  if (auto t = first_stamp(r, 1))
+    sample(ScopeKey::of(ScopeKey::kHost, r.host), [&] { return "host " + r.host.to_string(); }, *t, us, ctx);
+  if (auto t = first_stamp(r, 2))
+    sample(ScopeKey::of(ScopeKey::kStorage, r.storage), [&] { return "storage " + r.storage.to_string(); }, *t, us, ctx);
   if (r.job)
-    if (auto t = first_stamp(r, 1)) sample(std::string("job ") + r.job, *t, us, ctx);
+    if (auto t = first_stamp(r, 1)) {
+      ScopeKey key = ScopeKey::of(ScopeKey::kJob, IpAddress{});
+      key.job = r.job;
+      sample(key, [&] { return std::string("job ") + r.job; }, *t, us, ctx);
+    }
 }
 
 void Alerts::on_message(const MessageRecord& msg, Ctx& ctx) {
@@ -145,9 +159,12 @@ void Alerts::on_message(const MessageRecord& msg, Ctx& ctx) {
     ctx.emit(kAlertSchema, &a);
   }
   if (!spikes_on_ || !msg.complete) return;
-  const std::string scope = "flow " + msg.src.to_string() + " > " + msg.dst.to_string() + " QP " +
-                            qpn_text(msg.dst_qpn) + " at " + (msg.point < ctx.points.size() ? ctx.points[msg.point].name : std::string("?"));
-  sample(scope, msg.first_ns, double(msg.fct_ns()) / 1000.0, ctx);
+  auto name = [&] {
+    return "flow " + msg.src.to_string() + " > " + msg.dst.to_string() + " QP " + qpn_text(msg.dst_qpn) +
+           " at " + (msg.point < ctx.points.size() ? ctx.points[msg.point].name : std::string("?"));
+  };
+  sample(ScopeKey::of(ScopeKey::kFlow, msg.src, msg.dst, msg.dst_qpn, msg.point), name, msg.first_ns,
+         double(msg.fct_ns()) / 1000.0, ctx);
 }
 
 void Alerts::finish(Ctx& ctx) {

@@ -10,6 +10,7 @@
 #include "rdmatel/alert_rule.h"
 #include "engine/metrics/alerts/spike_detector.h"
 #include "engine/src/core/component.h"
+#include "engine/src/util/flat_map.h"
 
 namespace rdmatel::alerts {
 
@@ -26,7 +27,29 @@ class Alerts final : public Component {
  private:
   void on_io(const IoRecord& r, Ctx& ctx);
   void on_message(const MessageRecord& m, Ctx& ctx);
-  void sample(const std::string& scope, TimeNs t, double v, Ctx& ctx);
+  /// What names a spike scope, compared without building its text ("flow A > B QP n at P").
+  struct ScopeKey {
+    enum Kind : uint8_t { kHost, kStorage, kJob, kFlow } kind = kHost;
+    IpAddress a, b;
+    uint32_t qpn = 0;
+    PointId point = 0;
+    const char* job = nullptr;  ///< interned (--gpu-map); two pointers of one name find one series
+    bool operator==(const ScopeKey&) const = default;
+    static ScopeKey of(Kind kind, const IpAddress& a, const IpAddress& b = {}, uint32_t qpn = 0, PointId point = 0) {
+      ScopeKey k;
+      k.kind = kind, k.a = a, k.b = b, k.qpn = qpn, k.point = point;
+      return k;
+    }
+  };
+  struct ScopeKeyHash {
+    uint64_t operator()(const ScopeKey& k) const {
+      return hash_mix(hash_ip(k.a) ^ hash_mix(hash_ip(k.b) + k.qpn) ^ (uint64_t(k.point) << 8 | k.kind) ^
+                      uint64_t(reinterpret_cast<uintptr_t>(k.job)));
+    }
+  };
+  /// `name` makes the scope's text the first time the key comes.
+  template <typename Name>
+  void sample(const ScopeKey& key, Name&& name, TimeNs t, double v, Ctx& ctx);
   void emit_spikes(const std::vector<Spike>& spikes, Ctx& ctx);
 
   std::vector<AlertRule> rules_;
@@ -34,6 +57,7 @@ class Alerts final : public Component {
   bool spikes_on_;
   DurationNs period_ns_;
   SpikeDetector spikes_;
+  FlatMap<ScopeKey, size_t, ScopeKeyHash> series_of_;  ///< the detector's series of each scope
 };
 
 }  // namespace rdmatel::alerts

@@ -1,33 +1,41 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/metrics/alerts/spike_detector.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "engine/metrics/diagnosis/peer_comparison.h"
 
 namespace rdmatel::alerts {
 
-bool SpikeDetector::add(const std::string& scope, int64_t period, double v, std::vector<Spike>& out) {
-  auto it = series_.find(scope);
-  if (it == series_.end()) {
-    if (series_.size() >= kMaxScopes) return false;
-    it = series_.emplace(scope, Series{}).first;
-  }
-  Series& s = it->second;
+size_t SpikeDetector::series(const std::string& scope) {
+  auto it = ids_.find(scope);
+  if (it != ids_.end()) return it->second;
+  if (series_.size() >= kMaxScopes) return kNoSeries;
+  series_.emplace_back().scope = scope;
+  return ids_.emplace(scope, series_.size() - 1).first->second;
+}
+
+bool SpikeDetector::add(size_t id, int64_t period, double v, std::vector<Spike>& out) {
+  Series& s = series_[id];
   if (period < s.judged_before) return false;  // later than the lag: its period was judged
   Cell& c = s.open[period];
   c.sum += v;
   ++c.n;
-  while (!s.open.empty() && s.open.begin()->first < period - lag_) close_oldest(scope, s, out);
+  while (!s.open.empty() && s.open.begin()->first < period - lag_) close_oldest(s, out);
   return true;
 }
 
 void SpikeDetector::finish(std::vector<Spike>& out) {
-  for (auto& [scope, s] : series_)
-    while (!s.open.empty()) close_oldest(scope, s, out);
+  // In scope order, so that the end's spikes do not depend on the order scopes first came.
+  std::vector<Series*> by_scope;
+  for (Series& s : series_) by_scope.push_back(&s);
+  std::sort(by_scope.begin(), by_scope.end(), [](const Series* a, const Series* b) { return a->scope < b->scope; });
+  for (Series* s : by_scope)
+    while (!s->open.empty()) close_oldest(*s, out);
 }
 
-void SpikeDetector::close_oldest(const std::string& scope, Series& s, std::vector<Spike>& out) {
+void SpikeDetector::close_oldest(Series& s, std::vector<Spike>& out) {
   const auto [period, cell] = *s.open.begin();
   s.open.erase(s.open.begin());
   s.judged_before = period + 1;
@@ -42,7 +50,7 @@ void SpikeDetector::close_oldest(const std::string& scope, Series& s, std::vecto
     const double excess = mean - base;
     if (mean >= rule_.factor * base && excess >= rule_.min_excess &&
         (mad == 0 || excess / (1.4826 * mad) >= rule_.robust_z)) {
-      out.push_back(Spike{scope, period, mean, base});
+      out.push_back(Spike{s.scope, period, mean, base});
       return;  // a spike does not become the baseline
     }
   }

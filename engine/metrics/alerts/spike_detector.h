@@ -11,6 +11,7 @@
 #include <limits>
 #include <map>
 #include <string>
+#include <unordered_map>
 #include <vector>
 
 #include "rdmatel/types.h"
@@ -39,12 +40,20 @@ class SpikeDetector {
   /// Adds one sample of `scope`'s metric in period `period`; periods it closes that spiked are
   /// appended to `out`. False when the sample could not be kept (scope limit, or its period
   /// was already judged).
-  bool add(const std::string& scope, int64_t period, double v, std::vector<Spike>& out);
+  bool add(const std::string& scope, int64_t period, double v, std::vector<Spike>& out) {
+    const size_t id = series(scope);
+    return id != kNoSeries && add(id, period, v, out);
+  }
+  /// The series of `scope`, made when new; kNoSeries when kMaxScopes are kept already. Callers
+  /// that see a scope often keep its id and add by id (no string per sample).
+  size_t series(const std::string& scope);
+  bool add(size_t series, int64_t period, double v, std::vector<Spike>& out);
   /// Judges every period still open (the end of the input).
   void finish(std::vector<Spike>& out);
 
   static constexpr size_t kHistory = 8;
   static constexpr size_t kMaxScopes = 100'000;
+  static constexpr size_t kNoSeries = ~size_t(0);
   int64_t lag() const { return lag_; }
 
  private:
@@ -53,15 +62,17 @@ class SpikeDetector {
     uint64_t n = 0;
   };
   struct Series {
+    std::string scope;
     std::map<int64_t, Cell> open;
     std::deque<double> history;  ///< the last kHistory calm periods' means
     int64_t judged_before = std::numeric_limits<int64_t>::min();
   };
-  void close_oldest(const std::string& scope, Series& s, std::vector<Spike>& out);
+  void close_oldest(Series& s, std::vector<Spike>& out);
 
   SpikeRule rule_;
   int64_t lag_;
-  std::map<std::string, Series> series_;
+  std::deque<Series> series_;  ///< by id; stable addresses
+  std::unordered_map<std::string, size_t> ids_;
 };
 
 }  // namespace rdmatel::alerts

@@ -136,16 +136,16 @@ void Congestion::finish(Ctx& ctx) {
   // Stable order: by point, then flow (flows are numbered as first seen, in stamp order).
   std::vector<uint64_t> keys;
   keys.reserve(flows_.size());
-  for (const auto& [k, r] : flows_) keys.push_back(k);
+  flows_.for_each([&](uint64_t k, const CongestionRecord&) { keys.push_back(k); });
   std::sort(keys.begin(), keys.end(), [](uint64_t a, uint64_t b) {
     return (a & 0xFFFFFFFFu) != (b & 0xFFFFFFFFu) ? (a & 0xFFFFFFFFu) < (b & 0xFFFFFFFFu) : a < b;
   });
   for (uint64_t k : keys) {
-    CongestionRecord& r = flows_[k];
+    CongestionRecord& r = *flows_.find(k);
     const FlowId peer = ctx.flows[FlowId(k >> 32)].peer;
     if (peer != kNoFlow) {
-      auto it = flows_.find(uint64_t(peer) << 32 | r.point);
-      r.cnps_received = it == flows_.end() ? 0 : it->second.cnp_packets;
+      const CongestionRecord* back = flows_.find(uint64_t(peer) << 32 | r.point);
+      r.cnps_received = back ? back->cnp_packets : 0;
     }
     ctx.emit(kCongestionSchema, &r);
   }
@@ -157,7 +157,7 @@ void Congestion::finish(Ctx& ctx) {
     if (s.paused) end_pause(s, ctx);
     ctx.emit(kPfcSchema, &s.rec);
   }
-  flows_.clear();
+  flows_ = {};
   pfc_.clear();
 }
 

@@ -8,6 +8,7 @@
 #include <unordered_map>
 
 #include "engine/src/core/component.h"
+#include "engine/src/util/flat_map.h"
 #include "rdmatel/records.h"
 
 namespace rdmatel::congestion {
@@ -36,7 +37,10 @@ class Congestion final : public Component {
   NoteKind note_ce_, note_cnp_, note_pfc_, note_storm_;
   DurationNs storm_;
   uint64_t default_speed_bps_;
-  std::unordered_map<uint64_t, CongestionRecord> flows_;  ///< by flow << 32 | point
+  struct KeyHash {
+    uint64_t operator()(uint64_t k) const { return hash_mix(k); }
+  };
+  FlatMap<uint64_t, CongestionRecord, KeyHash> flows_;  ///< by flow << 32 | point; every RoCE packet looks it up
   std::unordered_map<uint64_t, PriorityState> pfc_;       ///< by point << 3 | priority
 };
 

@@ -329,7 +329,10 @@ void Diagnosis::finish(Ctx& ctx) {
   }
   // The path evidence of each IP pair: the point that saw most of each count.
   std::map<IpPair, PathEvidence> path_of;
-  for (const auto& [key, e] : paths_) path_of[{std::get<0>(key), std::get<1>(key)}].max_with(e);
+  std::vector<std::pair<PathKey, const PathEvidence*>> paths;
+  paths_.for_each([&](const PathKey& key, const PathEvidence& e) { paths.emplace_back(key, &e); });
+  std::sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+  for (const auto& [key, e] : paths) path_of[{std::get<0>(key), std::get<1>(key)}].max_with(*e);
   // A host's or storage server's evidence: every path it is an end of (summed once per IP, not
   // searched per scope); a pair's: its own path.
   std::map<IpAddress, PathEvidence> path_of_ip;

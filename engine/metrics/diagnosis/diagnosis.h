@@ -14,6 +14,7 @@
 #include "engine/metrics/diagnosis/peer_comparison.h"
 #include "engine/metrics/diagnosis/scope_stats.h"
 #include "engine/src/core/component.h"
+#include "engine/src/util/flat_map.h"
 
 namespace rdmatel::diagnosis {
 
@@ -40,8 +41,15 @@ class Diagnosis final : public Component {
   std::map<IpAddress, ScopeStats> hosts_, storages_;
   std::map<IpPair, ScopeStats> pairs_;
   std::map<std::string, ScopeStats> jobs_;  ///< by the hosts' AI job (--gpu-map)
-  /// Per unordered IP pair (lower IP first) and point.
-  std::map<std::tuple<IpAddress, IpAddress, PointId>, PathEvidence> paths_;
+  /// Per unordered IP pair (lower IP first) and point; a hash map because every message record
+  /// updates it (finish reads it in key order).
+  using PathKey = std::tuple<IpAddress, IpAddress, PointId>;
+  struct PathKeyHash {
+    uint64_t operator()(const PathKey& k) const {
+      return hash_mix(hash_ip(std::get<0>(k)) ^ hash_mix(hash_ip(std::get<1>(k)) + std::get<2>(k)));
+    }
+  };
+  FlatMap<PathKey, PathEvidence, PathKeyHash> paths_;
   uint64_t pfc_pauses_ = 0;
   bool pfc_storm_ = false;
 };

@@ -66,7 +66,10 @@ class FastCaptureReader final : public CaptureSource {
     return pcapng_ ? true : read_pcap_header(error);
   }
 
-  bool next(CapturedPacket& out) override { return pcapng_ ? next_pcapng(out) : next_pcap(out); }
+  bool next(CapturedPacket& out) override {
+    file_.consumed(pos_);
+    return pcapng_ ? next_pcapng(out) : next_pcap(out);
+  }
   const std::vector<CaptureInterface>& interfaces() const override { return ifaces_; }
   const std::string& error() const override { return error_; }
   uint64_t position() const override { return pos_; }

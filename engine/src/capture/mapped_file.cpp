@@ -6,6 +6,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 
@@ -20,8 +21,17 @@ MappedFile& MappedFile::operator=(MappedFile&& o) noexcept {
     if (data_ && size_) munmap(const_cast<uint8_t*>(data_), size_);
     data_ = std::exchange(o.data_, nullptr);
     size_ = std::exchange(o.size_, 0);
+    released_ = std::exchange(o.released_, 0);
   }
   return *this;
+}
+
+void MappedFile::release_before(uint64_t offset) {
+  const uint64_t page = uint64_t(sysconf(_SC_PAGESIZE));
+  const uint64_t end = std::min<uint64_t>(offset, size_) / page * page;
+  if (end <= released_) return;
+  madvise(const_cast<uint8_t*>(data_) + released_, end - released_, MADV_DONTNEED);
+  released_ = end;
 }
 
 bool MappedFile::open(const std::string& path, std::string& error) {
@@ -50,7 +60,8 @@ bool MappedFile::open(const std::string& path, std::string& error) {
       size_ = 0;
       return false;
     }
-    madvise(p, size_, MADV_SEQUENTIAL | MADV_WILLNEED);
+    madvise(p, size_, MADV_SEQUENTIAL);  // advice values are not flags: one call each
+    madvise(p, size_, MADV_WILLNEED);
     data_ = static_cast<const uint8_t*>(p);
   }
   ::close(fd);

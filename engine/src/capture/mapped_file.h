@@ -23,9 +23,23 @@ class MappedFile {
   const uint8_t* data() const { return data_; }
   size_t size() const { return size_; }
 
+  /// The reader is at `offset`: the pages well behind it leave the process's resident set
+  /// (MADV_DONTNEED; the mapping is read-only, so a page touched again is only read from the
+  /// page cache again). Memory then grows with the state kept, not with the file. Cheap enough
+  /// to call per packet: it acts once per kReleaseStep.
+  void consumed(uint64_t offset) {
+    if (offset >= released_ + kReleaseStep + kReleaseLag) release_before(offset - kReleaseLag);
+  }
+
+  static constexpr uint64_t kReleaseStep = 32ull << 20;
+  static constexpr uint64_t kReleaseLag = 8ull << 20;  ///< what the engine may still look at
+
  private:
+  void release_before(uint64_t offset);
+
   const uint8_t* data_ = nullptr;
   size_t size_ = 0;
+  uint64_t released_ = 0;  ///< pages before this offset were given back
 };
 
 }  // namespace rdmatel

@@ -45,6 +45,13 @@ void append_json_string(std::string& o, std::string_view s) {
   // capture) become U+FFFD.
   o += '"';
   for (size_t i = 0; i < s.size();) {
+    size_t plain = i;  // a run of printable ASCII that needs no escape, appended at once
+    while (plain < s.size() && s[plain] >= 0x20 && s[plain] < 0x7F && s[plain] != '"' && s[plain] != '\\') ++plain;
+    if (plain > i) {
+      o.append(s.data() + i, plain - i);
+      i = plain;
+      continue;
+    }
     unsigned char c = static_cast<unsigned char>(s[i]);
     size_t n = utf8_sequence(s, i);
     if (n == 0) {
@@ -97,8 +104,9 @@ void append_value(std::string& out, ValueType type, const Value& v, const PointN
     case ValueType::kUnsigned: append_u64(out, v.u); return;
     case ValueType::kSigned: append_i64(out, v.i); return;
     case ValueType::kMicros: append_us(out, v.i); return;
-    case ValueType::kRate: std::snprintf(b, sizeof b, "%.3f", v.d); out += b; return;
-    case ValueType::kRatio: std::snprintf(b, sizeof b, "%.12g", v.d); out += b; return;
+    // to_chars with a precision is printf's "%.3f" and "%.12g" without the format parsing.
+    case ValueType::kRate: out.append(b, std::to_chars(b, b + sizeof b, v.d, std::chars_format::fixed, 3).ptr); return;
+    case ValueType::kRatio: out.append(b, std::to_chars(b, b + sizeof b, v.d, std::chars_format::general, 12).ptr); return;
     case ValueType::kString: out.append(v.s); return;
     case ValueType::kAddress:
       if (v.ip) {
@@ -134,7 +142,7 @@ void RecordWriter::on_record(const Record& r) {
 
 void RecordWriter::write(const void* record) {
   line_.clear();
-  std::string cell;
+  std::string& cell = cell_;
   if (format_ == RecordFormat::kJsonl) {
     line_ += '{';
     bool first = true;

@@ -3,12 +3,16 @@
 
 #include <algorithm>
 #include <cmath>
-#include <map>
+#include <limits>
 
 namespace rdmatel {
 namespace {
 constexpr int kSubBuckets = 64;  // per power of two: relative error <= 1/64
-}
+// |bucket_of(v)| is at most that of 2^63 (the magnitude of INT64_MIN), plus the sub-buckets of
+// the top power for positive values: an array index is bucket + kBucketBias.
+constexpr int32_t kBucketBias = kSubBuckets + (63 - 6) * kSubBuckets;
+constexpr size_t kBuckets = size_t(2 * kBucketBias + kSubBuckets);
+}  // namespace
 
 int32_t Distribution::bucket_of(DurationNs v) {
   // Sign-magnitude: bucket 0 holds 0; positive buckets grow with v, negative mirror them.
@@ -23,7 +27,7 @@ int32_t Distribution::bucket_of(DurationNs v) {
 DurationNs Distribution::bucket_value(int32_t b) {
   bool neg = b < 0;
   int64_t a = neg ? -int64_t(b) : b;
-  DurationNs v;
+  __int128 v;  // the top buckets' midpoints lie beyond int64: computed wide, then saturated
   if (a < kSubBuckets) {
     v = a;
   } else {
@@ -31,10 +35,13 @@ DurationNs Distribution::bucket_value(int32_t b) {
     int64_t mant = (a - kSubBuckets) % kSubBuckets + kSubBuckets;
     int shift = e - 6;
     // Midpoint of the bucket [mant << shift, (mant + 1) << shift).
-    v = (mant << shift) + ((int64_t(1) << shift) >> 1);
+    v = (__int128(mant) << shift) + ((__int128(1) << shift) >> 1);
   }
-  return neg ? -v : v;
+  if (neg) v = -v;
+  return DurationNs(std::clamp<__int128>(v, std::numeric_limits<DurationNs>::min(), std::numeric_limits<DurationNs>::max()));
 }
+
+void Distribution::count_in_histogram(DurationNs v) { ++histogram_[size_t(bucket_of(v) + kBucketBias)]; }
 
 void Distribution::add(DurationNs v) {
   if (count_ == 0 || v < min_) min_ = v;
@@ -45,12 +52,13 @@ void Distribution::add(DurationNs v) {
     samples_.push_back(v);
     sorted_ = false;
     if (samples_.size() <= kExactLimit) return;
-    for (DurationNs s : samples_) ++histogram_[bucket_of(s)];
+    histogram_.assign(kBuckets, 0);
+    for (DurationNs s : samples_) count_in_histogram(s);
     samples_.clear();
     samples_.shrink_to_fit();
     return;
   }
-  ++histogram_[bucket_of(v)];
+  count_in_histogram(v);
 }
 
 DurationNs Distribution::percentile(double p) const {
@@ -64,11 +72,10 @@ DurationNs Distribution::percentile(double p) const {
     }
     return samples_[rank - 1];
   }
-  std::map<int32_t, uint64_t> ordered(histogram_.begin(), histogram_.end());
   uint64_t seen = 0;
-  for (auto [b, n] : ordered) {
-    seen += n;
-    if (seen >= rank) return std::clamp(bucket_value(b), min_, max_);
+  for (size_t i = 0; i < histogram_.size(); ++i) {
+    seen += histogram_[i];
+    if (histogram_[i] && seen >= rank) return std::clamp(bucket_value(int32_t(i) - kBucketBias), min_, max_);
   }
   return max_;
 }

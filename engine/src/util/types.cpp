@@ -9,13 +9,24 @@
 namespace rdmatel {
 
 std::string IpAddress::to_string() const {
-  char buf[INET6_ADDRSTRLEN] = {};
-  inet_ntop(v6 ? AF_INET6 : AF_INET, bytes.data(), buf, sizeof buf);
-  return buf;
+  char buf[INET6_ADDRSTRLEN];
+  return std::string(buf, format(buf));
 }
 
 size_t IpAddress::format(char* out) const {
-  if (!inet_ntop(v6 ? AF_INET6 : AF_INET, bytes.data(), out, INET6_ADDRSTRLEN)) out[0] = 0;
+  if (!v6) {  // dotted quad by hand: inet_ntop formats IPv4 through sprintf (every exported record)
+    char* p = out;
+    for (int i = 0; i < 4; ++i) {
+      unsigned b = bytes[i];
+      if (i) *p++ = '.';
+      if (b >= 100) *p++ = char('0' + b / 100);
+      if (b >= 10) *p++ = char('0' + b / 10 % 10);
+      *p++ = char('0' + b % 10);
+    }
+    *p = 0;
+    return size_t(p - out);
+  }
+  if (!inet_ntop(AF_INET6, bytes.data(), out, INET6_ADDRSTRLEN)) out[0] = 0;
   return std::strlen(out);
 }
 
