@@ -19,7 +19,7 @@ import sys
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "support"))
 from pcapng_edit import Capture  # noqa: E402
-from rdmatel_testlib import fail, fail_if, run_cli  # noqa: E402, scratch_dir
+from rdmatel_testlib import fail, fail_if, run_cli, scratch_dir  # noqa: E402
 
 synth, cli, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
 seed = int(os.environ.get("RDMATEL_CONDITIONS_SEED", "31"))

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Statistics of NVMe I/Os, RDMA messages and the diagnosis: -z rdmatel,io,host / storage / pair,
+// rdmatel,msg,flow, rdmatel,diagnosis, rdmatel,srt.
+#include "plugin/stat_table.h"
+
+#include <epan/srt_table.h>
+
+#include <string>
+
+#include "rdmatel/names.h"
+
+namespace rdmatel::plugin {
+namespace {
+
+// ---------------------------------------------------------------------------------------------
+// rdmatel,io,host / storage / pair: the engine's IoGroupStats of read and write I/Os.
+
+#define RDMATEL_US_COLUMNS(metric)                                                       \
+  {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, metric " min", "%.3f"},                            \
+      {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, metric " avg", "%.3f"}, {                      \
+    TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, metric " max", "%.3f"                             \
+  }
+
+// The latency columns after the count, in IoMetric order (DAL, DPL, RTT, IOL1, IOL2, IOL).
+constexpr size_t kIoMetricColumns = 3 * size_t(IoMetric::kCount);
+
+void show_io_group(stat_tap_table_item_type* row, size_t count_column, const IoGroupStats& g) {
+  row[count_column].value.uint_value = guint(g.reads + g.writes);
+  for (size_t m = 0; m < size_t(IoMetric::kCount); ++m) {
+    const Distribution& d = g.metric[m];
+    stat_tap_table_item_type* cell = &row[count_column + 1 + 3 * m];
+    cell[0].value.float_value = us_or_none(d, double(d.min()));
+    cell[1].value.float_value = us_or_none(d, d.mean());
+    cell[2].value.float_value = us_or_none(d, double(d.max()));
+  }
+}
+
+stat_tap_table_item kHostColumns[] = {
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Host", "%-15s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "I/Os", "%u"},
+    RDMATEL_US_COLUMNS("DAL"), RDMATEL_US_COLUMNS("DPL"), RDMATEL_US_COLUMNS("RTT"),
+    RDMATEL_US_COLUMNS("IOL1"), RDMATEL_US_COLUMNS("IOL2"), RDMATEL_US_COLUMNS("IOL"),
+};
+stat_tap_table_item kStorageColumns[] = {
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Storage", "%-15s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "I/Os", "%u"},
+    RDMATEL_US_COLUMNS("DAL"), RDMATEL_US_COLUMNS("DPL"), RDMATEL_US_COLUMNS("RTT"),
+    RDMATEL_US_COLUMNS("IOL1"), RDMATEL_US_COLUMNS("IOL2"), RDMATEL_US_COLUMNS("IOL"),
+};
+stat_tap_table_item kPairColumns[] = {
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Host", "%-15s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Storage", "%-15s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "I/Os", "%u"},
+    RDMATEL_US_COLUMNS("DAL"), RDMATEL_US_COLUMNS("DPL"), RDMATEL_US_COLUMNS("RTT"),
+    RDMATEL_US_COLUMNS("IOL1"), RDMATEL_US_COLUMNS("IOL2"), RDMATEL_US_COLUMNS("IOL"),
+};
+static_assert(G_N_ELEMENTS(kHostColumns) == 2 + kIoMetricColumns);
+static_assert(G_N_ELEMENTS(kPairColumns) == 3 + kIoMetricColumns);
+
+enum class IoGroupBy { kHost, kStorage, kPair };
+
+template <IoGroupBy G>
+struct IoSpec {
+  using Stats = IoGroupStats;
+  static constexpr const char* kTitle = G == IoGroupBy::kHost      ? "NVMe latency per host (µs)"
+                                        : G == IoGroupBy::kStorage ? "NVMe latency per storage (µs)"
+                                                                   : "NVMe latency per host-storage pair (µs)";
+  static constexpr const char* kOnePassNote = kPartialInOnePass;
+  static constexpr size_t kKeyColumns = G == IoGroupBy::kPair ? 2 : 1;
+  static constexpr size_t kColumnCount = kKeyColumns + 1 + kIoMetricColumns;
+  static inline const stat_tap_table_item* const kColumns =
+      G == IoGroupBy::kHost ? kHostColumns : G == IoGroupBy::kStorage ? kStorageColumns : kPairColumns;
+  static void show(stat_tap_table_item_type* row, const Stats& s) { show_io_group(row, kKeyColumns, s); }
+};
+
+template <IoGroupBy G>
+tap_packet_status io_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
+  const auto* tap = static_cast<const TapFrame*>(data);
+  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
+  if (!KeyedTable<IoSpec<G>>::counts(t, tapdata, tap) || !tap->io_count) return TAP_PACKET_DONT_REDRAW;
+  bool changed = false;
+  try {
+    for (unsigned i = 0; i < tap->io_count && i < TapFrame::kMaxRecords; ++i) {
+      const IoRecord& r = *tap->ios[i];
+      // Latency statistics cover reads and writes, as the engine's report does; other commands
+      // are in the service response time table.
+      if (!r.is_read() && !r.is_write()) continue;
+      std::string host = r.host.to_string(), storage = r.storage.to_string();
+      if constexpr (G == IoGroupBy::kPair) {
+        KeyedTable<IoSpec<G>>::add(
+            t, host + " " + storage,
+            [&](stat_tap_table_item_type* c) {
+              c[0].value.string_value = g_strdup(host.c_str());
+              c[1].value.string_value = g_strdup(storage.c_str());
+            },
+            r);
+      } else {
+        const std::string& ip = G == IoGroupBy::kHost ? host : storage;
+        KeyedTable<IoSpec<G>>::add(
+            t, ip, [&](stat_tap_table_item_type* c) { c[0].value.string_value = g_strdup(ip.c_str()); }, r);
+      }
+      changed = true;
+    }
+  } catch (...) {
+    return TAP_PACKET_FAILED;  // out of memory: stop this table, never throw into Wireshark
+  }
+  return changed ? TAP_PACKET_REDRAW : TAP_PACKET_DONT_REDRAW;
+}
+
+// ---------------------------------------------------------------------------------------------
+// rdmatel,msg,flow: the engine's FlowStats per flow and observation point.
+
+stat_tap_table_item kFlowColumns[] = {
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Source", "%-15s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Destination", "%-15s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Dest QPN", "%s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Point", "%s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Messages", "%u"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Bytes", "%.0f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FCT min (µs)", "%.3f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FCT avg (µs)", "%.3f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FCT max (µs)", "%.3f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FET (Mb/s)", "%.3f"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "NAKs", "%u"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FNR", "%.6f"},
+};
+
+struct FlowSpec {
+  using Stats = FlowStats;
+  static constexpr const char* kTitle = "RDMA messages per flow";
+  static constexpr const char* kOnePassNote = kPartialInOnePass;
+  static constexpr size_t kKeyColumns = 4;
+  static constexpr size_t kColumnCount = G_N_ELEMENTS(kFlowColumns);
+  static inline const stat_tap_table_item* const kColumns = kFlowColumns;
+  static void show(stat_tap_table_item_type* row, const Stats& s) {
+    row[4].value.uint_value = guint(s.messages);
+    row[5].value.float_value = double(s.bytes);
+    row[6].value.float_value = us_or_none(s.fct, double(s.fct.min()));
+    row[7].value.float_value = us_or_none(s.fct, s.fct.mean());
+    row[8].value.float_value = us_or_none(s.fct, double(s.fct.max()));
+    std::optional<double> fet = s.fet_bps(), fnr = s.fnr();
+    row[9].value.float_value = fet ? *fet / 1e6 : kNone;
+    row[10].value.uint_value = guint(s.naks);
+    row[11].value.float_value = fnr ? *fnr : kNone;
+  }
+};
+
+tap_packet_status flow_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
+  const auto* tap = static_cast<const TapFrame*>(data);
+  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
+  if (!KeyedTable<FlowSpec>::counts(t, tapdata, tap) || !tap->message_count) return TAP_PACKET_DONT_REDRAW;
+  try {
+    for (unsigned i = 0; i < tap->message_count && i < TapFrame::kMaxRecords; ++i) {
+      const MessageRecord& m = *tap->messages[i];
+      std::string src = m.src.to_string(), dst = m.dst.to_string();
+      const char* point = tap->message_points[i] ? tap->message_points[i] : "?";
+      KeyedTable<FlowSpec>::add(
+          t, src + " " + dst + " " + qpn_text(m.dst_qpn) + " " + point,
+          [&](stat_tap_table_item_type* c) {
+            c[0].value.string_value = g_strdup(src.c_str());
+            c[1].value.string_value = g_strdup(dst.c_str());
+            c[2].value.string_value = g_strdup(qpn_text(m.dst_qpn).c_str());
+            c[3].value.string_value = g_strdup(point);
+          },
+          m);
+    }
+  } catch (...) {
+    return TAP_PACKET_FAILED;
+  }
+  return TAP_PACKET_REDRAW;
+}
+
+// ---------------------------------------------------------------------------------------------
+// rdmatel,diagnosis: the diagnosis's findings, one row each, counted on the frame to look at.
+
+stat_tap_table_item kDiagnosisColumns[] = {
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Rank", "%u"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Scope", "%s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Verdict", "%s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Metric", "%s"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Mean (µs)", "%.3f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Peer median (µs)", "%.3f"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "I/Os", "%u"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Storage share (%)", "%.1f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Network share (%)", "%.1f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Host share (%)", "%.1f"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Frame", "%u"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Evidence", "%s"},
+};
+
+struct DiagnosisSpec {
+  struct Stats {
+    const DiagnosisRecord* r = nullptr;
+    void add(const DiagnosisRecord& d) { r = &d; }
+  };
+  static constexpr const char* kTitle = "Diagnosis: who is to blame";
+  static constexpr const char* kOnePassNote =
+      " - ONE PASS: empty, the diagnosis is made at the end of the capture; run tshark -2 (the GUI always does)";
+  static constexpr size_t kColumnCount = G_N_ELEMENTS(kDiagnosisColumns);
+  static inline const stat_tap_table_item* const kColumns = kDiagnosisColumns;
+  static void show(stat_tap_table_item_type* row, const Stats& s) {
+    auto ns = [](const std::optional<DurationNs>& d) { return d ? double(*d) / 1000.0 : kNone; };
+    auto pct = [](const std::optional<double>& d) { return d ? *d * 100.0 : kNone; };
+    row[4].value.float_value = s.r ? ns(s.r->value_ns) : kNone;
+    row[5].value.float_value = s.r ? ns(s.r->peer_median_ns) : kNone;
+    row[6].value.uint_value = s.r ? guint(s.r->ios) : 0;
+    row[7].value.float_value = s.r ? pct(s.r->storage_share) : kNone;
+    row[8].value.float_value = s.r ? pct(s.r->network_share) : kNone;
+    row[9].value.float_value = s.r ? pct(s.r->host_share) : kNone;
+    row[10].value.uint_value = s.r ? guint(s.r->worst_frame) : 0;
+  }
+};
+
+tap_packet_status diagnosis_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
+  const auto* tap = static_cast<const TapFrame*>(data);
+  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
+  if (!KeyedTable<DiagnosisSpec>::counts(t, tapdata, tap) || !tap->finding) return TAP_PACKET_DONT_REDRAW;
+  try {
+    const DiagnosisRecord& r = *tap->finding;
+    const std::string scope = diagnosis_scope_text(r);
+    KeyedTable<DiagnosisSpec>::add(
+        t, std::to_string(r.rank),
+        [&](stat_tap_table_item_type* c) {
+          c[0].value.uint_value = r.rank;
+          c[1].value.string_value = g_strdup(scope.c_str());
+          c[2].value.string_value = g_strdup(diagnosis_verdict_text(r));
+          c[3].value.string_value = g_strdup(r.metric[0] ? r.metric : "retransmissions");
+          c[11].value.string_value = g_strdup(r.evidence.c_str());
+        },
+        r);
+  } catch (...) {
+    return TAP_PACKET_FAILED;
+  }
+  return TAP_PACKET_REDRAW;
+}
+
+// ---------------------------------------------------------------------------------------------
+// rdmatel,srt: NVMe service response time per command. The response time is the I/O's latency
+// at the compute side (IOL1), or `iol` where only one point saw it; Wireshark's SRT tables take
+// a request time, so the packet is the completion and the request time is IOL1 before it.
+
+enum SrtTable : guint { kSrtIo, kSrtAdmin, kSrtFabrics, kSrtTables };
+
+void srt_init(register_srt_t*, GArray* srt_array) {
+  srt_stat_table* io = init_srt_table("NVMe I/O commands", "I/O", srt_array, 256, "Command",
+                                      "rdmatel.io.admin==0 && rdmatel.io.opcode", nullptr);
+  srt_stat_table* admin = init_srt_table("NVMe admin commands", "Admin", srt_array, 256, "Command",
+                                         "rdmatel.io.admin==1 && rdmatel.io.opcode", nullptr);
+  srt_stat_table* fabrics =
+      init_srt_table("NVMe-oF fabrics commands", "Fabrics", srt_array, 256, "Command", "rdmatel.io.fctype", nullptr);
+  for (int i = 0; i < 256; ++i) {
+    init_srt_table_row(io, i, nvme_command_name(uint8_t(i), 0, NvmeCommandSet::kIo));
+    init_srt_table_row(admin, i, nvme_command_name(uint8_t(i), 0, NvmeCommandSet::kAdmin));
+    const char* f = nvme_command_name(0x7F, uint8_t(i), NvmeCommandSet::kUnknown);
+    char name[32];
+    if (std::string_view(f) == "fabrics") {
+      g_snprintf(name, sizeof name, "fctype_0x%02x", i);
+      f = name;
+    }
+    init_srt_table_row(fabrics, i, f);  // copies the name
+  }
+}
+
+tap_packet_status srt_packet(void* tapdata, packet_info* pinfo, epan_dissect_t*, const void* data, tap_flags_t) {
+  const auto* tap = static_cast<const TapFrame*>(data);
+  auto* sd = static_cast<srt_data_t*>(tapdata);
+  if (!tap || !tap->io_count || !sd->srt_array || sd->srt_array->len < kSrtTables) return TAP_PACKET_DONT_REDRAW;
+  bool changed = false;
+  for (unsigned i = 0; i < tap->io_count && i < TapFrame::kMaxRecords; ++i) {
+    const IoRecord& r = *tap->ios[i];
+    if (!r.complete) continue;  // no response: no response time
+    IoMetrics m = io_metrics(r);
+    std::optional<DurationNs> rt = m.iol1 ? m.iol1 : m.iol;
+    if (!rt) continue;
+    guint table = r.fabrics() ? kSrtFabrics : r.admin ? kSrtAdmin : kSrtIo;
+    int proc = r.fabrics() ? r.fctype : r.opcode;
+    // request time = this packet's time - response time, in integer ns (no rounding).
+    int64_t req_ns = int64_t(pinfo->abs_ts.secs) * kNsPerSec + pinfo->abs_ts.nsecs - *rt;
+    int64_t secs = req_ns / kNsPerSec, nsecs = req_ns % kNsPerSec;
+    if (nsecs < 0) {
+      nsecs += kNsPerSec;
+      --secs;
+    }
+    nstime_t req;
+    req.secs = time_t(secs);
+    req.nsecs = int(nsecs);
+    add_srt_table_data(g_array_index(sd->srt_array, srt_stat_table*, table), proc, &req, pinfo);
+    changed = true;
+  }
+  return changed ? TAP_PACKET_REDRAW : TAP_PACKET_DONT_REDRAW;
+}
+
+}  // namespace
+
+void register_io_tables(int proto) {
+  // The titles are the GUI's Statistics menu entries (sorted, in one group) and tshark's headings.
+  static stat_tap_table_ui io_host = make_ui<IoSpec<IoGroupBy::kHost>>(
+      "RDMA Telemetry · NVMe latency per host", "rdmatel,io,host", &io_packet<IoGroupBy::kHost>, kHostColumns);
+  static stat_tap_table_ui io_storage =
+      make_ui<IoSpec<IoGroupBy::kStorage>>("RDMA Telemetry · NVMe latency per storage", "rdmatel,io,storage",
+                                           &io_packet<IoGroupBy::kStorage>, kStorageColumns);
+  static stat_tap_table_ui io_pair =
+      make_ui<IoSpec<IoGroupBy::kPair>>("RDMA Telemetry · NVMe latency per host-storage pair", "rdmatel,io,pair",
+                                        &io_packet<IoGroupBy::kPair>, kPairColumns);
+  static stat_tap_table_ui msg_flow = make_ui<FlowSpec>("RDMA Telemetry · RDMA messages per flow", "rdmatel,msg,flow",
+                                                        &flow_packet, kFlowColumns);
+  static stat_tap_table_ui diagnosis = make_ui<DiagnosisSpec>(
+      "RDMA Telemetry · Diagnosis: who is to blame", "rdmatel,diagnosis", &diagnosis_packet, kDiagnosisColumns);
+  register_stat_tap_table_ui(&io_host);
+  register_stat_tap_table_ui(&io_storage);
+  register_stat_tap_table_ui(&io_pair);
+  register_stat_tap_table_ui(&msg_flow);
+  register_stat_tap_table_ui(&diagnosis);
+  register_srt_table(proto, "rdmatel", int(kSrtTables), &srt_packet, &srt_init, nullptr);
+}
+
+}  // namespace rdmatel::plugin
