@@ -6,6 +6,7 @@
 #include <cstdlib>
 
 #include "rdmatel/alert_rule.h"
+#include "rdmatel/clock_offset.h"
 #include "rdmatel/gpu_map.h"
 #include "rdmatel/sampling.h"
 #include "adapters/clickhouse/table_schema.h"
@@ -227,6 +228,14 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       }
       if (std::string_view(s->name) == "alert" && !alerts::AlertRule::parse(v, error)) return false;
       if (std::string_view(s->name) == "key_flow" && !KeyFlowRule::parse(v, error)) return false;
+      if (std::string_view(s->name) == "clock_offset") {
+        std::string point;
+        int64_t ns = 0;
+        if (!parse_clock_offset(v, point, ns)) {
+          error = "--clock-offset takes NAME=NS: the point's clock minus the reference, in ns (got '" + v + "')";
+          return false;
+        }
+      }
       if (std::string_view(s->name) == "gpu" && !gpus.add(v, error)) {
         error = "--gpu: " + error;
         return false;

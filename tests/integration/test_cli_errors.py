@@ -122,6 +122,11 @@ with open(sample, "rb") as src, gzip.open(gz, "wb") as dst:
     dst.write(src.read())
 expect(["analyze", gz, "--no-progress"], 0, None, stdout_needle="capture: pcapng (gzip compressed), ")
 
+# A clock offset that is not NAME=NS is a usage error, with the form it takes.
+for bad in ("spine", "spine=3ms", "=5", "spine="):
+    expect(["export", "paths", sample, "--clock-offset", bad], 2, "--clock-offset takes NAME=NS")
+expect(["export", "paths", sample, "--clock-offset", "leafB-stor=-1500"], 0, None)
+
 # Writing the export somewhere impossible is a usage error.
 expect(["export", "io", sample, "-o", os.path.join(tmp, "no", "such", "dir.jsonl")], 2, "cannot write")
 

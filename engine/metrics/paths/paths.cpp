@@ -3,10 +3,10 @@
 
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <string>
 
 #include "engine/src/util/hash.h"
+#include "rdmatel/clock_offset.h"
 
 namespace rdmatel::paths {
 namespace {
@@ -33,15 +33,8 @@ const RecordSchema* const kOutputs[] = {&kPathSchema};
 const char* const kNotes[] = {"path.hop", "path.hop_delay", "path.lost", "path.record"};
 
 bool parse_offset(const std::string& spec, std::string& name, DurationNs& ns) {
-  auto eq = spec.rfind('=');
-  if (eq == std::string::npos || eq == 0) return false;
-  name = spec.substr(0, eq);
-  const char* b = spec.data() + eq + 1;
-  const char* e = spec.data() + spec.size();
-  if (b < e && *b == '+') ++b;
   int64_t v = 0;
-  auto r = std::from_chars(b, e, v);
-  if (r.ec != std::errc() || r.ptr != e) return false;
+  if (!parse_clock_offset(spec, name, v)) return false;
   ns = v;
   return true;
 }
