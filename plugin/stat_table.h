@@ -65,6 +65,14 @@ inline constexpr const char* kSharedByInstances =
 inline constexpr const char* kPartialInOnePass =
     " - ONE PASS: partial, only what had completed as each frame was read; run tshark -2 for final numbers";
 
+/// The Stats of a table with one row per final record (diagnosis findings, congestion, PFC,
+/// hops): the row shows that record.
+template <typename Record>
+struct LatestRecord {
+  const Record* r = nullptr;
+  void add(const Record& record) { r = &record; }
+};
+
 /// Common callbacks of a keyed table: `Spec` names the table and its columns and fills a row.
 template <typename Spec>
 struct KeyedTable {
@@ -100,6 +108,21 @@ struct KeyedTable {
     }
     if (!tap->final && t->title != shared_title()) t->title = one_pass_title();
     return true;
+  }
+
+  // The frame of every table's tap callback: counts only this instance's frames that carry
+  // records (`has`), lets `add_rows(table, tap)` fill the rows (true: the table changed), and
+  // never lets a C++ exception reach Wireshark (out of memory stops this table).
+  template <typename Has, typename AddRows>
+  static tap_packet_status on_packet(void* tapdata, const void* data, Has&& has, AddRows&& add_rows) {
+    const auto* tap = static_cast<const TapFrame*>(data);
+    stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
+    if (!counts(t, tapdata, tap) || !has(*tap)) return TAP_PACKET_DONT_REDRAW;
+    try {
+      return add_rows(t, *tap) ? TAP_PACKET_REDRAW : TAP_PACKET_DONT_REDRAW;
+    } catch (...) {
+      return TAP_PACKET_FAILED;
+    }
   }
 
   // Called when tshark starts the statistic or the GUI dialog (re)runs it.

@@ -27,10 +27,7 @@ stat_tap_table_item kCongestionColumns[] = {
 };
 
 struct CongestionSpec {
-  struct Stats {
-    const CongestionRecord* r = nullptr;
-    void add(const CongestionRecord& c) { r = &c; }
-  };
+  using Stats = LatestRecord<CongestionRecord>;
   static constexpr const char* kTitle = "RDMA congestion per flow (ECN, CNP)";
   static constexpr const char* kOnePassNote =
       " - ONE PASS: empty, congestion is counted over the whole capture; run tshark -2 (the GUI always does)";
@@ -48,26 +45,23 @@ struct CongestionSpec {
 };
 
 tap_packet_status congestion_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
-  const auto* tap = static_cast<const TapFrame*>(data);
-  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
-  if (!KeyedTable<CongestionSpec>::counts(t, tapdata, tap) || !tap->congestion) return TAP_PACKET_DONT_REDRAW;
-  try {
-    const CongestionRecord& r = *tap->congestion;
-    const std::string src = r.src.to_string(), dst = r.dst.to_string(), qpn = qpn_text(r.dst_qpn);
-    const char* point = tap->point_name ? tap->point_name : "?";
-    KeyedTable<CongestionSpec>::add(
-        t, src + " " + dst + " " + qpn + " " + point,
-        [&](stat_tap_table_item_type* c) {
-          c[0].value.string_value = g_strdup(src.c_str());
-          c[1].value.string_value = g_strdup(dst.c_str());
-          c[2].value.string_value = g_strdup(qpn.c_str());
-          c[3].value.string_value = g_strdup(point);
-        },
-        r);
-  } catch (...) {
-    return TAP_PACKET_FAILED;
-  }
-  return TAP_PACKET_REDRAW;
+  return KeyedTable<CongestionSpec>::on_packet(
+      tapdata, data, [](const TapFrame& tap) { return bool(tap.congestion); },
+      [](stat_tap_table* t, const TapFrame& tap) {
+        const CongestionRecord& r = *tap.congestion;
+        const std::string src = r.src.to_string(), dst = r.dst.to_string(), qpn = qpn_text(r.dst_qpn);
+        const char* point = tap.point_name ? tap.point_name : "?";
+        KeyedTable<CongestionSpec>::add(
+            t, src + " " + dst + " " + qpn + " " + point,
+            [&](stat_tap_table_item_type* c) {
+              c[0].value.string_value = g_strdup(src.c_str());
+              c[1].value.string_value = g_strdup(dst.c_str());
+              c[2].value.string_value = g_strdup(qpn.c_str());
+              c[3].value.string_value = g_strdup(point);
+            },
+            r);
+        return true;
+      });
 }
 
 stat_tap_table_item kPfcColumns[] = {
@@ -83,10 +77,7 @@ stat_tap_table_item kPfcColumns[] = {
 };
 
 struct PfcSpec {
-  struct Stats {
-    const PfcRecord* r = nullptr;
-    void add(const PfcRecord& p) { r = &p; }
-  };
+  using Stats = LatestRecord<PfcRecord>;
   static constexpr const char* kTitle = "PFC per point and priority";
   static constexpr const char* kOnePassNote =
       " - ONE PASS: empty, PFC is counted over the whole capture; run tshark -2 (the GUI always does)";
@@ -105,26 +96,23 @@ struct PfcSpec {
 };
 
 tap_packet_status pfc_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
-  const auto* tap = static_cast<const TapFrame*>(data);
-  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
-  if (!KeyedTable<PfcSpec>::counts(t, tapdata, tap) || !tap->pfc_count) return TAP_PACKET_DONT_REDRAW;
-  try {
-    const char* point = tap->point_name ? tap->point_name : "?";
-    for (unsigned i = 0; i < tap->pfc_count; ++i) {
-      const PfcRecord& r = *tap->pfc[i];
-      KeyedTable<PfcSpec>::add(
-          t, std::string(point) + " " + std::to_string(r.priority),
-          [&](stat_tap_table_item_type* c) {
-            c[0].value.string_value = g_strdup(point);
-            c[1].value.uint_value = r.priority;
-            c[8].value.string_value = g_strdup(r.storm ? "storm" : "-");
-          },
-          r);
-    }
-  } catch (...) {
-    return TAP_PACKET_FAILED;
-  }
-  return TAP_PACKET_REDRAW;
+  return KeyedTable<PfcSpec>::on_packet(
+      tapdata, data, [](const TapFrame& tap) { return bool(tap.pfc_count); },
+      [](stat_tap_table* t, const TapFrame& tap) {
+        const char* point = tap.point_name ? tap.point_name : "?";
+        for (unsigned i = 0; i < tap.pfc_count; ++i) {
+          const PfcRecord& r = *tap.pfc[i];
+          KeyedTable<PfcSpec>::add(
+              t, std::string(point) + " " + std::to_string(r.priority),
+              [&](stat_tap_table_item_type* c) {
+                c[0].value.string_value = g_strdup(point);
+                c[1].value.uint_value = r.priority;
+                c[8].value.string_value = g_strdup(r.storm ? "storm" : "-");
+              },
+              r);
+        }
+        return true;
+      });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -147,10 +135,7 @@ stat_tap_table_item kHopColumns[] = {
 };
 
 struct HopSpec {
-  struct Stats {
-    const PathRecord* r = nullptr;
-    void add(const PathRecord& p) { r = &p; }
-  };
+  using Stats = LatestRecord<PathRecord>;
   static constexpr const char* kTitle = "Hops between observation points";
   static constexpr const char* kOnePassNote =
       " - ONE PASS: empty, hops are settled at the end of the capture; run tshark -2 (the GUI always does)";
@@ -169,28 +154,25 @@ struct HopSpec {
 };
 
 tap_packet_status hop_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
-  const auto* tap = static_cast<const TapFrame*>(data);
-  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
-  if (!KeyedTable<HopSpec>::counts(t, tapdata, tap) || !tap->hop) return TAP_PACKET_DONT_REDRAW;
-  try {
-    const PathRecord& r = *tap->hop;
-    const std::string src = r.src.to_string(), dst = r.dst.to_string(), qpn = qpn_text(r.dst_qpn);
-    const std::string key = src + ">" + dst + " " + qpn + " " + tap->hop_from + ">" + tap->hop_to;
-    KeyedTable<HopSpec>::add(
-        t, key,
-        [&](stat_tap_table_item_type* c) {
-          c[0].value.string_value = g_strdup(src.c_str());
-          c[1].value.string_value = g_strdup(dst.c_str());
-          c[2].value.string_value = g_strdup(qpn.c_str());
-          c[3].value.string_value = g_strdup(tap->hop_from);
-          c[4].value.string_value = g_strdup(tap->hop_to);
-          c[10].value.string_value = g_strdup(r.offset_applied_ns ? "corrected" : "raw");
-        },
-        r);
-  } catch (...) {
-    return TAP_PACKET_FAILED;
-  }
-  return TAP_PACKET_REDRAW;
+  return KeyedTable<HopSpec>::on_packet(
+      tapdata, data, [](const TapFrame& tap) { return bool(tap.hop); },
+      [](stat_tap_table* t, const TapFrame& tap) {
+        const PathRecord& r = *tap.hop;
+        const std::string src = r.src.to_string(), dst = r.dst.to_string(), qpn = qpn_text(r.dst_qpn);
+        const std::string key = src + ">" + dst + " " + qpn + " " + tap.hop_from + ">" + tap.hop_to;
+        KeyedTable<HopSpec>::add(
+            t, key,
+            [&](stat_tap_table_item_type* c) {
+              c[0].value.string_value = g_strdup(src.c_str());
+              c[1].value.string_value = g_strdup(dst.c_str());
+              c[2].value.string_value = g_strdup(qpn.c_str());
+              c[3].value.string_value = g_strdup(tap.hop_from);
+              c[4].value.string_value = g_strdup(tap.hop_to);
+              c[10].value.string_value = g_strdup(r.offset_applied_ns ? "corrected" : "raw");
+            },
+            r);
+        return true;
+      });
 }
 
 }  // namespace

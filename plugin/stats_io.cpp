@@ -75,36 +75,33 @@ struct IoSpec {
 
 template <IoGroupBy G>
 tap_packet_status io_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
-  const auto* tap = static_cast<const TapFrame*>(data);
-  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
-  if (!KeyedTable<IoSpec<G>>::counts(t, tapdata, tap) || !tap->io_count) return TAP_PACKET_DONT_REDRAW;
-  bool changed = false;
-  try {
-    for (unsigned i = 0; i < tap->io_count && i < TapFrame::kMaxRecords; ++i) {
-      const IoRecord& r = *tap->ios[i];
-      // Latency statistics cover reads and writes, as the engine's report does; other commands
-      // are in the service response time table.
-      if (!r.is_read() && !r.is_write()) continue;
-      std::string host = r.host.to_string(), storage = r.storage.to_string();
-      if constexpr (G == IoGroupBy::kPair) {
-        KeyedTable<IoSpec<G>>::add(
-            t, host + " " + storage,
-            [&](stat_tap_table_item_type* c) {
-              c[0].value.string_value = g_strdup(host.c_str());
-              c[1].value.string_value = g_strdup(storage.c_str());
-            },
-            r);
-      } else {
-        const std::string& ip = G == IoGroupBy::kHost ? host : storage;
-        KeyedTable<IoSpec<G>>::add(
-            t, ip, [&](stat_tap_table_item_type* c) { c[0].value.string_value = g_strdup(ip.c_str()); }, r);
-      }
-      changed = true;
-    }
-  } catch (...) {
-    return TAP_PACKET_FAILED;  // out of memory: stop this table, never throw into Wireshark
-  }
-  return changed ? TAP_PACKET_REDRAW : TAP_PACKET_DONT_REDRAW;
+  return KeyedTable<IoSpec<G>>::on_packet(
+      tapdata, data, [](const TapFrame& tap) { return bool(tap.io_count); },
+      [](stat_tap_table* t, const TapFrame& tap) {
+        bool changed = false;
+        for (unsigned i = 0; i < tap.io_count && i < TapFrame::kMaxRecords; ++i) {
+          const IoRecord& r = *tap.ios[i];
+          // Latency statistics cover reads and writes, as the engine's report does; other commands
+          // are in the service response time table.
+          if (!r.is_read() && !r.is_write()) continue;
+          std::string host = r.host.to_string(), storage = r.storage.to_string();
+          if constexpr (G == IoGroupBy::kPair) {
+            KeyedTable<IoSpec<G>>::add(
+                t, host + " " + storage,
+                [&](stat_tap_table_item_type* c) {
+                  c[0].value.string_value = g_strdup(host.c_str());
+                  c[1].value.string_value = g_strdup(storage.c_str());
+                },
+                r);
+          } else {
+            const std::string& ip = G == IoGroupBy::kHost ? host : storage;
+            KeyedTable<IoSpec<G>>::add(
+                t, ip, [&](stat_tap_table_item_type* c) { c[0].value.string_value = g_strdup(ip.c_str()); }, r);
+          }
+          changed = true;
+        }
+        return changed;
+      });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -146,28 +143,25 @@ struct FlowSpec {
 };
 
 tap_packet_status flow_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
-  const auto* tap = static_cast<const TapFrame*>(data);
-  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
-  if (!KeyedTable<FlowSpec>::counts(t, tapdata, tap) || !tap->message_count) return TAP_PACKET_DONT_REDRAW;
-  try {
-    for (unsigned i = 0; i < tap->message_count && i < TapFrame::kMaxRecords; ++i) {
-      const MessageRecord& m = *tap->messages[i];
-      std::string src = m.src.to_string(), dst = m.dst.to_string();
-      const char* point = tap->message_points[i] ? tap->message_points[i] : "?";
-      KeyedTable<FlowSpec>::add(
-          t, src + " " + dst + " " + qpn_text(m.dst_qpn) + " " + point,
-          [&](stat_tap_table_item_type* c) {
-            c[0].value.string_value = g_strdup(src.c_str());
-            c[1].value.string_value = g_strdup(dst.c_str());
-            c[2].value.string_value = g_strdup(qpn_text(m.dst_qpn).c_str());
-            c[3].value.string_value = g_strdup(point);
-          },
-          m);
-    }
-  } catch (...) {
-    return TAP_PACKET_FAILED;
-  }
-  return TAP_PACKET_REDRAW;
+  return KeyedTable<FlowSpec>::on_packet(
+      tapdata, data, [](const TapFrame& tap) { return bool(tap.message_count); },
+      [](stat_tap_table* t, const TapFrame& tap) {
+        for (unsigned i = 0; i < tap.message_count && i < TapFrame::kMaxRecords; ++i) {
+          const MessageRecord& m = *tap.messages[i];
+          std::string src = m.src.to_string(), dst = m.dst.to_string();
+          const char* point = tap.message_points[i] ? tap.message_points[i] : "?";
+          KeyedTable<FlowSpec>::add(
+              t, src + " " + dst + " " + qpn_text(m.dst_qpn) + " " + point,
+              [&](stat_tap_table_item_type* c) {
+                c[0].value.string_value = g_strdup(src.c_str());
+                c[1].value.string_value = g_strdup(dst.c_str());
+                c[2].value.string_value = g_strdup(qpn_text(m.dst_qpn).c_str());
+                c[3].value.string_value = g_strdup(point);
+              },
+              m);
+        }
+        return true;
+      });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -189,10 +183,7 @@ stat_tap_table_item kDiagnosisColumns[] = {
 };
 
 struct DiagnosisSpec {
-  struct Stats {
-    const DiagnosisRecord* r = nullptr;
-    void add(const DiagnosisRecord& d) { r = &d; }
-  };
+  using Stats = LatestRecord<DiagnosisRecord>;
   static constexpr const char* kTitle = "Diagnosis: who is to blame";
   static constexpr const char* kOnePassNote =
       " - ONE PASS: empty, the diagnosis is made at the end of the capture; run tshark -2 (the GUI always does)";
@@ -212,26 +203,23 @@ struct DiagnosisSpec {
 };
 
 tap_packet_status diagnosis_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
-  const auto* tap = static_cast<const TapFrame*>(data);
-  stat_tap_table* t = first_table(static_cast<stat_data_t*>(tapdata)->stat_tap_data);
-  if (!KeyedTable<DiagnosisSpec>::counts(t, tapdata, tap) || !tap->finding) return TAP_PACKET_DONT_REDRAW;
-  try {
-    const DiagnosisRecord& r = *tap->finding;
-    const std::string scope = diagnosis_scope_text(r);
-    KeyedTable<DiagnosisSpec>::add(
-        t, std::to_string(r.rank),
-        [&](stat_tap_table_item_type* c) {
-          c[0].value.uint_value = r.rank;
-          c[1].value.string_value = g_strdup(scope.c_str());
-          c[2].value.string_value = g_strdup(diagnosis_verdict_text(r));
-          c[3].value.string_value = g_strdup(r.metric[0] ? r.metric : "retransmissions");
-          c[11].value.string_value = g_strdup(r.evidence.c_str());
-        },
-        r);
-  } catch (...) {
-    return TAP_PACKET_FAILED;
-  }
-  return TAP_PACKET_REDRAW;
+  return KeyedTable<DiagnosisSpec>::on_packet(
+      tapdata, data, [](const TapFrame& tap) { return bool(tap.finding); },
+      [](stat_tap_table* t, const TapFrame& tap) {
+        const DiagnosisRecord& r = *tap.finding;
+        const std::string scope = diagnosis_scope_text(r);
+        KeyedTable<DiagnosisSpec>::add(
+            t, std::to_string(r.rank),
+            [&](stat_tap_table_item_type* c) {
+              c[0].value.uint_value = r.rank;
+              c[1].value.string_value = g_strdup(scope.c_str());
+              c[2].value.string_value = g_strdup(diagnosis_verdict_text(r));
+              c[3].value.string_value = g_strdup(r.metric[0] ? r.metric : "retransmissions");
+              c[11].value.string_value = g_strdup(r.evidence.c_str());
+            },
+            r);
+        return true;
+      });
 }
 
 // ---------------------------------------------------------------------------------------------
