@@ -155,6 +155,21 @@ check("pfc storm", by.get(("leaf1", 3)), {"storm": True})
 check("pfc --link-speed", by.get(("leaf2", 0)), {"pause_us": 5.12, "speed_bps": 10_000_000_000})
 if "PFC storm" not in err:
     problems.append(f"no PFC storm warning: {err!r}")
+# A point's own speed (SPEC §6: a per-point setting) comes before the capture's if_speed:
+# leaf1 at 400 Gb/s: 65535 x 512 / 400 = 83,884 ns per pause (83,884.8 truncated), 2 pauses;
+# leaf2 at 25 Gb/s: 100 x 512 / 25 = 2,048 ns.
+by, _ = pfc_records("--point-speed", "leaf1=400", "--point-speed", "leaf2=25")
+check("pfc --point-speed leaf1", by.get(("leaf1", 3)), {"pause_us": 167.768, "speed_bps": 400_000_000_000})
+check("pfc --point-speed leaf2", by.get(("leaf2", 0)), {"pause_us": 2.048, "speed_bps": 25_000_000_000})
+for bad in ("leaf1", "leaf1=", "leaf1=fast", "leaf1=0", "=10"):
+    p = subprocess.run([cli, "export", "congestion", cap, "--point-speed", bad], capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 2 or "--point-speed takes NAME=GBPS" not in p.stderr:
+        problems.append(f"--point-speed {bad!r}: exit {p.returncode}, {p.stderr.strip()!r}, want a usage error")
+p = subprocess.run([cli, "export", "congestion", cap, "--point-speed", "nosuch=10"], capture_output=True, text=True,
+                   timeout=60)
+if p.returncode != 0 or "names no observation point" not in p.stderr:
+    problems.append(f"--point-speed nosuch=10: exit {p.returncode}, {p.stderr.strip()!r}, want a warning")
 
 # The analyze section: 2 points x (20 + 4) ECN-capable packets, 2 x 5 CE, 2 x 3 CNPs.
 p = subprocess.run([cli, "analyze", cap, "--pfc-storm", "0.25"], capture_output=True, text=True, timeout=120)
@@ -184,6 +199,12 @@ if plugin:
                 ("leaf1", "3", "65535", "335.539", "", "", ""), ("leaf1", "3", "0", "", "1", "", "")]
         if pfc_rows != want:
             problems.append(f"tshark PFC fields: {pfc_rows}, want {want}")
+        # The point_speeds preference (the CLI's --point-speed): leaf2 at 25 Gb/s, 2.048 us.
+        rows2 = ts.fields(cap, ["rdmatel.point", "rdmatel.pfc.pause_time"], "rdmatel.pfc.priority",
+                          extra=["-o", "rdmatel.point_speeds:leaf2=25", "-o", "rdmatel.link_speed:100"])
+        leaf2 = [r["rdmatel.pfc.pause_time"] for r in rows2 if r["rdmatel.point"] == "leaf2"]
+        if leaf2 != ["2.048"]:
+            problems.append(f"tshark -o rdmatel.point_speeds:leaf2=25: leaf2 pause times {leaf2}, want ['2.048']")
         ce = sum(1 for r in rows if r["rdmatel.ecn_ce"])
         cnp = sum(1 for r in rows if r["rdmatel.cnp"])
         if (ce, cnp) != (10, 6):
