@@ -3,6 +3,7 @@
 analyze section on a capture this test writes: ECN marks, CNPs and PFC pauses at two points, one
 with a recorded link speed. Expected values come
 from what was written (worked out in the comments), not from rdmatel."""
+import collections
 import json
 import os
 import shutil
@@ -205,6 +206,13 @@ if plugin:
         leaf2 = [r["rdmatel.pfc.pause_time"] for r in rows2 if r["rdmatel.point"] == "leaf2"]
         if leaf2 != ["2.048"]:
             problems.append(f"tshark -o rdmatel.point_speeds:leaf2=25: leaf2 pause times {leaf2}, want ['2.048']")
+        # Expert info on CE-marked packets and CNPs, naming who is involved.
+        ex = ts.fields(cap, ["frame.number", "_ws.expert.message"], "rdmatel.ecn_ce || rdmatel.cnp")
+        msgs = collections.Counter(m for r in ex for m in r["_ws.expert.message"].split("|") if m)
+        want_ex = {f"Congestion experienced (ECN CE) on the way from {H} to {S}": 10, f"CNP: {S} asks {H} to slow down": 6}
+        for m, n in want_ex.items():
+            if msgs.get(m) != n:
+                problems.append(f"tshark expert {m!r}: {msgs.get(m)} frames, want {n} ({dict(msgs)})")
         ce = sum(1 for r in rows if r["rdmatel.ecn_ce"])
         cnp = sum(1 for r in rows if r["rdmatel.cnp"])
         if (ce, cnp) != (10, 6):
