@@ -230,6 +230,11 @@ if plugin:
                     problems.append(f"-z rdmatel,congestion {k}: {rows.get(k)}, want {v}")
         if len(rows) != 4:
             problems.append(f"-z rdmatel,congestion: {len(rows)} rows, want 4:\n{out}")
+        # CNPs per IP pair and point: the storage told the host 3 times at each point.
+        out_cnp = ts.run("-2", "-q", "-r", ts.stage(cap), "-z", "rdmatel,cnp").stdout
+        cnp_rows = parse_simple_tables(out_cnp).get("RDMA Telemetry · CNPs per IP pair", ([], []))[1]
+        if sorted(cnp_rows) != [[S, H, "leaf1", "3"], [S, H, "leaf2", "3"]]:
+            problems.append(f"-z rdmatel,cnp: {cnp_rows}, want 3 CNPs from {S} to {H} at leaf1 and leaf2:\n{out_cnp}")
         rows = {tuple(r[:2]): r[2:] for r in tables.get("RDMA Telemetry · PFC per point and priority", ([], []))[1]}
         want = {("leaf1", "3"): ["3", "2", "1", "131070", "671.078", "300.000", "storm"],
                 ("leaf2", "0"): ["1", "1", "0", "100", "0.512", "0.512", "-"]}
