@@ -2,6 +2,7 @@
 // Statistics of NVMe I/Os, RDMA messages and the diagnosis: -z rdmatel,io,host / storage / pair,
 // rdmatel,msg,flow, rdmatel,diagnosis, rdmatel,srt.
 #include "plugin/stat_table.h"
+#include "plugin/running_percentile.h"
 
 #include <epan/srt_table.h>
 
@@ -21,17 +22,50 @@ namespace {
     TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, metric " max", "%.3f"                             \
   }
 
-// The latency columns after the count, in IoMetric order (DAL, DPL, RTT, IOL1, IOL2, IOL).
-constexpr size_t kIoMetricColumns = 3 * size_t(IoMetric::kCount);
+#define RDMATEL_PERCENTILE_COLUMNS(metric)                                                \
+  {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, metric " p50", "%.3f"}, {                           \
+    TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, metric " p99", "%.3f"                              \
+  }
 
-void show_io_group(stat_tap_table_item_type* row, size_t count_column, const IoGroupStats& g) {
+// The latency columns after the count, in IoMetric order (DAL, DPL, RTT, IOL1, IOL2, IOL):
+// min, avg and max of each (SPEC §8's order), then p50 and p99 of each (as rdmatel analyze).
+constexpr size_t kMetrics = size_t(IoMetric::kCount);
+constexpr size_t kIoMetricColumns = 5 * kMetrics;
+
+/// A row: the engine's IoGroupStats of its read and write I/Os, and their percentiles kept
+/// exact after every I/O (the table has no draw hook to compute them once at the end).
+struct IoRow {
+  IoGroupStats g;
+  RunningPercentile p50[kMetrics], p99[kMetrics];
+  IoRow() {
+    for (RunningPercentile& p : p99) p = RunningPercentile(99);
+  }
+  void add(const IoRecord& r) {
+    g.add(r);
+    if (!r.is_read() && !r.is_write()) return;
+    const IoMetrics m = io_metrics(r);
+    const std::optional<DurationNs>* values[] = {&m.dal, &m.dpl, &m.rtt, &m.iol1, &m.iol2, &m.iol};
+    static_assert(std::size(values) == kMetrics);
+    for (size_t i = 0; i < kMetrics; ++i)
+      if (*values[i]) {
+        p50[i].add(**values[i], g.metric[i]);
+        p99[i].add(**values[i], g.metric[i]);
+      }
+  }
+};
+
+void show_io_group(stat_tap_table_item_type* row, size_t count_column, const IoRow& s) {
+  const IoGroupStats& g = s.g;
   row[count_column].value.uint_value = guint(g.reads + g.writes);
-  for (size_t m = 0; m < size_t(IoMetric::kCount); ++m) {
+  for (size_t m = 0; m < kMetrics; ++m) {
     const Distribution& d = g.metric[m];
     stat_tap_table_item_type* cell = &row[count_column + 1 + 3 * m];
     cell[0].value.float_value = us_or_none(d, double(d.min()));
     cell[1].value.float_value = us_or_none(d, d.mean());
     cell[2].value.float_value = us_or_none(d, double(d.max()));
+    stat_tap_table_item_type* pct = &row[count_column + 1 + 3 * kMetrics + 2 * m];
+    pct[0].value.float_value = us_or_none(d, double(s.p50[m].value()));
+    pct[1].value.float_value = us_or_none(d, double(s.p99[m].value()));
   }
 }
 
@@ -40,12 +74,16 @@ stat_tap_table_item kHostColumns[] = {
     {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "I/Os", "%u"},
     RDMATEL_US_COLUMNS("DAL"), RDMATEL_US_COLUMNS("DPL"), RDMATEL_US_COLUMNS("RTT"),
     RDMATEL_US_COLUMNS("IOL1"), RDMATEL_US_COLUMNS("IOL2"), RDMATEL_US_COLUMNS("IOL"),
+    RDMATEL_PERCENTILE_COLUMNS("DAL"), RDMATEL_PERCENTILE_COLUMNS("DPL"), RDMATEL_PERCENTILE_COLUMNS("RTT"),
+    RDMATEL_PERCENTILE_COLUMNS("IOL1"), RDMATEL_PERCENTILE_COLUMNS("IOL2"), RDMATEL_PERCENTILE_COLUMNS("IOL"),
 };
 stat_tap_table_item kStorageColumns[] = {
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Storage", "%-15s"},
     {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "I/Os", "%u"},
     RDMATEL_US_COLUMNS("DAL"), RDMATEL_US_COLUMNS("DPL"), RDMATEL_US_COLUMNS("RTT"),
     RDMATEL_US_COLUMNS("IOL1"), RDMATEL_US_COLUMNS("IOL2"), RDMATEL_US_COLUMNS("IOL"),
+    RDMATEL_PERCENTILE_COLUMNS("DAL"), RDMATEL_PERCENTILE_COLUMNS("DPL"), RDMATEL_PERCENTILE_COLUMNS("RTT"),
+    RDMATEL_PERCENTILE_COLUMNS("IOL1"), RDMATEL_PERCENTILE_COLUMNS("IOL2"), RDMATEL_PERCENTILE_COLUMNS("IOL"),
 };
 stat_tap_table_item kPairColumns[] = {
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Host", "%-15s"},
@@ -53,6 +91,8 @@ stat_tap_table_item kPairColumns[] = {
     {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "I/Os", "%u"},
     RDMATEL_US_COLUMNS("DAL"), RDMATEL_US_COLUMNS("DPL"), RDMATEL_US_COLUMNS("RTT"),
     RDMATEL_US_COLUMNS("IOL1"), RDMATEL_US_COLUMNS("IOL2"), RDMATEL_US_COLUMNS("IOL"),
+    RDMATEL_PERCENTILE_COLUMNS("DAL"), RDMATEL_PERCENTILE_COLUMNS("DPL"), RDMATEL_PERCENTILE_COLUMNS("RTT"),
+    RDMATEL_PERCENTILE_COLUMNS("IOL1"), RDMATEL_PERCENTILE_COLUMNS("IOL2"), RDMATEL_PERCENTILE_COLUMNS("IOL"),
 };
 static_assert(G_N_ELEMENTS(kHostColumns) == 2 + kIoMetricColumns);
 static_assert(G_N_ELEMENTS(kPairColumns) == 3 + kIoMetricColumns);
@@ -61,7 +101,7 @@ enum class IoGroupBy { kHost, kStorage, kPair };
 
 template <IoGroupBy G>
 struct IoSpec {
-  using Stats = IoGroupStats;
+  using Stats = IoRow;
   static constexpr const char* kTitle = G == IoGroupBy::kHost      ? "NVMe latency per host (µs)"
                                         : G == IoGroupBy::kStorage ? "NVMe latency per storage (µs)"
                                                                    : "NVMe latency per host-storage pair (µs)";

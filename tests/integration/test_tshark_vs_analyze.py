@@ -1,7 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """The plugin's -z tables (two-pass) print the numbers `rdmatel analyze` prints, on the samples
 and on real captures: per host, storage and pair the read + write I/O count and the average
-and maximum of every latency; per flow and point the messages, bytes, NAKs, FNR, FET and the
+and maximum of every latency, and its p50 and p99; per flow and point the messages, bytes, NAKs, FNR, FET and the
 average and maximum FCT. One pass: no table counts more than two passes do."""
 import math
 import re
@@ -13,8 +13,8 @@ from rdmatel_stats import num, parse_simple_tables
 cli, plugin, captures = sys.argv[1], sys.argv[2], sys.argv[3:]
 METRICS = ["DAL", "DPL", "RTT", "IOL1", "IOL2", "IOL"]
 GROUP_FIRST = re.compile(r"^  (\S+(?: > \S+)?)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(DAL|DPL|RTT|IOL1|IOL2|IOL)"
-                         r"\s+(\S+)\s+\S+\s+\S+\s+(\S+)\s+(\d+)$")
-GROUP_NEXT = re.compile(r"^\s+(DAL|DPL|RTT|IOL1|IOL2|IOL)\s+(\S+)\s+\S+\s+\S+\s+(\S+)\s+(\d+)$")
+                         r"\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)$")
+GROUP_NEXT = re.compile(r"^\s+(DAL|DPL|RTT|IOL1|IOL2|IOL)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\S+)\s+(\d+)$")
 FLOW = re.compile(r"^  (\S+) > (\S+) (0x[0-9a-f]{6})\s+(\S+)\s+\S+\s+(\d+)\s+(\d+)\s+[\d.]+%\s+(\d+)\s+(\S+)\s+(-|[\d.]+ [kMG]b/s)"
                   r"\s+(?:-|[\d.]+ [kMG]b/s)\s+(\S+)\s+(\S+)$")
 SECTIONS = {"NVMe I/O latency per host IP": "host", "NVMe I/O latency per storage IP": "storage",
@@ -24,10 +24,11 @@ TABLES = {"host": "RDMA Telemetry · NVMe latency per host", "storage": "RDMA Te
           "flows": "RDMA Telemetry · RDMA messages per flow"}
 problems = []
 checked = 0
+checked_percentiles = 0
 
 
 def parse_analyze(text):
-    """{'host'|'storage'|'pair': {key: {'rw': n, metric: (avg, max, n)}}, 'flows': {key: row}}"""
+    """{'host'|'storage'|'pair': {key: {'rw': n, metric: (avg, p50, p99, max, n)}}, 'flows': {key: row}}"""
     out = {k: {} for k in ("host", "storage", "pair", "flows")}
     section, group = None, None
     for line in text.splitlines():
@@ -43,11 +44,11 @@ def parse_analyze(text):
             m = GROUP_FIRST.match(line)
             if m:
                 group = out[section].setdefault(tuple(m.group(1).split(" > ")), {"rw": int(m.group(3)) + int(m.group(4))})
-                group[m.group(7)] = (m.group(8), m.group(9), int(m.group(10)))
+                group[m.group(7)] = (m.group(8), m.group(9), m.group(10), m.group(11), int(m.group(12)))
                 continue
             m = GROUP_NEXT.match(line)
             if m and group is not None:
-                group[m.group(1)] = (m.group(2), m.group(3), int(m.group(4)))
+                group[m.group(1)] = (m.group(2), m.group(3), m.group(4), m.group(5), int(m.group(6)))
     return out
 
 
@@ -88,12 +89,19 @@ try:
                 for mi, metric in enumerate(METRICS):
                     if metric not in g:
                         continue  # the CLI shows IOL only where it differs from IOL1
-                    avg, mx, n = g[metric]
+                    avg, p50, p99, mx, n = g[metric]
                     col = keys + 1 + 3 * mi
                     # The CLI rounds the average to the ns first, then prints µs: 0.001 apart at most.
                     if not close(num(r[col + 1]), avg, 0.0011) or not close(num(r[col + 2]), mx, 0.0005):
                         problems.append(f"{cap}: {kind} {key} {metric}: avg/max {r[col + 1]}/{r[col + 2]}, "
                                         f"rdmatel analyze {avg}/{mx}")
+                    # p50 and p99 after every min/avg/max: the same nearest-rank samples, to the ns.
+                    pcol = keys + 1 + 3 * len(METRICS) + 2 * mi
+                    if not close(num(r[pcol]), p50, 0.0005) or not close(num(r[pcol + 1]), p99, 0.0005):
+                        problems.append(f"{cap}: {kind} {key} {metric}: p50/p99 {r[pcol]}/{r[pcol + 1]}, "
+                                        f"rdmatel analyze {p50}/{p99}")
+                        continue
+                    checked_percentiles += 1
             for key in got:
                 problems.append(f"{cap}: {kind} {key}: in tshark's table, not in rdmatel analyze")
             # One pass counts a subset: completed I/Os as they go by.
@@ -132,6 +140,6 @@ finally:
     ts.close()
 
 fail_if(problems, "differences between tshark's tables and rdmatel analyze", shown=60)
-if not checked:
+if not checked or not checked_percentiles:
     fail("nothing compared")
 print(f"OK: {checked} groups and flows equal in tshark's tables and rdmatel analyze ({len(captures)} captures)")
