@@ -464,6 +464,10 @@ TEST(AnalyzerRecordTableModel, CsvRowsAreTheClisExport) {
     ASSERT_GT(ours.size(), 1);
     for (int i = 1; i < ours.size(); ++i) EXPECT_EQ(ours[i].toStdString(), theirs[i].toStdString());
     compared += size_t(ours.size() - 1);
+    // The table shows QPNs as Wireshark writes them (hex); the CSV keeps the CLI's number.
+    for (int c = 0; c < model.columnCount(); ++c)
+      if (std::string(model.column_name(c)).ends_with("qpn"))
+        EXPECT_TRUE(model.index(0, c).data(Qt::DisplayRole).toString().startsWith("0x")) << model.column_name(c);
   }
   EXPECT_GT(compared, 10u);
 }

@@ -3,6 +3,8 @@
 
 #include <string_view>
 
+#include "rdmatel/names.h"
+
 namespace rdmatel::ui {
 
 std::vector<RecordCell> render_record(const RecordSchema& schema, const void* record,
@@ -21,6 +23,7 @@ std::vector<RecordCell> render_record(const RecordSchema& schema, const void* re
         break;
       case ValueType::kUnsigned:
         cell.number = double(v.u);
+        if (std::string_view(c.name).ends_with("qpn")) cell.display = qpn_text(uint32_t(v.u));
         break;
       case ValueType::kSigned:
         cell.number = double(v.i);

@@ -15,7 +15,9 @@ namespace rdmatel::ui {
 
 struct RecordCell {
   bool present = false;  ///< false: the record does not carry the value (shown empty, never 0)
-  std::string text;      ///< as the CLI's writers render it
+  std::string text;      ///< as the CLI's writers render it (and CSV exports)
+  /// What the table shows when it differs from `text`: QPNs in hex, as Wireshark writes them.
+  std::string display;
   double number = std::numeric_limits<double>::quiet_NaN();  ///< for sorting; NaN for text
 };
 

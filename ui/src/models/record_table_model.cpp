@@ -48,7 +48,7 @@ QVariant RecordTableModel::data(const QModelIndex& index, int role) const {
   const bool numeric = !std::isnan(c.number);
   switch (role) {
     case Qt::DisplayRole:
-      return c.present ? QString::fromStdString(c.text) : kAbsent;
+      return c.present ? QString::fromStdString(c.display.empty() ? c.text : c.display) : kAbsent;
     case kExportRole:
       return QString::fromStdString(c.text);
     case kSortRole:
