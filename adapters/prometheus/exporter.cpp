@@ -125,7 +125,9 @@ void Exporter::declare() {
 }
 
 void Exporter::on_record(const Record& r) {
-  if (r.provisional) return;
+  // Congestion records are final at the end only; their periodic snapshots keep the counters
+  // moving while live mode runs (each adds what grew since the record's previous one).
+  if (r.provisional && !r.is(kCongestionSchema)) return;
   std::lock_guard<std::mutex> lock(mutex_);
   if (r.is(kIoSchema))
     add_io(r);
@@ -172,19 +174,23 @@ void Exporter::add_message(const Record& rec) {
 
 void Exporter::add_congestion(const EcnRecord& c) {
   const Families& f = *f_;
+  EcnCounts& last = ecn_seen_[{c.src, c.dst, c.dst_qpn, c.point}];
   const std::vector<std::string> flow = {c.src.to_string(), c.dst.to_string(), names_(c.point)};
-  reg_.add(f.ect, flow, double(c.ect_packets));
-  reg_.add(f.ce, flow, double(c.ce_packets));
-  reg_.add(f.cnp, flow, double(c.cnp_packets));
+  reg_.add(f.ect, flow, double(c.ect_packets - last.ect));
+  reg_.add(f.ce, flow, double(c.ce_packets - last.ce));
+  reg_.add(f.cnp, flow, double(c.cnp_packets - last.cnp));
+  last = {c.ect_packets, c.ce_packets, c.cnp_packets};
 }
 
 void Exporter::add_pfc(const PfcRecord& p) {
   const Families& f = *f_;
+  PfcCounts& last = pfc_seen_[{p.point, p.priority}];
   const std::vector<std::string> key = {names_(p.point), std::to_string(p.priority)};
-  reg_.add(f.pfc_frames, key, double(p.frames));
-  reg_.add(f.pfc_pauses, key, double(p.pause_frames));
-  if (p.pause_ns) reg_.add(f.pfc_pause_seconds, key, seconds(*p.pause_ns));
-  if (p.storm) reg_.add(f.pfc_storms, key, 1);
+  reg_.add(f.pfc_frames, key, double(p.frames - last.frames));
+  reg_.add(f.pfc_pauses, key, double(p.pause_frames - last.pauses));
+  if (p.pause_ns) reg_.add(f.pfc_pause_seconds, key, seconds(*p.pause_ns - last.pause_ns));
+  if (p.storm && !last.storm) reg_.add(f.pfc_storms, key, 1);
+  last = {p.frames, p.pause_frames, p.pause_ns.value_or(0), p.storm};
 }
 
 void Exporter::update(const CaptureCounters& c) {

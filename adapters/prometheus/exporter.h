@@ -6,7 +6,9 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <tuple>
 #include <mutex>
 #include <string>
 #include <thread>
@@ -53,6 +55,17 @@ class Exporter final : public RecordSink {
 
   std::mutex mutex_;
   Registry reg_;
+  // What each congestion record had counted when last seen (snapshots, then the final record).
+  struct EcnCounts {
+    uint64_t ect = 0, ce = 0, cnp = 0;
+  };
+  struct PfcCounts {
+    uint64_t frames = 0, pauses = 0;
+    DurationNs pause_ns = 0;
+    bool storm = false;
+  };
+  std::map<std::tuple<IpAddress, IpAddress, uint32_t, PointId>, EcnCounts> ecn_seen_;
+  std::map<std::pair<PointId, uint8_t>, PfcCounts> pfc_seen_;
   PointNamer names_;
   struct Families;
   std::unique_ptr<Families> f_;

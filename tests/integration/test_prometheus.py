@@ -4,10 +4,13 @@
 here as an unprivileged user on 127.0.0.1, with the shipped rules file loaded): the values
 Prometheus stores equal those computed from rdmatel export of the same bytes (I/O counts per
 host, storage and op; latency histogram counts, sums and a bucket; RDMA bytes per flow and
-point; a recording rule). The label limit: with --prometheus-max-series N, N label sets are kept
-and the refused observations are counted. The shipped rules pass promtool check rules.
+point; a recording rule). Congestion counters move while live mode runs (not only at its stop):
+on a generated capture with CE marks, CNPs and PFC pauses (rdmatel-synth), the CE, CNP and PFC
+counters Prometheus scrapes before rdmatel is stopped equal export congestion of the same bytes.
+The label limit: with --prometheus-max-series N, N label sets are kept and the refused
+observations are counted. The shipped rules pass promtool check rules.
 
-Usage: test_prometheus.py RDMATEL CAPTURE.pcapng RULES.yml"""
+Usage: test_prometheus.py RDMATEL CAPTURE.pcapng RULES.yml [RDMATEL-SYNTH]"""
 
 import json
 import math
@@ -113,9 +116,10 @@ def compare(name, expected, got, problems, rel=0.0):
 
 
 def main():
-    if len(sys.argv) != 4:
+    if len(sys.argv) not in (4, 5):
         fail(__doc__)
-    cli, capture, rules = sys.argv[1:]
+    cli, capture, rules = sys.argv[1:4]
+    synth = sys.argv[4] if len(sys.argv) > 4 else None
     prom = shutil.which("prometheus")
     promtool = shutil.which("promtool")
     if not prom or not promtool:
@@ -129,7 +133,7 @@ def main():
     data = cap.header + ps.repetition_bytes(cap, 0, 0) + ps.tail_bytes(cap, 30 * 10**9)
     tmp = servers.TempDir("rdmatel_prom_")
     problems = []
-    live = prometheus = small = None
+    live = prometheus = small = cong = None
     try:
         stream = os.path.join(tmp.path, "stream.pcapng")
         with open(stream, "wb") as f:
@@ -138,6 +142,28 @@ def main():
 
         live = Live(cli, data, "--prometheus", "127.0.0.1:0")
         port = live.port()
+        if synth:
+            gen = os.path.join(tmp.path, "congestion.pcapng")
+            subprocess.run([synth, "--scenario", "nvme-2point", "--seed", "3", "--ios", "200", "--out", gen,
+                            "--ecn-mark", "leafA-gpu:leafB-stor=0.2", "--pfc-pause", "leafB-stor:3=4@0.002"],
+                           check=True, capture_output=True, timeout=120)
+            ccap = ps.Capture(gen)
+            cdata = ccap.header + ps.repetition_bytes(ccap, 0, 0) + ps.tail_bytes(ccap, 30 * 10**9)
+            cstream = os.path.join(tmp.path, "congestion_stream.pcapng")
+            with open(cstream, "wb") as f:
+                f.write(cdata)
+            want_ce, want_cnp, want_pfc = Counter(), Counter(), Counter()
+            for r in export(cli, cstream, "congestion"):
+                if r["kind"] == "ecn":
+                    k = (("dst", r["dst"]), ("point", r["point"]), ("src", r["src"]))
+                    want_ce[k] += r["ce_packets"]
+                    want_cnp[k] += r["cnp_packets"]
+                elif r["kind"] == "pfc":
+                    want_pfc[(("point", r["point"]), ("priority", str(r["priority"])))] += r["frames"]
+            if not sum(want_ce.values()) or not sum(want_cnp.values()) or not sum(want_pfc.values()):
+                fail(f"the generated capture has no CE marks, CNPs or PFC frames: {want_ce} {want_pfc}")
+            cong = Live(cli, cdata, "--prometheus", "127.0.0.1:0")
+            cport = cong.port()
         ppath = servers.free_port()
         shutil.copy(rules, os.path.join(tmp.path, "rules.yml"))
         config = os.path.join(tmp.path, "prometheus.yml")
@@ -184,6 +210,33 @@ def main():
             compare(f"rdmatel_nvme_{m}_seconds_bucket(le=100us)", {k: le100.get(k, 0) for k in cnt}, got, problems)
         compare("rdmatel_rdma_bytes_total", exp["bytes"], strip_job(servers.prom_query(base, "rdmatel_rdma_bytes_total")),
                 problems)
+        if cong:
+            # Still running (its input stays open): the counters come from the periodic snapshots.
+            # Scraped directly (the server above scrapes the first instance only: its recording rule
+            # sums every target).
+            def scrape_counters():
+                _, text = servers.http(f"http://127.0.0.1:{cport}/metrics")
+                out = {n: {} for n in ("ecn_ce_packets", "cnp_packets", "pfc_frames")}
+                for m in re.finditer(r"^rdmatel_(ecn_ce_packets|cnp_packets|pfc_frames)_total\{([^}]*)\} (\S+)$",
+                                     text or "", re.M):
+                    labels = tuple(sorted(tuple(kv.split("=", 1)) for kv in re.findall(r'\w+="[^"]*"', m.group(2))))
+                    labels = tuple((k, v.strip('"')) for k, v in labels)
+                    out[m.group(1)][labels] = float(m.group(3))
+                return out
+            deadline = time.time() + 60
+            while time.time() < deadline:
+                got = scrape_counters()
+                if (sum(got["ecn_ce_packets"].values()) == sum(want_ce.values())
+                        and sum(got["pfc_frames"].values()) == sum(want_pfc.values())):
+                    break
+                time.sleep(0.5)
+            if cong.proc.poll() is not None:
+                problems.append("rdmatel live on the congestion capture stopped before it was scraped")
+            compare("rdmatel_ecn_ce_packets_total (live, before stop)", {k: v for k, v in want_ce.items() if v},
+                    {k: v for k, v in got["ecn_ce_packets"].items() if v}, problems)
+            compare("rdmatel_cnp_packets_total (live, before stop)", {k: v for k, v in want_cnp.items() if v},
+                    {k: v for k, v in got["cnp_packets"].items() if v}, problems)
+            compare("rdmatel_pfc_frames_total (live, before stop)", want_pfc, got["pfc_frames"], problems)
         dropped = servers.prom_query(base, "rdmatel_prometheus_dropped_total")
         if not dropped or list(dropped.values())[0] != 0:
             problems.append(f"rdmatel_prometheus_dropped_total is {dropped}, expected 0 under the default limit")
@@ -212,7 +265,7 @@ def main():
         print(f"{total} I/Os; Prometheus agrees with export on {len(exp['ios'])} ios_total series, "
               f"{len(exp['bytes'])} bytes series; limit 20: {series} label sets")
     finally:
-        for p in (live, small):
+        for p in (live, small, cong):
             if p:
                 rc = p.stop()
                 if rc != 0:

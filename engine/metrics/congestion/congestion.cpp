@@ -43,7 +43,8 @@ Congestion::Congestion(Ctx& ctx)
       note_storm_(note_kind("cong.pfc_storm")),
       storm_(ctx.settings.duration("pfc_storm")),
       default_speed_bps_(ctx.settings.count("link_speed") * 1'000'000'000ull),
-      speed_specs_(ctx.settings.list("point_speed")) {
+      speed_specs_(ctx.settings.list("point_speed")),
+      period_(std::max<DurationNs>(1, ctx.settings.duration("period"))) {
   for (const std::string& s : speed_specs_) {
     std::string name;
     double g = 0;
@@ -57,8 +58,46 @@ void Congestion::on_packet(const Packet& p, Ctx& ctx) {
   else if (p.flow != kNoFlow) on_roce(p, ctx);
 }
 
+Congestion::Changed& Congestion::changed(PointId point) {
+  if (point >= changed_.size()) changed_.resize(size_t(point) + 1);
+  return changed_[point];
+}
+
+void Congestion::on_advance(PointId point, Ctx& ctx) {
+  if (point >= changed_.size()) return;
+  Changed& c = changed_[point];
+  const TimeNs horizon = ctx.points[point].horizon;
+  // The first advance snapshots at once (nothing was shown yet), later ones once per period.
+  if (horizon == kTimeMin || horizon < c.next) return;
+  c.next = (horizon / period_ + 1) * period_;
+  // Every count up to the horizon is in: a snapshot of what changed (provisional records).
+  for (uint64_t k : c.flows)
+    if (FlowEntry* e = flows_.find(k)) {
+      e->dirty = false;
+      ctx.emit(kCongestionSchema, static_cast<const CongestionHead*>(&e->rec), true);
+    }
+  for (uint64_t k : c.pfc) {
+    PriorityState& s = pfc_[k];
+    s.dirty = false;
+    ctx.emit(kCongestionSchema, static_cast<const CongestionHead*>(&s.rec), true);
+  }
+  for (CnpEntry* e : c.cnps) {
+    e->dirty = false;
+    ctx.emit(kCongestionSchema, static_cast<const CongestionHead*>(&e->rec), true);
+  }
+  c.flows.clear();
+  c.pfc.clear();
+  c.cnps.clear();
+}
+
 void Congestion::on_roce(const Packet& p, Ctx& ctx) {
-  EcnRecord& r = flows_[uint64_t(p.flow) << 32 | p.point];
+  const uint64_t key = uint64_t(p.flow) << 32 | p.point;
+  FlowEntry& entry = flows_[key];
+  if (!entry.dirty) {
+    entry.dirty = true;
+    changed(p.point).flows.push_back(key);
+  }
+  EcnRecord& r = entry.rec;
   if (r.packets == 0) {
     const FlowKey& key = ctx.flows[p.flow].key;
     r.src = key.src;
@@ -88,7 +127,11 @@ void Congestion::count_cnp(const EcnRecord& flow, const Packet& p) {
   // Per IP pair: CNPs name a queue pair, but which QPs a notification point throttles matters
   // less than who tells whom to slow down (and a CNP's QP is often the only packet of its flow).
   auto [it, fresh] = cnp_pairs_.try_emplace(CnpKey{flow.src, flow.dst, p.point});
-  CnpRecord& c = it->second;
+  if (!it->second.dirty) {
+    it->second.dirty = true;
+    changed(p.point).cnps.push_back(&it->second);
+  }
+  CnpRecord& c = it->second.rec;
   if (fresh) {
     c.src = flow.src;
     c.dst = flow.dst;
@@ -123,7 +166,12 @@ void Congestion::on_pfc(const Packet& p, Ctx& ctx) {
   const uint64_t speed = speed_of(p.point, ctx);
   for (uint8_t prio = 0; prio < 8; ++prio) {
     if (!(p.roce.pfc.enabled & (1u << prio))) continue;
-    PriorityState& s = pfc_[uint64_t(p.point) << 3 | prio];
+    const uint64_t key = uint64_t(p.point) << 3 | prio;
+    PriorityState& s = pfc_[key];
+    if (!s.dirty) {
+      s.dirty = true;
+      changed(p.point).pfc.push_back(key);
+    }
     PfcRecord& r = s.rec;
     if (r.frames == 0) {
       r.point = p.point;
@@ -181,16 +229,16 @@ void Congestion::finish(Ctx& ctx) {
   // Stable order: by point, then flow (flows are numbered as first seen, in stamp order).
   std::vector<uint64_t> keys;
   keys.reserve(flows_.size());
-  flows_.for_each([&](uint64_t k, const EcnRecord&) { keys.push_back(k); });
+  flows_.for_each([&](uint64_t k, const FlowEntry&) { keys.push_back(k); });
   std::sort(keys.begin(), keys.end(), [](uint64_t a, uint64_t b) {
     return (a & 0xFFFFFFFFu) != (b & 0xFFFFFFFFu) ? (a & 0xFFFFFFFFu) < (b & 0xFFFFFFFFu) : a < b;
   });
   for (uint64_t k : keys) {
-    EcnRecord& r = *flows_.find(k);
+    EcnRecord& r = flows_.find(k)->rec;
     const FlowId peer = ctx.flows[FlowId(k >> 32)].peer;
     if (peer != kNoFlow) {
-      const EcnRecord* back = flows_.find(uint64_t(peer) << 32 | r.point);
-      r.cnps_received = back ? back->cnp_packets : 0;
+      const FlowEntry* back = flows_.find(uint64_t(peer) << 32 | r.point);
+      r.cnps_received = back ? back->rec.cnp_packets : 0;
     }
     ctx.emit(kCongestionSchema, static_cast<const CongestionHead*>(&r));
   }
@@ -220,6 +268,7 @@ void Congestion::finish(Ctx& ctx) {
   cnp_pairs_.clear();
   cnp_order_.clear();
   pfc_.clear();
+  changed_.clear();
 }
 
 }  // namespace rdmatel::congestion

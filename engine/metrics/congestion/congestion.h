@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // congestion: ECN marks and CNPs per flow and point, and 802.1Qbb priority flow control per
 // point and priority (pauses, resumes, pause time at the link speed, storms). Each count is of
-// one point's packets; nothing compares the clocks of two points.
+// one point's packets; nothing compares the clocks of two points. The records are final at the
+// end of the capture; each --period of a point's time the ones that changed are also emitted as
+// provisional snapshots (every writer skips them; live mode's Prometheus counters follow them).
 #pragma once
 
 #include <cstdint>
@@ -22,12 +24,17 @@ class Congestion final : public Component {
  public:
   explicit Congestion(Ctx&);
   void on_packet(const Packet& p, Ctx& ctx) override;
-  void on_advance(PointId, Ctx&) override {}
+  void on_advance(PointId point, Ctx& ctx) override;
   void finish(Ctx& ctx) override;
 
  private:
+  struct FlowEntry {
+    EcnRecord rec;
+    bool dirty = false;  ///< changed since the last snapshot
+  };
   struct PriorityState {
     PfcRecord rec;
+    bool dirty = false;
     bool paused = false;
     TimeNs pause_start = 0, paused_until = 0;
     uint64_t pause_frame = 0;  ///< the frame that began the current pause
@@ -48,7 +55,7 @@ class Congestion final : public Component {
   struct KeyHash {
     uint64_t operator()(uint64_t k) const { return hash_mix(k); }
   };
-  FlatMap<uint64_t, EcnRecord, KeyHash> flows_;  ///< by flow << 32 | point; every RoCE packet looks it up
+  FlatMap<uint64_t, FlowEntry, KeyHash> flows_;  ///< by flow << 32 | point; every RoCE packet looks it up
   std::unordered_map<uint64_t, PriorityState> pfc_;       ///< by point << 3 | priority
   struct CnpKey {
     IpAddress src, dst;
@@ -57,8 +64,21 @@ class Congestion final : public Component {
       return std::tie(src, dst, point) < std::tie(o.src, o.dst, o.point);
     }
   };
-  std::map<CnpKey, CnpRecord> cnp_pairs_;  ///< CNPs are rare (a few per congested flow per 50 µs)
+  struct CnpEntry {
+    CnpRecord rec;
+    bool dirty = false;
+  };
+  std::map<CnpKey, CnpEntry> cnp_pairs_;  ///< CNPs are rare (a few per congested flow per 50 µs)
   std::vector<const CnpRecord*> cnp_order_;  ///< first seen first
+  // Snapshots: per point, what changed since its last one and when the next is due.
+  struct Changed {
+    std::vector<uint64_t> flows, pfc;  ///< keys of flows_ and pfc_
+    std::vector<CnpEntry*> cnps;
+    TimeNs next = kTimeMin;  ///< kTimeMin: not scheduled yet
+  };
+  std::vector<Changed> changed_;
+  DurationNs period_;
+  Changed& changed(PointId point);
 };
 
 }  // namespace rdmatel::congestion

@@ -29,6 +29,7 @@ void RecordStore::on_record(const Record& r) {
   if (r.is(kIoSchema)) store(ios_, r.as<IoRecord>());
   else if (r.is(kMessageSchema)) store(messages_, r.as<MessageRecord>());
   else if (r.is(kCongestionSchema)) {
+    if (r.provisional) return;  // the periodic snapshots: the final record follows at the end
     if (const auto* e = congestion_as<EcnRecord>(r.as<CongestionHead>())) congestion_.push_back(*e);
     else if (const auto* p = congestion_as<PfcRecord>(r.as<CongestionHead>())) pfc_.push_back(*p);
     else if (const auto* c = congestion_as<CnpRecord>(r.as<CongestionHead>())) cnps_.push_back(*c);
