@@ -208,7 +208,7 @@ int main(int argc, char** argv) {
       if (k == "--slow-path") f.extra_ns = to_int(k, v.substr(eq + 1), 0, 10000000) * 1000;
       else f.loss = to_double(k, v.substr(eq + 1), 0.0, 0.5);
       c.path_faults.push_back(f);
-    } else if (k == "--ecn-mark") {
+    } else if (k == "--ecn-mark" || k == "--drop-between") {
       const auto colon = v.find(':'), eq = v.rfind('=');
       if (colon == std::string::npos || eq == std::string::npos || eq < colon)
         die(k + " needs A:B=RATE (point names), got '" + v + "'");
@@ -216,7 +216,7 @@ int main(int argc, char** argv) {
       d.from = v.substr(0, colon);
       d.to = v.substr(colon + 1, eq - colon - 1);
       d.rate = to_double(k, v.substr(eq + 1), 0.0, 1.0);
-      c.marks.push_back(d);
+      (k == "--ecn-mark" ? c.marks : c.drops).push_back(d);
     } else if (k == "--pfc-pause" || k == "--pfc-storm") {
       const auto colon = v.rfind(':'), eq = v.rfind('='), at = v.rfind('@');
       if (colon == std::string::npos || eq == std::string::npos || at == std::string::npos || !(colon < eq && eq < at))
@@ -228,15 +228,6 @@ int main(int argc, char** argv) {
       b.at_s = to_double(k, v.substr(at + 1), 0.0, 3600.0);
       b.resume = k == "--pfc-pause";
       c.pfc.push_back(b);
-    } else if (k == "--drop-between") {
-      const auto colon = v.find(':'), eq = v.rfind('=');
-      if (colon == std::string::npos || eq == std::string::npos || eq < colon)
-        die(k + " needs A:B=RATE (point names), got '" + v + "'");
-      synth::Config::Drop d;
-      d.from = v.substr(0, colon);
-      d.to = v.substr(colon + 1, eq - colon - 1);
-      d.rate = to_double(k, v.substr(eq + 1), 0.0, 1.0);
-      c.drops.push_back(d);
     } else die("unknown option '" + k + "'");
   }
   for (const auto& [n, ns] : c.slow_storages)

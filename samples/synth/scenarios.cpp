@@ -169,34 +169,24 @@ int generate(const Config& c, RunStats* stats) {
     }
     fc.clock_offset_ns[p] = ns;
   }
-  for (const Config::Drop& d : c.drops) {
-    FabricConfig::Drop fd;
-    for (size_t p = 0; p < pts.size(); ++p) {
-      if (pts[p].name == d.from) fd.from = static_cast<int>(p);
-      if (pts[p].name == d.to) fd.to = static_cast<int>(p);
+  // --drop-between and --ecn-mark name two points: resolved to point ids.
+  const std::pair<const std::vector<Config::Drop>*, std::vector<FabricConfig::Drop>*> between[] = {
+      {&c.drops, &fc.drops}, {&c.marks, &fc.marks}};
+  for (const auto& [given, resolved] : between)
+    for (const Config::Drop& d : *given) {
+      FabricConfig::Drop fd;
+      for (size_t p = 0; p < pts.size(); ++p) {
+        if (pts[p].name == d.from) fd.from = static_cast<int>(p);
+        if (pts[p].name == d.to) fd.to = static_cast<int>(p);
+      }
+      if (fd.from < 0 || fd.to < 0 || fd.from == fd.to) {
+        std::fprintf(stderr, "rdmatel-synth: %s %s:%s: not two points of the run\n",
+                     given == &c.drops ? "--drop-between" : "--ecn-mark", d.from.c_str(), d.to.c_str());
+        return 2;
+      }
+      fd.rate = d.rate;
+      resolved->push_back(fd);
     }
-    if (fd.from < 0 || fd.to < 0 || fd.from == fd.to) {
-      std::fprintf(stderr, "rdmatel-synth: --drop-between %s:%s: not two points of the run\n", d.from.c_str(),
-                   d.to.c_str());
-      return 2;
-    }
-    fd.rate = d.rate;
-    fc.drops.push_back(fd);
-  }
-  for (const Config::Drop& d : c.marks) {
-    FabricConfig::Drop fd;
-    for (size_t p = 0; p < pts.size(); ++p) {
-      if (pts[p].name == d.from) fd.from = static_cast<int>(p);
-      if (pts[p].name == d.to) fd.to = static_cast<int>(p);
-    }
-    if (fd.from < 0 || fd.to < 0 || fd.from == fd.to) {
-      std::fprintf(stderr, "rdmatel-synth: --ecn-mark %s:%s: not two points of the run\n", d.from.c_str(),
-                   d.to.c_str());
-      return 2;
-    }
-    fd.rate = d.rate;
-    fc.marks.push_back(fd);
-  }
   std::vector<int> pfc_points;
   for (const Config::PfcBurst& b : c.pfc) {
     size_t p = 0;
