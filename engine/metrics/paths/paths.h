@@ -57,14 +57,11 @@ class Paths final : public Component {
     TimeNs ts;
     uint64_t frame;
   };
+  /// A packet waiting for its copies: its sightings so far.
   struct Entry {
-    uint64_t seq = 0;    ///< creation number, 0 for a free slot (tells a reused identity apart)
+    Identity id;
     TimeNs ref_due = 0;  ///< first sighting's stamp on the common clock + timeout
     SmallVector<Seen, 3> seen;
-  };
-  struct Queued {
-    Identity id;
-    uint64_t seq;
   };
   struct Hop {
     PointId from, to;
@@ -107,9 +104,15 @@ class Paths final : public Component {
   std::vector<std::string> offset_specs_;           ///< --clock-offset NAME=NS as given
   std::vector<std::optional<DurationNs>> offsets_;  ///< by point, resolved on first use
   std::vector<uint8_t> offset_resolved_;
-  FlatMap<Identity, Entry, IdentityHash> pending_;
-  std::deque<Queued> queue_;  ///< pending identities in creation order
-  uint64_t next_seq_ = 1;
+  // Waiting packets in creation order, which is also the order they are settled in (from the
+  // front: by timeout, or the oldest when too many wait). The hash map only finds an identity's
+  // entry by its creation number: its slots stay small (a lookup per packet, most of them new
+  // identities, probes a few slots of 48 bytes rather than of 140), and settling moves nothing.
+  std::deque<Entry> queue_;
+  uint64_t front_seq_ = 1;                           ///< creation number of queue_.front()
+  FlatMap<Identity, uint64_t, IdentityHash> index_;  ///< identity -> creation number (1, 2, ...)
+  /// Takes the oldest waiting packet off the queue and the index.
+  Entry pop_oldest();
   std::vector<FlowState> flows_;  ///< by flow id
   std::deque<PathRecord> records_;
   std::vector<Sighting> scratch_;
