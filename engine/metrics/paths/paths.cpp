@@ -98,14 +98,16 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   handled_[p.point] = std::max(handled_[p.point], p.ts);
   const uint32_t aeth = p.roce.has(kExtAeth) ? uint32_t(p.roce.aeth.syndrome) << 24 | (p.roce.aeth.msn & 0xFFFFFF) : 0;
   const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, aeth, p.roce.ip_id, p.roce.bth.opcode};
-  uint64_t& seq = index_[id];
-  if (seq == 0) {
-    seq = front_seq_ + queue_.size();
+  bool added;
+  const uint32_t seq = index_.find_or_add(
+      IdentityHash{}(id), front_seq_ + uint32_t(queue_.size()),
+      [&](uint32_t s) { return queue_[uint32_t(s - front_seq_)].id == id; }, added);
+  if (added) {
     Entry& e = queue_.emplace_back();
     e.id = id;
     e.ref_due = ref_time(p.point, p.ts, ctx) + timeout_;
   }
-  queue_[size_t(seq - front_seq_)].seen.push_back(Seen{p.point, p.ts, p.frame});
+  queue_[uint32_t(seq - front_seq_)].seen.push_back(Seen{p.point, p.ts, p.frame});
   if (queue_.size() > max_pending_) {
     ctx.warn("max_path_packets", [&] {
       return "more than " + std::to_string(max_pending_) +
@@ -143,8 +145,7 @@ void Paths::on_advance(PointId, Ctx& ctx) {
 Paths::Entry Paths::pop_oldest() {
   Entry e = std::move(queue_.front());
   queue_.pop_front();
-  ++front_seq_;
-  index_.erase(e.id);
+  index_.erase(IdentityHash{}(e.id), front_seq_++);
   return e;
 }
 
@@ -312,7 +313,7 @@ void Paths::finish(Ctx& ctx) {
   flows_.clear();
   records_.clear();
   handled_.clear();
-  index_ = {};
+  index_.clear();
   queue_.clear();
 }
 

@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "engine/metrics/paths/copy_matcher.h"
+#include "engine/metrics/paths/seq_index.h"
 #include "engine/src/core/component.h"
-#include "engine/src/util/flat_map.h"
 #include "engine/src/util/small_vector.h"
 #include "rdmatel/records.h"
 
@@ -105,12 +105,11 @@ class Paths final : public Component {
   std::vector<std::optional<DurationNs>> offsets_;  ///< by point, resolved on first use
   std::vector<uint8_t> offset_resolved_;
   // Waiting packets in creation order, which is also the order they are settled in (from the
-  // front: by timeout, or the oldest when too many wait). The hash map only finds an identity's
-  // entry by its creation number: its slots stay small (a lookup per packet, most of them new
-  // identities, probes a few slots of 48 bytes rather than of 140), and settling moves nothing.
+  // front: by timeout, or the oldest when too many wait). The index only finds an identity's
+  // entry by its creation number: its slots stay small (seq_index.h), and settling moves nothing.
   std::deque<Entry> queue_;
-  uint64_t front_seq_ = 1;                           ///< creation number of queue_.front()
-  FlatMap<Identity, uint64_t, IdentityHash> index_;  ///< identity -> creation number (1, 2, ...)
+  uint32_t front_seq_ = 0;  ///< creation number of queue_.front() (modulo 2^32: the queue is shorter)
+  SeqIndex index_;          ///< identity hash -> creation number
   /// Takes the oldest waiting packet off the queue and the index.
   Entry pop_oldest();
   std::vector<FlowState> flows_;  ///< by flow id
