@@ -42,8 +42,11 @@ class ReportSink final : public RecordSink {
       analysis.flows.add(r.as<MessageRecord>());
       if (analysis.by) analysis.by->add(r.as<MessageRecord>());
     }
-    else if (r.is(kCongestionSchema)) analysis.congestion.push_back(r.as<CongestionRecord>());
-    else if (r.is(kPfcSchema)) analysis.pfc.push_back(r.as<PfcRecord>());
+    else if (r.is(kCongestionSchema)) {
+      const CongestionHead& h = r.as<CongestionHead>();
+      if (const auto* e = congestion_as<EcnRecord>(h)) analysis.congestion.push_back(*e);
+      else if (const auto* p = congestion_as<PfcRecord>(h)) analysis.pfc.push_back(*p);
+    }
     else if (r.is(kOffsetSchema)) analysis.offsets.push_back(r.as<OffsetRecord>());
     else if (r.is(kPathSchema)) analysis.paths.push_back(r.as<PathRecord>());
     else if (r.is(kDiagnosisSchema)) analysis.diagnosis.push_back(r.as<DiagnosisRecord>());

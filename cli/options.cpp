@@ -232,7 +232,7 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
         std::string point;
         int64_t ns = 0;
         if (!parse_clock_offset(v, point, ns)) {
-          error = "--clock-offset takes NAME=NS: the point's clock minus the reference, in ns (got '" + v + "')";
+          error = "--clock-offset takes NAME=NS: ns to add to the point's stamps to get the reference clock (got '" + v + "')";
           return false;
         }
       }

@@ -19,7 +19,7 @@ namespace rdmatel::cli {
 struct Analysis {
   IoReport ios;
   FlowReport flows;
-  std::vector<CongestionRecord> congestion;  ///< one per flow and point: small beside the packets
+  std::vector<EcnRecord> congestion;  ///< one per flow and point: small beside the packets
   std::vector<PfcRecord> pfc;
   std::vector<OffsetRecord> offsets;
   std::vector<PathRecord> paths;  ///< one per flow and hop

@@ -171,10 +171,10 @@ std::string render_flow_tables(const FlowReport& report, const Engine& engine, s
 
 namespace rdmatel::cli {
 
-std::string render_congestion(const std::vector<CongestionRecord>& flows, const std::vector<PfcRecord>& pfc,
+std::string render_congestion(const std::vector<EcnRecord>& flows, const std::vector<PfcRecord>& pfc,
                               const Engine& engine, size_t n) {
   uint64_t ect = 0, ce = 0, cnps = 0, marked_points = 0;
-  for (const CongestionRecord& r : flows) {
+  for (const EcnRecord& r : flows) {
     ect += r.ect_packets;
     ce += r.ce_packets;
     cnps += r.cnp_packets;
@@ -188,10 +188,10 @@ std::string render_congestion(const std::vector<CongestionRecord>& flows, const 
                 (unsigned long long)ce, (unsigned long long)ect, ect ? 100.0 * double(ce) / double(ect) : 0.0,
                 (unsigned long long)marked_points, flows.size(), (unsigned long long)cnps);
   out += line;
-  std::vector<const CongestionRecord*> marked;
-  for (const CongestionRecord& r : flows)
+  std::vector<const EcnRecord*> marked;
+  for (const EcnRecord& r : flows)
     if (r.ce_packets) marked.push_back(&r);
-  std::stable_sort(marked.begin(), marked.end(), [](const CongestionRecord* a, const CongestionRecord* b) {
+  std::stable_sort(marked.begin(), marked.end(), [](const EcnRecord* a, const EcnRecord* b) {
     return *a->ce_ratio() > *b->ce_ratio();
   });
   if (marked.size() > n) marked.resize(n);
@@ -200,7 +200,7 @@ std::string render_congestion(const std::vector<CongestionRecord>& flows, const 
     std::snprintf(line, sizeof line, "  %-44s %-12s %10s %10s %9s %10s\n", "flow (src > dst qpn)", "point", "packets",
                   "CE", "CE ratio", "CNPs recv");
     out += line;
-    for (const CongestionRecord* r : marked) {
+    for (const EcnRecord* r : marked) {
       std::string flow = r->src.to_string() + " > " + r->dst.to_string() + " " + qpn_text(r->dst_qpn);
       std::string recv = r->cnps_received ? std::to_string(*r->cnps_received) : "-";
       std::snprintf(line, sizeof line, "  %-44s %-12s %10llu %10llu %8.2f%% %10s\n", flow.c_str(),
@@ -226,7 +226,7 @@ std::string render_congestion(const std::vector<CongestionRecord>& flows, const 
   for (const PfcRecord& r : pfc) {
     std::snprintf(line, sizeof line, "  %-20s %4u %10llu %10llu %10llu %12s %12s  %s\n",
                   engine.point_name(r.point).c_str(), unsigned(r.priority), (unsigned long long)r.frames,
-                  (unsigned long long)r.pauses, (unsigned long long)r.resumes, ms(r.pause_ns).c_str(),
+                  (unsigned long long)r.pause_frames, (unsigned long long)r.resume_frames, ms(r.pause_ns).c_str(),
                   ms(r.longest_pause_ns).c_str(), r.storm ? "STORM" : "");
     out += line;
   }
@@ -429,7 +429,11 @@ std::string render_hops(const std::vector<PathRecord>& hops, const Engine& engin
     lost += r.lost;
   }
   std::string out = "Hops (the same packet at two observation points; delay = its stamp at B - at A";
-  out += raw ? ", raw where no --clock-offset is given for A or B: *)\n" : ", clocks corrected by --clock-offset)\n";
+  bool estimated = false;
+  for (const PathRecord& r : hops) estimated = estimated || r.offset_estimated;
+  out += raw ? ", raw where no offset is given or estimated for A or B (--clock-offset, --estimate-offsets): *)\n"
+             : estimated ? ", clocks corrected by --clock-offset or --estimate-offsets)\n"
+                         : ", clocks corrected by --clock-offset)\n";
   char line[512];
   std::snprintf(line, sizeof line, "  %zu flow-hops, %llu packets, %llu lost (%.3f%%)\n", hops.size(),
                 (unsigned long long)packets, (unsigned long long)lost,
@@ -442,7 +446,7 @@ std::string render_hops(const std::vector<PathRecord>& hops, const Engine& engin
     out += line;
   };
   auto row = [&](const PathRecord& r) {
-    std::string flow = r.src.to_string() + " > " + r.dst.to_string() + " " + std::to_string(r.dst_qpn);
+    std::string flow = r.src.to_string() + " > " + r.dst.to_string() + " " + qpn_text(r.dst_qpn);
     auto us = [&](std::optional<DurationNs> d) {
       return d ? format_us(*d) + (r.offset_applied_ns ? " " : "*") : std::string("-");
     };
@@ -486,10 +490,12 @@ std::string render_hops(const std::vector<PathRecord>& hops, const Engine& engin
 
 std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine) {
   if (offsets.empty()) return "";
-  std::string out = "Clock offsets between observation points (no metric needs them: each is measured on one clock)\n";
+  std::string out =
+      "Clock offsets between observation points: add to the first point's stamps to get the second's clock (no\n"
+      "metric needs them: each is measured on one clock; hop delays do, with --estimate-offsets or --clock-offset)\n";
   char line[512];
   for (const OffsetRecord& r : offsets) {
-    std::snprintf(line, sizeof line, "  %s - %s: %+.3f µs ± %.3f µs (%llu packets%s)\n", engine.point_name(r.point).c_str(),
+    std::snprintf(line, sizeof line, "  %s -> %s: %+.3f µs ± %.3f µs (%llu packets%s)\n", engine.point_name(r.point).c_str(),
                   engine.point_name(r.reference).c_str(), double(r.offset_ns) / 1e3, double(r.uncertainty_ns) / 1e3,
                   (unsigned long long)r.samples, r.both_directions ? "" : ", one direction only: includes the delay");
     out += line;

@@ -30,7 +30,7 @@ std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t
 /// observation point (no hop).
 std::string render_hops(const std::vector<PathRecord>& hops, const Engine& engine, size_t n);
 std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine);
-std::string render_congestion(const std::vector<CongestionRecord>& flows, const std::vector<PfcRecord>& pfc,
+std::string render_congestion(const std::vector<EcnRecord>& flows, const std::vector<PfcRecord>& pfc,
                               const Engine& engine, size_t n);
 
 }  // namespace rdmatel::cli

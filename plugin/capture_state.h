@@ -32,7 +32,7 @@ struct FrameCounts {
   size_t message_count = 0;
   const MessageRecord* messages[kMax] = {};
   const DiagnosisRecord* finding = nullptr;  ///< a diagnosis finding shown on this frame
-  const CongestionRecord* congestion = nullptr;  ///< a flow's congestion, on its first packet at its point
+  const EcnRecord* congestion = nullptr;  ///< a flow's congestion, on its first packet at its point
   size_t pfc_count = 0;
   const PfcRecord* pfc[8] = {};  ///< PFC priorities, on their first PFC frame at their point
   const PathRecord* hop = nullptr;           ///< a hop record counted on this frame (its first at A)

@@ -184,6 +184,7 @@ struct PrefSlot {
   const SettingSpec* spec;
   const char* text = nullptr;
   guint number = 0;
+  gboolean flag = FALSE;
 };
 std::vector<PrefSlot>& pref_slots() {
   static std::vector<PrefSlot> slots;
@@ -196,7 +197,8 @@ void register_preferences(int proto) {
   module_t* m = prefs_register_protocol(proto, nullptr);
   auto& slots = pref_slots();
   for (const SettingSpec* spec : setting_specs())
-    if (spec->preference && (spec->type == SettingType::kDuration || spec->type == SettingType::kCount))
+    if (spec->preference && (spec->type == SettingType::kDuration || spec->type == SettingType::kCount ||
+                             spec->type == SettingType::kFlag))
       slots.push_back(PrefSlot{spec});
   for (PrefSlot& slot : slots) {
     const SettingSpec& sp = *slot.spec;
@@ -212,6 +214,14 @@ void register_preferences(int proto) {
                                                                          : "seconds", sp.fallback);
       slot.text = sp.fallback;
       prefs_register_string_preference(m, sp.name, title, description, &slot.text);
+    } else if (sp.type == SettingType::kFlag) {
+      char* title = g_strdup(sp.name);
+      for (char* c = title; *c; ++c)
+        if (*c == '_') *c = ' ';
+      title[0] = char(g_ascii_toupper(title[0]));
+      slot.flag = std::string(sp.fallback) == "on";
+      prefs_register_bool_preference(m, sp.name, title, g_strdup_printf("%s. Default %s.", sp.help, sp.fallback),
+                                     &slot.flag);
     } else {
       char* title = g_strdup(sp.name);
       for (char* c = title; *c; ++c)
@@ -259,8 +269,8 @@ void register_preferences(int proto) {
   // type in tshark -o than a table): "spine1=3000000, leafB-stor=-1500000".
   prefs_register_string_preference(
       m, "clock_offsets", "Clock offsets (ns)",
-      "Clock offset of observation points, NAME=NS separated by commas (the CLI's --clock-offset): the point's "
-      "clock minus the reference clock in ns, e.g. what rdmatel export offsets estimated. Hop delays "
+      "Clock offset of observation points, NAME=NS separated by commas (the CLI's --clock-offset): ns to add "
+      "to the point's stamps to get the reference clock, e.g. the offset_ns rdmatel export offsets estimated. Hop delays "
       "(rdmatel.hop.delay) between points with an offset are corrected; otherwise they are raw stamp differences",
       &clock_offsets_text_);
 
@@ -293,6 +303,7 @@ Settings engine_settings_from_prefs(std::vector<std::string>& problems) {
   for (const PrefSlot& slot : pref_slots()) {
     std::string error;
     std::string value = slot.spec->type == SettingType::kDuration ? (slot.text ? slot.text : slot.spec->fallback)
+                        : slot.spec->type == SettingType::kFlag   ? (slot.flag ? "on" : "off")
                                                                   : std::to_string(slot.number);
     if (!s.set(slot.spec->name, value, error)) {
       // The CLI's sentence names the option; here it is the preference.

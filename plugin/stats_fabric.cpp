@@ -27,7 +27,7 @@ stat_tap_table_item kCongestionColumns[] = {
 };
 
 struct CongestionSpec {
-  using Stats = LatestRecord<CongestionRecord>;
+  using Stats = LatestRecord<EcnRecord>;
   static constexpr const char* kTitle = "RDMA congestion per flow (ECN, CNP)";
   static constexpr const char* kOnePassNote =
       " - ONE PASS: empty, congestion is counted over the whole capture; run tshark -2 (the GUI always does)";
@@ -48,7 +48,7 @@ tap_packet_status congestion_packet(void* tapdata, packet_info*, epan_dissect_t*
   return KeyedTable<CongestionSpec>::on_packet(
       tapdata, data, [](const TapFrame& tap) { return bool(tap.congestion); },
       [](stat_tap_table* t, const TapFrame& tap) {
-        const CongestionRecord& r = *tap.congestion;
+        const EcnRecord& r = *tap.congestion;
         const std::string src = r.src.to_string(), dst = r.dst.to_string(), qpn = qpn_text(r.dst_qpn);
         const char* point = tap.point_name ? tap.point_name : "?";
         KeyedTable<CongestionSpec>::add(
@@ -87,8 +87,8 @@ struct PfcSpec {
     if (!s.r) return;
     auto us = [](const std::optional<DurationNs>& d) { return d ? double(*d) / 1000.0 : kNone; };
     row[2].value.uint_value = guint(s.r->frames);
-    row[3].value.uint_value = guint(s.r->pauses);
-    row[4].value.uint_value = guint(s.r->resumes);
+    row[3].value.uint_value = guint(s.r->pause_frames);
+    row[4].value.uint_value = guint(s.r->resume_frames);
     row[5].value.float_value = double(s.r->quanta);
     row[6].value.float_value = us(s.r->pause_ns);
     row[7].value.float_value = us(s.r->longest_pause_ns);

@@ -36,7 +36,7 @@ struct TapFrame {
 
   /// Congestion records counted on this frame (final records only: they are made at the end of
   /// the first pass), with their point's name.
-  const CongestionRecord* congestion = nullptr;
+  const EcnRecord* congestion = nullptr;
   unsigned pfc_count = 0;
   const PfcRecord* pfc[8] = {};
   const char* point_name = nullptr;

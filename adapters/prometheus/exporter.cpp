@@ -131,10 +131,10 @@ void Exporter::on_record(const Record& r) {
     add_io(r);
   else if (r.is(kMessageSchema))
     add_message(r);
-  else if (r.is(kCongestionSchema))
-    add_congestion(r);
-  else if (r.is(kPfcSchema))
-    add_pfc(r);
+  else if (r.is(kCongestionSchema)) {
+    if (const auto* e = congestion_as<EcnRecord>(r.as<CongestionHead>())) add_congestion(*e);
+    else if (const auto* p = congestion_as<PfcRecord>(r.as<CongestionHead>())) add_pfc(*p);
+  }
 }
 
 void Exporter::add_io(const Record& rec) {
@@ -170,8 +170,7 @@ void Exporter::add_message(const Record& rec) {
   if (m.complete) reg_.observe(f.fct, {point, message_kind_name(m.kind)}, seconds(m.fct_ns()));
 }
 
-void Exporter::add_congestion(const Record& rec) {
-  const CongestionRecord& c = rec.as<CongestionRecord>();
+void Exporter::add_congestion(const EcnRecord& c) {
   const Families& f = *f_;
   const std::vector<std::string> flow = {c.src.to_string(), c.dst.to_string(), names_(c.point)};
   reg_.add(f.ect, flow, double(c.ect_packets));
@@ -179,12 +178,11 @@ void Exporter::add_congestion(const Record& rec) {
   reg_.add(f.cnp, flow, double(c.cnp_packets));
 }
 
-void Exporter::add_pfc(const Record& rec) {
-  const PfcRecord& p = rec.as<PfcRecord>();
+void Exporter::add_pfc(const PfcRecord& p) {
   const Families& f = *f_;
   const std::vector<std::string> key = {names_(p.point), std::to_string(p.priority)};
   reg_.add(f.pfc_frames, key, double(p.frames));
-  reg_.add(f.pfc_pauses, key, double(p.pauses));
+  reg_.add(f.pfc_pauses, key, double(p.pause_frames));
   if (p.pause_ns) reg_.add(f.pfc_pause_seconds, key, seconds(*p.pause_ns));
   if (p.storm) reg_.add(f.pfc_storms, key, 1);
 }

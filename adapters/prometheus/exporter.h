@@ -13,6 +13,7 @@
 
 #include "adapters/prometheus/registry.h"
 #include "rdmatel/engine.h"
+#include "rdmatel/records.h"
 #include "rdmatel/sink.h"
 #include "rdmatel/writers.h"
 
@@ -47,8 +48,8 @@ class Exporter final : public RecordSink {
   void declare();
   void add_io(const Record& r);
   void add_message(const Record& r);
-  void add_congestion(const Record& r);
-  void add_pfc(const Record& r);
+  void add_congestion(const EcnRecord& c);
+  void add_pfc(const PfcRecord& p);
 
   std::mutex mutex_;
   Registry reg_;

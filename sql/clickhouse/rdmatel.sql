@@ -133,6 +133,9 @@ CREATE TABLE IF NOT EXISTS rdmatel.flows
     `retrans_bytes` Nullable(UInt64),
     `naks` Nullable(UInt64),
     `oos_packets` Nullable(UInt64),
+    `ce_packets` Nullable(UInt64),
+    `cnps` Nullable(UInt64),
+    `pfc_pauses` Nullable(UInt64),
     `fet_bps` Nullable(Float64),
     `src_gpu` Nullable(String),
     `dst_gpu` Nullable(String),
@@ -148,40 +151,31 @@ CREATE TABLE IF NOT EXISTS rdmatel.congestion
 (
     rdmatel_run String,
     rdmatel_seq UInt64,
+    `point` Nullable(String),
+    `kind` Nullable(String),
     `src` Nullable(String),
     `dst` Nullable(String),
     `dst_qpn` Nullable(UInt64),
-    `point` Nullable(String),
+    `priority` Nullable(UInt64),
     `packets` Nullable(UInt64),
     `ect_packets` Nullable(UInt64),
     `ce_packets` Nullable(UInt64),
     `ce_ratio` Nullable(Float64),
     `cnp_packets` Nullable(UInt64),
     `cnps_received` Nullable(UInt64),
-    `first_ns` Nullable(Int64),
-    `last_ns` Nullable(Int64),
-    `first_ce_ns` Nullable(Int64)
-)
-ENGINE = ReplacingMergeTree()
-ORDER BY (rdmatel_run, rdmatel_seq);
-
-CREATE TABLE IF NOT EXISTS rdmatel.pfc
-(
-    rdmatel_run String,
-    rdmatel_seq UInt64,
-    `point` Nullable(String),
-    `priority` Nullable(UInt64),
+    `cnps` Nullable(UInt64),
     `frames` Nullable(UInt64),
-    `pauses` Nullable(UInt64),
-    `resumes` Nullable(UInt64),
+    `pause_frames` Nullable(UInt64),
+    `resume_frames` Nullable(UInt64),
     `quanta` Nullable(UInt64),
     `pause_us` Nullable(Float64),
     `longest_pause_us` Nullable(Float64),
     `storm` Nullable(UInt8),
+    `speed_bps` Nullable(UInt64),
     `first_ns` Nullable(Int64),
     `last_ns` Nullable(Int64),
-    `first_frame` Nullable(UInt64),
-    `speed_bps` Nullable(UInt64)
+    `first_ce_ns` Nullable(Int64),
+    `first_frame` Nullable(UInt64)
 )
 ENGINE = ReplacingMergeTree()
 ORDER BY (rdmatel_run, rdmatel_seq);
@@ -201,6 +195,7 @@ CREATE TABLE IF NOT EXISTS rdmatel.paths
     `avg_us` Nullable(Float64),
     `max_us` Nullable(Float64),
     `offset_applied_ns` Nullable(Int64),
+    `offset_estimated` Nullable(UInt8),
     `raw` Nullable(UInt8),
     `first_ns` Nullable(Int64),
     `last_ns` Nullable(Int64),
@@ -215,8 +210,8 @@ CREATE TABLE IF NOT EXISTS rdmatel.offsets
     rdmatel_seq UInt64,
     `point` Nullable(String),
     `reference` Nullable(String),
-    `offset_us` Nullable(Float64),
-    `uncertainty_us` Nullable(Float64),
+    `offset_ns` Nullable(Int64),
+    `uncertainty_ns` Nullable(Int64),
     `samples` Nullable(UInt64),
     `both_directions` Nullable(UInt8)
 )

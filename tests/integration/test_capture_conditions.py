@@ -107,11 +107,12 @@ for name, path in caps.items():
     with open(path.replace(".pcapng", ".truth.json")) as f:
         truth_offsets = {p["name"]: p.get("clock_offset_ns", 0) for p in json.load(f)["points"]}
     for r in export("offsets", path):
-        want_us = (truth_offsets[r["point"]] - truth_offsets[r["reference"]]) / 1000
-        err = abs(r["offset_us"] - want_us)
-        if not r["both_directions"] or err > r["uncertainty_us"] + 0.001 or r["uncertainty_us"] > 1000:
-            problems.append(f"{name}: offset {r['point']} - {r['reference']} = {r['offset_us']} ± "
-                            f"{r['uncertainty_us']} µs, truth {want_us} µs (both directions: {r['both_directions']})")
+        # offset_ns is what to add to the point's stamps to get the reference's clock (SPEC §6).
+        want = truth_offsets[r["reference"]] - truth_offsets[r["point"]]
+        err = abs(r["offset_ns"] - want)
+        if not r["both_directions"] or err > r["uncertainty_ns"] + 1 or r["uncertainty_ns"] > 1_000_000:
+            problems.append(f"{name}: offset {r['point']} -> {r['reference']} = {r['offset_ns']} ± "
+                            f"{r['uncertainty_ns']} ns, truth {want} ns (both directions: {r['both_directions']})")
         checked_offsets += 1
 if checked_offsets < len(caps):
     problems.append(f"only {checked_offsets} clock offsets reported for {len(caps)} captures of 2 to 5 points")

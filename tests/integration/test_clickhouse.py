@@ -26,7 +26,7 @@ import pcapng_stream as ps  # noqa: E402
 import servers  # noqa: E402
 from rdmatel_testlib import fail, fail_if  # noqa: E402
 
-KINDS = ["io", "messages", "flows", "congestion", "pfc", "offsets"]
+KINDS = ["io", "messages", "flows", "congestion", "offsets"]
 
 CONFIG = """<yandex>
   <logger><level>warning</level><console>1</console></logger>

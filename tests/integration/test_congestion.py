@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
-"""export congestion, export pfc and the analyze section on a capture this test writes: ECN
-marks, CNPs and PFC pauses at two points, one with a recorded link speed. Expected values come
+"""export congestion (kinds ecn, cnp and pfc), the congestion timeline of export flows and the
+analyze section on a capture this test writes: ECN marks, CNPs and PFC pauses at two points, one
+with a recorded link speed. Expected values come
 from what was written (worked out in the comments), not from rdmatel."""
 import json
 import os
@@ -88,10 +89,17 @@ def check(label, rec, want):
             problems.append(f"{label}: {k} = {got!r}, want {v!r}")
 
 
-recs, _ = export("congestion")
+everything, _ = export("congestion")
+kinds = [r.get("kind") for r in everything]
+# SPEC §6: one record per point and kind; ecn per flow, cnp per IP pair, pfc per priority.
+if kinds != ["ecn"] * 4 + ["cnp"] * 2 + ["pfc"] * 2:
+    problems.append(f"congestion record kinds {kinds}, want 4 ecn (2 flows x 2 points), 2 cnp, 2 pfc")
+for r in everything:
+    for k in ("point", "kind", "first_ns", "last_ns"):
+        if k not in r:
+            problems.append(f"congestion {r.get('kind')} record without {k}: {r}")
+recs = [r for r in everything if r.get("kind") == "ecn"]
 by = {(r["src"], r["point"]): r for r in recs}
-if len(recs) != 4:
-    problems.append(f"congestion: {len(recs)} records, want 4 (2 flows x 2 points)")
 for point in ("leaf1", "leaf2"):
     # 20 packets, all ECN-capable, 5 CE (i = 3, 7, 11, 15, 19): ratio 0.25; the reverse carried 3 CNPs.
     check(f"{point} host->storage", by.get((H, point)),
@@ -101,21 +109,48 @@ for point in ("leaf1", "leaf2"):
     check(f"{point} storage->host", by.get((S, point)),
           {"packets": 4, "ect_packets": 4, "ce_packets": 0, "cnp_packets": 3, "cnps_received": 0})
 check("leaf1 first CE", by.get((H, "leaf1")), {"first_ce_ns": T0 + 3 * US})
+# CNPs per IP pair: the storage (notification point) told the host 3 times at each point, the
+# first at 40 us (+2 us at leaf2), the last at 42 us.
+cnps = {r["point"]: r for r in everything if r.get("kind") == "cnp"}
+for point, skew in (("leaf1", 0), ("leaf2", 2 * US)):
+    check(f"cnp {point}", cnps.get(point),
+          {"src": S, "dst": H, "cnps": 3, "first_ns": T0 + 40 * US + skew, "last_ns": T0 + 42 * US + skew})
+    if cnps.get(point, {}).get("priority") is not None or cnps.get(point, {}).get("packets") is not None:
+        problems.append(f"cnp {point}: carries another kind's fields: {cnps.get(point)}")
+
+# The congestion timeline in the flows' periods (one period of 1 s holds everything): the data
+# flow's 20 packets, 5 CE-marked, 3 CNPs back to its sender; PFC pauses (quanta > 0) at its
+# point: 2 at leaf1 (the resume is not a pause), 1 at leaf2.
+periods, _ = export("flows")
+by = {(r["src"], r["point"]): r for r in periods}
+if len(periods) != 2:
+    problems.append(f"flows: {len(periods)} periods, want 2 (the data flow at 2 points; ACKs and CNPs carry no data)")
+check("flows leaf1", by.get((H, "leaf1")), {"packets": 20, "ce_packets": 5, "cnps": 3, "pfc_pauses": 2, "naks": 0})
+check("flows leaf2", by.get((H, "leaf2")), {"packets": 20, "ce_packets": 5, "cnps": 3, "pfc_pauses": 1})
 
 # PFC at 100 Gb/s: one quantum = 5.12 ns, 0xFFFF quanta = 335,539 ns (335.5392 truncated);
 # paused from 1.0 ms, refreshed at 1.2 ms, resumed at 1.3 ms: 300 us without a break.
-recs, _ = export("pfc")
-by = {(r["point"], r["priority"]): r for r in recs}
+def pfc_records(*extra):
+    recs, err = export("congestion", *extra)
+    return {(r["point"], r["priority"]): r for r in recs if r.get("kind") == "pfc"}, err
+
+
+# Defaults (SPEC §6): the pcapng if_speed, else 100 Gb/s; storms from 10 ms (300 us is none).
+by, _ = pfc_records()
 check("pfc leaf1 prio 3", by.get(("leaf1", 3)),
-      {"frames": 3, "pauses": 2, "resumes": 1, "quanta": 131070, "pause_us": 671.078, "longest_pause_us": 300.0,
-       "storm": False, "speed_bps": 100_000_000_000})
-check("pfc leaf2 prio 0", by.get(("leaf2", 0)), {"frames": 1, "pauses": 1, "quanta": 100, "speed_bps": 0})
-if by.get(("leaf2", 0), {}).get("pause_us") is not None:
-    problems.append("pfc leaf2: a pause time without a link speed")
+      {"frames": 3, "pause_frames": 2, "resume_frames": 1, "quanta": 131070, "pause_us": 671.078,
+       "longest_pause_us": 300.0, "storm": False, "speed_bps": 100_000_000_000})
+# leaf2 records no speed: 100 quanta x 512 bits / 100 Gb/s = 0.512 us.
+check("pfc leaf2 prio 0", by.get(("leaf2", 0)),
+      {"frames": 1, "pause_frames": 1, "resume_frames": 0, "quanta": 100, "pause_us": 0.512,
+       "speed_bps": 100_000_000_000})
+by, _ = pfc_records("--link-speed", "0")
+if by.get(("leaf2", 0), {}).get("pause_us") is not None or by.get(("leaf2", 0), {}).get("speed_bps") != 0:
+    problems.append(f"pfc leaf2 with --link-speed 0: a pause time without a link speed: {by.get(('leaf2', 0))}")
+check("pfc leaf1 with --link-speed 0 (its own if_speed)", by.get(("leaf1", 3)), {"pause_us": 671.078})
 # A storm threshold below 300 us makes it a storm, with a warning; --link-speed 10 gives leaf2
 # 100 x 512 / 10e9 s = 5.120 us.
-recs, err = export("pfc", "--pfc-storm", "0.25", "--link-speed", "10")
-by = {(r["point"], r["priority"]): r for r in recs}
+by, err = pfc_records("--pfc-storm", "0.25", "--link-speed", "10")
 check("pfc storm", by.get(("leaf1", 3)), {"storm": True})
 check("pfc --link-speed", by.get(("leaf2", 0)), {"pause_us": 5.12, "speed_bps": 10_000_000_000})
 if "PFC storm" not in err:

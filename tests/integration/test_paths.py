@@ -118,7 +118,9 @@ cap_off = generate("offsets3", "--scenario", "nvme-3point", "--seed", "12", "--i
                    "--drop-between", "leafA-gpu:spine1=0.02",
                    *[a for n, v in offsets.items() for a in ("--clock-offset", f"{n}={v}")])
 truth_off = load_truth(cap_off)
-given = [a for n, v in offsets.items() for a in ("--clock-offset", f"{n}={v}")]
+# --clock-offset takes what to add to a point's stamps to get the reference clock: minus what the
+# generator added.
+given = [a for n, v in offsets.items() for a in ("--clock-offset", f"{n}={-v}")]
 got_off = export_paths(cap_off, *given)
 compare("offsets corrected", truth_off["hops"], got_off)
 for r in got_off:
@@ -128,6 +130,27 @@ for r in got_off:
         break
 got_raw = export_paths(cap_off)
 compare("offsets raw", truth_off["hops"], got_raw, shift=lambda a, b: offsets.get(b, 0) - offsets.get(a, 0))
+
+# 2b. --estimate-offsets: each hop's offset from its own copies both ways (data one way, ACKs
+#     and responses the other). The generator's hops are symmetric but for per-packet variation
+#     (0-300 ns) and serialisation, so the estimate is within 1 us of the truth, and the delays
+#     with it.
+got_est = export_paths(cap_off, "--estimate-offsets")
+truth_hops = {key(h): h for h in truth_off["hops"]}
+estimated = 0
+for r in got_est:
+    want = offsets.get(r["from_point"], 0) - offsets.get(r["to_point"], 0)
+    if "offset_applied_ns" not in r:
+        continue  # a hop crossed one way only (a flow's packets, never its peer's, at both points)
+    estimated += 1
+    t = truth_hops.get(key(r))
+    if r.get("raw") or not r.get("offset_estimated") or abs(int(r["offset_applied_ns"]) - want) > 1000:
+        problems.append(f"--estimate-offsets: {key(r)} offset_applied_ns {r.get('offset_applied_ns')} "
+                        f"(estimated {r.get('offset_estimated')}), truth {want} ± 1000")
+    elif t and "avg_us" in r and abs(us_to_ns(r["avg_us"]) - round(t["avg_ns"])) > 1000:
+        problems.append(f"--estimate-offsets: {key(r)} avg {r['avg_us']} µs, truth {t['avg_ns']} ns ± 1000")
+if estimated < len(got_est) // 2:
+    problems.append(f"--estimate-offsets: only {estimated} of {len(got_est)} hops got an estimate")
 
 # 3. The analyze report: a Hops section naming the lossy hop; none with one point.
 rep = run_cli(cli, "analyze", cap3, "--no-progress").stdout
@@ -240,7 +263,7 @@ if plugin and shutil.which("tshark"):
             problems.append(f"tshark rdmatel.hop.lost per flow and point {dict(lost_at)} != export paths {dict(lost_cli)}")
 
         # With the clock offsets given as a preference, the delays equal the CLI's corrected ones.
-        pref = "rdmatel.clock_offsets:" + ",".join(f"{n}={v}" for n, v in offsets.items())
+        pref = "rdmatel.clock_offsets:" + ",".join(f"{n}={-v}" for n, v in offsets.items())
         rows = ts.fields(cap_off, ["rdmatel.hop.delay", "rdmatel.hop.raw"], "rdmatel.hop.delay", extra=("-o", pref))
         tshark_sum = sum(round(float(r["rdmatel.hop.delay"]) * 1000) for r in rows)
         cli_sum = sum(us_to_ns(r["avg_us"]) * (int(r["packets"]) - int(r["lost"])) for r in got_off if "avg_us" in r)

@@ -114,7 +114,7 @@ def main():
                 summary.append(f"{view} {len(got)} (export {kind} {len(exp)}{'' if e == g else ', DIFFERENT'})")
             print(f"{name}: {len(parts)} agents; " + ", ".join(summary))
             # The next capture starts from nothing (same addresses: roles must not mix).
-            for table in ("io_points", "io", "messages", "flows", "congestion", "pfc", "offsets"):
+            for table in ("io_points", "io", "messages", "flows", "congestion", "offsets"):
                 ch.query(f"TRUNCATE TABLE rdmatel.{table}")
     finally:
         if ch:

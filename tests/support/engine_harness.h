@@ -20,7 +20,8 @@ struct Collector : RecordSink {
   std::vector<IoRecord> ios;
   std::vector<MessageRecord> messages;
   std::vector<FlowPeriodRecord> periods;
-  std::vector<CongestionRecord> congestion;
+  std::vector<EcnRecord> congestion;
+  std::vector<CnpRecord> cnps;
   std::vector<PfcRecord> pfc;
   std::vector<FrameNote> notes;
   std::vector<std::string> warnings;
@@ -35,8 +36,12 @@ struct Collector : RecordSink {
     if (r.is(kIoSchema)) ios.push_back(r.as<IoRecord>());
     else if (r.is(kMessageSchema)) messages.push_back(r.as<MessageRecord>());
     else if (r.is(kFlowSchema)) periods.push_back(r.as<FlowPeriodRecord>());
-    else if (r.is(kCongestionSchema)) congestion.push_back(r.as<CongestionRecord>());
-    else if (r.is(kPfcSchema)) pfc.push_back(r.as<PfcRecord>());
+    else if (r.is(kCongestionSchema)) {
+      const CongestionHead& h = r.as<CongestionHead>();
+      if (const auto* e = congestion_as<EcnRecord>(h)) congestion.push_back(*e);
+      else if (const auto* c = congestion_as<CnpRecord>(h)) cnps.push_back(*c);
+      else if (const auto* p = congestion_as<PfcRecord>(h)) pfc.push_back(*p);
+    }
   }
   void on_note(const FrameNote& n) override { notes.push_back(n); }
   void on_warning(const Warning& w) override { warnings.push_back(w.text); }

@@ -283,7 +283,8 @@ TEST(AnalyzerFlowTableModel, RowsMatchGroundTruthMessages) {
 }
 
 // The congestion columns of a flow are its ECN marks: a hand-built capture of 6 WRITE ONLY
-// packets of one flow with ECN 10, 10, 11, 11, 11, 00 — 5 ECN-capable, 3 CE, ratio 0.6.
+// packets of one flow with ECN 10, 10, 11, 11, 11, 00 — 5 ECN-capable, 3 CE, ratio 3 / 6 (SPEC §6:
+// CE-marked / RoCE packets).
 TEST(AnalyzerFlowTableModel, CongestionColumnsAreTheFlowsEcnMarks) {
   namespace t = rdmatel::test;
   t::Bytes file = t::concat({t::pcapng::shb(), t::pcapng::idb("p0")});
@@ -304,7 +305,7 @@ TEST(AnalyzerFlowTableModel, CongestionColumnsAreTheFlowsEcnMarks) {
   ASSERT_EQ(model.rowCount(), 1);
   EXPECT_EQ(cell(model, 0, FlowTableModel::kMessages), 6.0);
   EXPECT_EQ(cell(model, 0, FlowTableModel::kCe), 3.0);
-  EXPECT_NEAR(cell(model, 0, FlowTableModel::kCeRatio), 0.6, 1e-12);
+  EXPECT_NEAR(cell(model, 0, FlowTableModel::kCeRatio), 0.5, 1e-12);
   // No reverse direction: whether CNPs came back is unknown, shown as a dash.
   EXPECT_FALSE(model.index(0, FlowTableModel::kCnpsReceived).data(kSortRole).isValid());
 }
@@ -426,17 +427,20 @@ TEST(AnalyzerCsvExport, OneLinePerRowAbsentValuesEmpty) {
   EXPECT_FALSE(csv.contains("–"));
 }
 
-// Schema-driven tables (congestion, PFC, offsets, alerts): exported as CSV they are the CLI's
-// `export KIND --format csv` rows, in the same order.
+// Schema-driven tables (congestion per kind, offsets, alerts): exported as CSV they are the
+// CLI's `export KIND --format csv` rows of that kind, in the same order, in the columns the
+// table shows (those some row has a value in).
 TEST(AnalyzerRecordTableModel, CsvRowsAreTheClisExport) {
   if (std::string(RDMATEL_CLI).empty()) GTEST_SKIP() << "the CLI is not built";
   const std::string sample = kSamples + "mixed.pcapng";
   auto a = analyse({sample});
   ASSERT_TRUE(a);
   size_t compared = 0;
-  for (const char* kind : {"congestion", "offsets"}) {
-    SCOPED_TRACE(kind);
-    RecordTableModel model(kind);
+  for (const char* table : {"congestion:ecn", "offsets"}) {
+    SCOPED_TRACE(table);
+    const std::string kind = std::string(table).substr(0, std::string(table).find(':'));
+    const QString sub = std::string(table) == kind ? QString() : QString(table).section(':', 1);
+    RecordTableModel model(table);
     model.set_analysis(a);
     QStringList ours = model_to_csv(model).split('\n', Qt::SkipEmptyParts);
     std::string cli;
@@ -445,7 +449,17 @@ TEST(AnalyzerRecordTableModel, CsvRowsAreTheClisExport) {
     char buf[4096];
     while (p && fgets(buf, sizeof buf, p)) cli += buf;
     if (p) pclose(p);
-    QStringList theirs = QString::fromStdString(cli).split('\n', Qt::SkipEmptyParts);
+    QStringList lines = QString::fromStdString(cli).split('\n', Qt::SkipEmptyParts);
+    ASSERT_GT(lines.size(), 1);
+    const QStringList header = lines[0].split(',');
+    QStringList theirs = {QString()};
+    for (int i = 1; i < lines.size(); ++i) {
+      const QStringList cells = lines[i].split(',');
+      if (!sub.isEmpty() && cells[int(header.indexOf("kind"))] != sub) continue;
+      QStringList shown;
+      for (int c = 0; c < model.columnCount(); ++c) shown << cells[int(header.indexOf(model.column_name(c)))];
+      theirs << shown.join(',');
+    }
     ASSERT_EQ(ours.size(), theirs.size());
     ASSERT_GT(ours.size(), 1);
     for (int i = 1; i < ours.size(); ++i) EXPECT_EQ(ours[i].toStdString(), theirs[i].toStdString());

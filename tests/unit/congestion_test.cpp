@@ -24,8 +24,8 @@ Bytes write_only(uint32_t psn, uint8_t ecn) {
   return build_roce(s);
 }
 
-const CongestionRecord* find(const test::Collector& out, const uint8_t (&src)[4]) {
-  for (const CongestionRecord& r : out.congestion)
+const EcnRecord* find(const test::Collector& out, const uint8_t (&src)[4]) {
+  for (const EcnRecord& r : out.congestion)
     if (r.src == IpAddress::from_v4(src)) return &r;
   return nullptr;
 }
@@ -46,18 +46,18 @@ TEST(Congestion, EcnMarksAndCnpsPerFlowAndPoint) {
   }
   f.finish();
   ASSERT_EQ(f.out.congestion.size(), 2u);
-  const CongestionRecord* up = find(f.out, test::kHost);
+  const EcnRecord* up = find(f.out, test::kHost);
   ASSERT_NE(up, nullptr);
   EXPECT_EQ(up->packets, 6u);
   EXPECT_EQ(up->ect_packets, 5u);
   EXPECT_EQ(up->ce_packets, 2u);
   ASSERT_TRUE(up->ce_ratio());
-  EXPECT_DOUBLE_EQ(*up->ce_ratio(), 0.4);
+  EXPECT_DOUBLE_EQ(*up->ce_ratio(), 2.0 / 6.0);  // SPEC §6: CE-marked / RoCE packets
   EXPECT_EQ(up->first_ce_ns, kT0 + 3 * kUs);
   EXPECT_EQ(up->cnp_packets, 0u);
   ASSERT_TRUE(up->cnps_received);
   EXPECT_EQ(*up->cnps_received, 2u);
-  const CongestionRecord* down = find(f.out, test::kStorage);
+  const EcnRecord* down = find(f.out, test::kStorage);
   ASSERT_NE(down, nullptr);
   EXPECT_EQ(down->packets, 3u);
   EXPECT_EQ(down->cnp_packets, 2u);
@@ -74,7 +74,9 @@ TEST(Congestion, EcnMarksAndCnpsPerFlowAndPoint) {
 // longest 200 us. Priority 5: one resume.
 TEST(Congestion, PfcPausesResumesAndLongestPause) {
   for (const char* storm : {"100", "0.15"}) {  // ms: no storm, then a storm (200 us >= 150 us)
-    test::Feeder f(test::settings_with({{"pfc_storm", storm}}), {"sw", "nospeed"}, {100'000'000'000ull, 0});
+    // --link-speed 0: pause times only where the capture records the speed.
+    test::Feeder f(test::settings_with({{"pfc_storm", storm}, {"link_speed", "0"}}), {"sw", "nospeed"},
+                   {100'000'000'000ull, 0});
     const uint16_t full[8] = {0, 0, 0, 0xFFFF, 0, 0, 0, 0};
     const uint16_t none[8] = {};
     const uint16_t small[8] = {0, 0, 0, 1000, 0, 0, 0, 0};
@@ -89,8 +91,8 @@ TEST(Congestion, PfcPausesResumesAndLongestPause) {
     EXPECT_EQ(p3.point, f.id(0));
     EXPECT_EQ(p3.priority, 3);
     EXPECT_EQ(p3.frames, 4u);
-    EXPECT_EQ(p3.pauses, 3u);
-    EXPECT_EQ(p3.resumes, 1u);
+    EXPECT_EQ(p3.pause_frames, 3u);
+    EXPECT_EQ(p3.resume_frames, 1u);
     EXPECT_EQ(p3.quanta, 132070u);
     EXPECT_EQ(p3.pause_ns, DurationNs(676198));
     EXPECT_EQ(p3.longest_pause_ns, DurationNs(200000));
@@ -100,14 +102,29 @@ TEST(Congestion, PfcPausesResumesAndLongestPause) {
     const PfcRecord& p5 = f.out.pfc[1];
     EXPECT_EQ(p5.priority, 5);
     EXPECT_EQ(p5.frames, 1u);
-    EXPECT_EQ(p5.resumes, 1u);
-    EXPECT_EQ(p5.pauses, 0u);
+    EXPECT_EQ(p5.resume_frames, 1u);
+    EXPECT_EQ(p5.pause_frames, 0u);
     const PfcRecord& unknown = f.out.pfc[2];
     EXPECT_EQ(unknown.point, f.id(1));
     EXPECT_EQ(unknown.quanta, 65535u);
     EXPECT_FALSE(unknown.pause_ns);
     EXPECT_FALSE(unknown.longest_pause_ns);
   }
+}
+
+// By default (SPEC §6) a point without a recorded speed is taken as 100 Gb/s: 65535 quanta =
+// 335,539 ns (335,539.2 truncated); the default storm threshold is 10 ms.
+TEST(Congestion, DefaultLinkSpeedAndStormThreshold) {
+  test::Feeder f(test::settings_with({}), {"sw"});
+  const uint16_t full[8] = {0xFFFF, 0, 0, 0, 0, 0, 0, 0};
+  // Refreshed every 300 us for 12 ms: paused without a break from 0 to 12.3355 ms, a storm.
+  for (int i = 0; i <= 40; ++i) f.push(0, kT0 + i * 300 * kUs, test::pfc_frame(0x01, full));
+  f.finish();
+  ASSERT_EQ(f.out.pfc.size(), 1u);
+  EXPECT_EQ(f.out.pfc[0].speed_bps, 100'000'000'000ull);
+  EXPECT_EQ(f.out.pfc[0].pause_ns, DurationNs(41 * 335539));
+  EXPECT_EQ(f.out.pfc[0].longest_pause_ns, DurationNs(12'000'000 + 335539));
+  EXPECT_TRUE(f.out.pfc[0].storm);
 }
 
 // --link-speed supplies the speed where the capture has none: 65535 quanta at 25 Gb/s =

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// The `clock_offset` setting's values, NAME=NS: observation point NAME's clock minus the
-// reference clock, in ns. One parser for the engine and the front ends' usage errors.
+// The `clock_offset` setting's values, NAME=NS: what to add to observation point NAME's stamps
+// to get the reference clock (the reference's clock minus NAME's, export offsets' offset_ns). One parser for the engine and the front ends' usage errors.
 #pragma once
 
 #include <charconv>

@@ -55,7 +55,7 @@ class RecordStore final : public RecordSink {
   std::vector<const MessageRecord*> messages_counted_on(uint64_t frame) const;
   /// Congestion records counted on `frame` (after index()): a flow's on its first packet at
   /// the point, a PFC priority's on its first PFC frame.
-  const CongestionRecord* congestion_counted_on(uint64_t frame) const;
+  const EcnRecord* congestion_counted_on(uint64_t frame) const;
   std::vector<const PfcRecord*> pfc_counted_on(uint64_t frame) const;
 
  private:
@@ -63,7 +63,7 @@ class RecordStore final : public RecordSink {
   std::deque<MessageRecord> messages_;
   std::vector<FrameNote> notes_;
   std::vector<DiagnosisRecord> findings_;
-  std::deque<CongestionRecord> congestion_;  ///< sorted by first_frame by index()
+  std::deque<EcnRecord> congestion_;  ///< sorted by first_frame by index()
   std::deque<PfcRecord> pfc_;                ///< sorted by first_frame by index()
   std::deque<PathRecord> paths_;
   std::vector<std::pair<uint64_t, const IoRecord*>> io_by_frame_;

@@ -168,6 +168,10 @@ struct FlowPeriodRecord {
   uint64_t retrans_packets = 0, retrans_bytes = 0;
   uint64_t naks = 0;
   uint64_t oos_packets = 0;
+  // The congestion timeline: what slowed the flow down in this period, beside its loss above.
+  uint64_t ce_packets = 0;  ///< its data packets marked congestion experienced (ECN CE)
+  uint64_t cnps = 0;        ///< CNPs to its sender (the reverse direction of the queue pair)
+  uint64_t pfc_pauses = 0;  ///< PFC pause frames (quanta > 0, any priority) at its point
   GpuEnds gpu;
   bool key_flow = false;  ///< matches a --key-flow rule (with --poll-ports, period_start_ns is the polling period)
 
@@ -176,13 +180,28 @@ struct FlowPeriodRecord {
   double fet_bps() const { return period_ns ? double(effective_bytes()) * 8e9 / double(period_ns) : 0.0; }
 };
 
-// ---- Congestion (channels "congestion" and "pfc") ----
+// ---- Congestion (channel "congestion", SPEC §6) ----
+
+/// What a congestion record counts: ECN marks of one flow, CNPs between two IPs, or PFC of one
+/// priority, each at one observation point.
+enum class CongestionKind : uint8_t { kEcn, kCnp, kPfc };
+const char* congestion_kind_name(CongestionKind k);  ///< "ecn", "cnp", "pfc"
+
+/// What every congestion record has; the record is an EcnRecord, CnpRecord or PfcRecord, told
+/// by `kind` (the channel's records are delivered as pointers to this head).
+struct CongestionHead {
+  CongestionKind kind;
+  PointId point = kNoPoint;
+  TimeNs first_ns = 0, last_ns = 0;  ///< its first and last packet at the point (that point's clock)
+  uint64_t first_frame = 0;          ///< the frame of its first packet at the point
+};
 
 /// ECN marks and CNPs of one flow at one observation point over the capture.
-struct CongestionRecord {
+struct EcnRecord : CongestionHead {
+  static constexpr CongestionKind kKind = CongestionKind::kEcn;
+  EcnRecord() : CongestionHead{kKind} {}
   IpAddress src, dst;
   uint32_t dst_qpn = 0;
-  PointId point = kNoPoint;
   uint64_t packets = 0;      ///< RoCE packets of the flow at the point
   uint64_t ect_packets = 0;  ///< ECN-capable transport (ECT(0), ECT(1)) or CE-marked
   uint64_t ce_packets = 0;   ///< congestion experienced (ECN 11)
@@ -190,16 +209,46 @@ struct CongestionRecord {
   /// CNPs on the reverse direction of the queue pair at the point: how often this flow's sender
   /// was told to slow down. Absent until the two directions are paired.
   std::optional<uint64_t> cnps_received;
-  TimeNs first_ns = 0, last_ns = 0;  ///< its packets at the point (that point's clock)
   std::optional<TimeNs> first_ce_ns;
-  uint64_t first_frame = 0;  ///< the frame of its first packet at the point (not exported)
 
-  /// CE-marked / ECN-capable packets; absent without ECN-capable packets.
+  /// CE-marked / RoCE packets (SPEC §6).
   std::optional<double> ce_ratio() const {
-    if (!ect_packets) return std::nullopt;
-    return double(ce_packets) / double(ect_packets);
+    if (!packets) return std::nullopt;
+    return double(ce_packets) / double(packets);
   }
 };
+
+/// CNPs from one IP to another at one observation point, whatever their queue pairs.
+struct CnpRecord : CongestionHead {
+  static constexpr CongestionKind kKind = CongestionKind::kCnp;
+  CnpRecord() : CongestionHead{kKind} {}
+  IpAddress src, dst;  ///< src: the notification point (the data's receiver); dst: the sender told to slow down
+  uint64_t cnps = 0;
+};
+
+/// 802.1Qbb priority flow control at one observation point, for one priority.
+struct PfcRecord : CongestionHead {
+  static constexpr CongestionKind kKind = CongestionKind::kPfc;
+  PfcRecord() : CongestionHead{kKind} {}
+  uint8_t priority = 0;
+  uint64_t frames = 0;         ///< PFC frames with this priority enabled
+  uint64_t pause_frames = 0;   ///< of which quanta > 0
+  uint64_t resume_frames = 0;  ///< of which quanta 0 (XON)
+  uint64_t quanta = 0;         ///< sum of the pause quanta (512 bit times each)
+  /// The pause time the quanta ask for at the point's link speed; absent when it is unknown.
+  std::optional<DurationNs> pause_ns;
+  /// Longest time the priority stayed paused without a break (later pauses refresh the timer,
+  /// a resume ends it); absent when the link speed is unknown.
+  std::optional<DurationNs> longest_pause_ns;
+  bool storm = false;      ///< paused without a break for at least the storm threshold
+  uint64_t speed_bps = 0;  ///< link speed used, 0 when unknown
+};
+
+/// The congestion record as T (EcnRecord, CnpRecord or PfcRecord) when it is one, else nullptr.
+template <typename T>
+const T* congestion_as(const CongestionHead& h) {
+  return h.kind == T::kKind ? static_cast<const T*>(&h) : nullptr;
+}
 
 /// How the clock of one observation point relates to another's, estimated from packets seen at
 /// both (channel "offsets"). No metric needs it (each is a difference of stamps of one point);
@@ -207,7 +256,9 @@ struct CongestionRecord {
 struct OffsetRecord {
   PointId point = kNoPoint;
   PointId reference = kNoPoint;
-  DurationNs offset_ns = 0;       ///< this point's clock minus the reference's
+  /// Add it to the point's stamps to get the reference's clock: the reference's clock minus
+  /// this point's (SPEC §6; what --clock-offset takes).
+  DurationNs offset_ns = 0;
   DurationNs uncertainty_ns = 0;  ///< the offset lies within ± this (both directions seen)
   uint64_t samples = 0;           ///< packets seen at both points
   /// Packets travelled both ways between the two points: the one-way delays cancel. Otherwise
@@ -218,8 +269,8 @@ struct OffsetRecord {
 /// The packets of one flow over one hop, from observation point A to the next point B of their
 /// path (channel "paths"). A packet is one copy of (flow, PSN, opcode, payload length, AETH,
 /// IPv4 ID): a retransmission is a copy of its own. Delays compare two points' clocks: they are
-/// corrected by the points' clock offsets where those are given (--clock-offset), raw stamp
-/// differences otherwise.
+/// corrected by the points' clock offsets where those are given (--clock-offset) or estimated
+/// (--estimate-offsets), raw stamp differences otherwise.
 struct PathRecord {
   IpAddress src, dst;
   uint32_t dst_qpn = 0;
@@ -229,9 +280,10 @@ struct PathRecord {
   uint64_t delivered = 0;  ///< packets - lost: the delays' sample count
   DurationNs min_ns = 0, max_ns = 0;
   double sum_ns = 0;  ///< sum of the delays (avg = sum_ns / delivered)
-  /// Added to every raw stamp difference t_B - t_A (offset of A minus offset of B); absent when
-  /// no offset is known for either point: the delays are raw.
+  /// Added to every raw stamp difference t_B - t_A (the --clock-offset of B minus that of A, or
+  /// the estimate); absent when no offset is known for either point: the delays are raw.
   std::optional<DurationNs> offset_applied_ns;
+  bool offset_estimated = false;  ///< offset_applied_ns is --estimate-offsets' estimate
   uint64_t first_frame = 0;          ///< the first packet's frame at A
   TimeNs first_ns = 0, last_ns = 0;  ///< first and last packet at A (A's clock)
 
@@ -239,25 +291,6 @@ struct PathRecord {
     if (!delivered) return std::nullopt;
     return DurationNs(std::llround(sum_ns / double(delivered)));
   }
-};
-
-/// 802.1Qbb priority flow control at one observation point, for one priority.
-struct PfcRecord {
-  PointId point = kNoPoint;
-  uint8_t priority = 0;
-  uint64_t frames = 0;   ///< PFC frames with this priority enabled
-  uint64_t pauses = 0;   ///< of which quanta > 0
-  uint64_t resumes = 0;  ///< of which quanta 0 (XON)
-  uint64_t quanta = 0;   ///< sum of the pause quanta (512 bit times each)
-  /// The pause time the quanta ask for at the point's link speed; absent when it is unknown.
-  std::optional<DurationNs> pause_ns;
-  /// Longest time the priority stayed paused without a break (later pauses refresh the timer,
-  /// a resume ends it); absent when the link speed is unknown.
-  std::optional<DurationNs> longest_pause_ns;
-  bool storm = false;  ///< paused without a break for at least the storm threshold
-  TimeNs first_ns = 0, last_ns = 0;
-  uint64_t first_frame = 0;
-  uint64_t speed_bps = 0;  ///< link speed used, 0 when unknown
 };
 
 // ---- Diagnosis (channel "diagnosis") ----

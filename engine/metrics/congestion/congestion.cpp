@@ -9,13 +9,13 @@ namespace rdmatel::congestion {
 namespace {
 
 const SettingSpec kSettings[] = {
-    {"pfc_storm", SettingType::kDuration, "ms", "100", 0.001, 3600000, "MS",
+    {"pfc_storm", SettingType::kDuration, "ms", "10", 0.001, 3600000, "MS",
      "A priority paused without a break for this long at one point is a PFC storm"},
-    {"link_speed", SettingType::kCount, "", "0", 0, 1000000, "GBPS",
+    {"link_speed", SettingType::kCount, "", "100", 0, 1000000, "GBPS",
      "Link speed in Gb/s for PFC pause times where the capture does not record the interface's speed "
      "(pcapng if_speed); 0: pause times only where it does"},
 };
-const RecordSchema* const kOutputs[] = {&kCongestionSchema, &kPfcSchema};
+const RecordSchema* const kOutputs[] = {&kCongestionSchema};
 // cong.pfc: one per enabled priority of a PFC frame (detail: priority | quanta << 8; ref: the
 // pause time in ns, 0 when the link speed is unknown). cong.pfc_storm: on the frame that began a
 // pause that became a storm (detail: priority; ref: its length in ns).
@@ -44,7 +44,7 @@ void Congestion::on_packet(const Packet& p, Ctx& ctx) {
 }
 
 void Congestion::on_roce(const Packet& p, Ctx& ctx) {
-  CongestionRecord& r = flows_[uint64_t(p.flow) << 32 | p.point];
+  EcnRecord& r = flows_[uint64_t(p.flow) << 32 | p.point];
   if (r.packets == 0) {
     const FlowKey& key = ctx.flows[p.flow].key;
     r.src = key.src;
@@ -66,7 +66,25 @@ void Congestion::on_roce(const Packet& p, Ctx& ctx) {
   if (p.roce.op && p.roce.op->op_class == IbOpClass::kCnp) {
     ++r.cnp_packets;
     ctx.note(p.frame, note_cnp_, 0);
+    count_cnp(r, p);
   }
+}
+
+void Congestion::count_cnp(const EcnRecord& flow, const Packet& p) {
+  // Per IP pair: CNPs name a queue pair, but which QPs a notification point throttles matters
+  // less than who tells whom to slow down (and a CNP's QP is often the only packet of its flow).
+  auto [it, fresh] = cnp_pairs_.try_emplace(CnpKey{flow.src, flow.dst, p.point});
+  CnpRecord& c = it->second;
+  if (fresh) {
+    c.src = flow.src;
+    c.dst = flow.dst;
+    c.point = p.point;
+    c.first_ns = p.ts;
+    c.first_frame = p.frame;
+    cnp_order_.push_back(&c);
+  }
+  ++c.cnps;
+  c.last_ns = p.ts;
 }
 
 uint64_t Congestion::speed_of(PointId point, const Ctx& ctx) const {
@@ -93,14 +111,14 @@ void Congestion::on_pfc(const Packet& p, Ctx& ctx) {
     const uint16_t q = p.roce.pfc.quanta[prio];
     ctx.note(p.frame, note_pfc_, speed && q ? uint64_t(quanta_ns(q, speed)) : 0, uint32_t(prio) | uint32_t(q) << 8);
     if (q == 0) {
-      ++r.resumes;
+      ++r.resume_frames;
       if (s.paused) {
         s.paused_until = std::min(s.paused_until, p.ts);
         end_pause(s, ctx);
       }
       continue;
     }
-    ++r.pauses;
+    ++r.pause_frames;
     r.quanta += q;
     if (!speed) continue;
     const DurationNs d = quanta_ns(q, speed);
@@ -136,28 +154,34 @@ void Congestion::finish(Ctx& ctx) {
   // Stable order: by point, then flow (flows are numbered as first seen, in stamp order).
   std::vector<uint64_t> keys;
   keys.reserve(flows_.size());
-  flows_.for_each([&](uint64_t k, const CongestionRecord&) { keys.push_back(k); });
+  flows_.for_each([&](uint64_t k, const EcnRecord&) { keys.push_back(k); });
   std::sort(keys.begin(), keys.end(), [](uint64_t a, uint64_t b) {
     return (a & 0xFFFFFFFFu) != (b & 0xFFFFFFFFu) ? (a & 0xFFFFFFFFu) < (b & 0xFFFFFFFFu) : a < b;
   });
   for (uint64_t k : keys) {
-    CongestionRecord& r = *flows_.find(k);
+    EcnRecord& r = *flows_.find(k);
     const FlowId peer = ctx.flows[FlowId(k >> 32)].peer;
     if (peer != kNoFlow) {
-      const CongestionRecord* back = flows_.find(uint64_t(peer) << 32 | r.point);
+      const EcnRecord* back = flows_.find(uint64_t(peer) << 32 | r.point);
       r.cnps_received = back ? back->cnp_packets : 0;
     }
-    ctx.emit(kCongestionSchema, &r);
+    ctx.emit(kCongestionSchema, static_cast<const CongestionHead*>(&r));
   }
+  // CNPs per IP pair: by point, then as first seen.
+  std::stable_sort(cnp_order_.begin(), cnp_order_.end(),
+                   [](const CnpRecord* a, const CnpRecord* b) { return a->point < b->point; });
+  for (const CnpRecord* c : cnp_order_) ctx.emit(kCongestionSchema, static_cast<const CongestionHead*>(c));
   keys.clear();
   for (const auto& [k, s] : pfc_) keys.push_back(k);
   std::sort(keys.begin(), keys.end());
   for (uint64_t k : keys) {
     PriorityState& s = pfc_[k];
     if (s.paused) end_pause(s, ctx);
-    ctx.emit(kPfcSchema, &s.rec);
+    ctx.emit(kCongestionSchema, static_cast<const CongestionHead*>(&s.rec));
   }
   flows_ = {};
+  cnp_pairs_.clear();
+  cnp_order_.clear();
   pfc_.clear();
 }
 

@@ -5,7 +5,10 @@
 #pragma once
 
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "engine/src/core/component.h"
 #include "engine/src/util/flat_map.h"
@@ -31,6 +34,7 @@ class Congestion final : public Component {
   };
   void on_roce(const Packet& p, Ctx& ctx);
   void on_pfc(const Packet& p, Ctx& ctx);
+  void count_cnp(const EcnRecord& flow, const Packet& p);
   void end_pause(PriorityState& s, Ctx& ctx);
   uint64_t speed_of(PointId point, const Ctx& ctx) const;
 
@@ -40,8 +44,17 @@ class Congestion final : public Component {
   struct KeyHash {
     uint64_t operator()(uint64_t k) const { return hash_mix(k); }
   };
-  FlatMap<uint64_t, CongestionRecord, KeyHash> flows_;  ///< by flow << 32 | point; every RoCE packet looks it up
+  FlatMap<uint64_t, EcnRecord, KeyHash> flows_;  ///< by flow << 32 | point; every RoCE packet looks it up
   std::unordered_map<uint64_t, PriorityState> pfc_;       ///< by point << 3 | priority
+  struct CnpKey {
+    IpAddress src, dst;
+    PointId point;
+    bool operator<(const CnpKey& o) const {
+      return std::tie(src, dst, point) < std::tie(o.src, o.dst, o.point);
+    }
+  };
+  std::map<CnpKey, CnpRecord> cnp_pairs_;  ///< CNPs are rare (a few per congested flow per 50 µs)
+  std::vector<const CnpRecord*> cnp_order_;  ///< first seen first
 };
 
 }  // namespace rdmatel::congestion

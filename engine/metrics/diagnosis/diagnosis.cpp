@@ -21,7 +21,7 @@ const SettingSpec kSettings[] = {
      "The diagnosis blames a segment only when its mean exceeds the peers' median by at least this much"},
 };
 const RecordSchema* const kOutputs[] = {&kDiagnosisSchema};
-const RecordSchema* const kInputs[] = {&kIoSchema, &kMessageSchema, &kCongestionSchema, &kPfcSchema};
+const RecordSchema* const kInputs[] = {&kIoSchema, &kMessageSchema, &kCongestionSchema};
 
 // Scopes per kind kept at most: beyond it new ones are left out, with a warning.
 constexpr size_t kMaxScopes = 100000;
@@ -260,15 +260,15 @@ void Diagnosis::on_record(const Record& r, Ctx& ctx) {
       e.worst_retrans_frame = m.first_frame;
     }
   } else if (r.is(kCongestionSchema)) {
-    const CongestionRecord& c = r.as<CongestionRecord>();
-    PathEvidence& e = evidence_at(c.src, c.dst, c.point);
-    e.ect_packets += c.ect_packets;
-    e.ce_packets += c.ce_packets;
-    e.cnps += c.cnp_packets;
-  } else if (r.is(kPfcSchema)) {
-    const PfcRecord& p = r.as<PfcRecord>();
-    pfc_pauses_ += p.pauses;
-    pfc_storm_ |= p.storm;
+    if (const auto* c = congestion_as<EcnRecord>(r.as<CongestionHead>())) {
+      PathEvidence& e = evidence_at(c->src, c->dst, c->point);
+      e.ect_packets += c->ect_packets;
+      e.ce_packets += c->ce_packets;
+      e.cnps += c->cnp_packets;
+    } else if (const auto* p = congestion_as<PfcRecord>(r.as<CongestionHead>())) {
+      pfc_pauses_ += p->pause_frames;
+      pfc_storm_ |= p->storm;
+    }
   }
 }
 

@@ -56,7 +56,7 @@ const char* const kNotes[] = {"msg.packet", "msg.nak", "msg.nak_read"};
 
 const ComponentSpec kSpec = {"messages",
                              kPacketSend | kPacketWrite | kPacketReadRequest | kPacketReadResponse | kPacketAck |
-                                 kPacketAtomicAck,
+                                 kPacketAtomicAck | kPacketCnp | kPacketPfc,
                              kOutputs,
                              kSettings,
                              kNotes,
@@ -410,6 +410,8 @@ void Messages::claim_pending_naks(Stream& s, Message& m) {
 }
 
 void Messages::on_packet(const Packet& p, Ctx& ctx) {
+  if (p.is_pfc()) return on_pfc(p);
+  if (p.roce.op->op_class == IbOpClass::kCnp) return on_cnp(p, ctx);
   IbTransport t = p.roce.op->transport;
   if (t != IbTransport::kRC && t != IbTransport::kXRC && t != IbTransport::kUC) return;
   switch (p.roce.op->op_class) {
@@ -421,6 +423,28 @@ void Messages::on_packet(const Packet& p, Ctx& ctx) {
     case IbOpClass::kAtomicAcknowledge: on_aeth(p, ctx); break;
     default: break;
   }
+}
+
+void Messages::on_pfc(const Packet& p) {
+  for (uint8_t prio = 0; prio < 8; ++prio)
+    if ((p.roce.pfc.enabled >> prio & 1u) && p.roce.pfc.quanta[prio]) {
+      queues(p.point).pauses.add(period_index(p.ts, period_ns_));
+      return;
+    }
+}
+
+void Messages::on_cnp(const Packet& p, Ctx& ctx) {
+  // A CNP goes from the notification point (the data's receiver) to the sender's QP: it
+  // travels on the reverse direction of the data flow's queue pair.
+  if (p.flow == kNoFlow) return;
+  const FlowId forward = ctx.flows[p.flow].peer;
+  if (forward == kNoFlow) {
+    auto& list = unpaired_naks_[p.flow];
+    if (list.size() < kUnpairedNaksPerFlow && unpaired_naks_.size() <= kUnpairedNakFlows)
+      list.push_back({p.point, 0, p.ts, p.frame, 0, true});
+    return;
+  }
+  ++period(forward, p.point, p.ts, ctx).cnps;
 }
 
 void Messages::on_read_request(const Packet& p, Ctx& ctx) {
@@ -502,6 +526,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   FlowPeriodRecord& fp = period(p.flow, p.point, p.ts, ctx);
   ++fp.packets;
   fp.bytes += len;
+  if (p.roce.ecn_ce()) ++fp.ce_packets;
   if (retrans) {
     ++fp.retrans_packets;
     fp.retrans_bytes += len;
@@ -637,7 +662,10 @@ void Messages::drain_unpaired_naks(Ctx& ctx, const Flow& nak_flow) {
   if (it == unpaired_naks_.end()) return;
   std::vector<UnpairedNak> list = std::move(it->second);
   unpaired_naks_.erase(it);
-  for (const UnpairedNak& n : list) count_nak(ctx, nak_flow.peer, n.point, n.psn, n.ts, n.frame, n.syndrome);
+  for (const UnpairedNak& n : list) {
+    if (n.cnp) ++period(nak_flow.peer, n.point, n.ts, ctx).cnps;
+    else count_nak(ctx, nak_flow.peer, n.point, n.psn, n.ts, n.frame, n.syndrome);
+  }
 }
 
 void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, TimeNs ts, uint64_t frame,
@@ -702,6 +730,7 @@ void Messages::emit_periods(Ctx& ctx, PointId point, bool all) {
     }
     TimeNs end = (idx + 1) * period_ns_;
     if (!all && horizon < end) break;  // every packet of the period handled at its point
+    it->second.pfc_pauses = queues(point).pauses.in(idx);
     ctx.emit(kFlowSchema, &it->second);
     if (fp->last_record == &it->second) fp->last_record = nullptr;
     fp->periods.erase(it);
@@ -752,29 +781,31 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
 
 void Messages::finish(Ctx& ctx) {
   // NAKs whose flows never got paired: noted on their frames, counted nowhere else.
-  for (auto& [flow, list] : unpaired_naks_) {
-    stats_.naks_unattributed += list.size();
-    for (const UnpairedNak& n : list) ctx.note(n.frame, note_nak_, 0, n.syndrome);
-  }
+  // (CNPs of such flows are counted by the congestion component only.)
+  for (auto& [flow, list] : unpaired_naks_)
+    for (const UnpairedNak& n : list) {
+      if (n.cnp) continue;
+      ++stats_.naks_unattributed;
+      ctx.note(n.frame, note_nak_, 0, n.syndrome);
+    }
   unpaired_naks_.clear();
   for (Ref r : open_)
     if (r.live()) finalize(ctx, *r.m);
   open_.clear();
   // Remaining periods in a stable order: flow, point, period.
   std::vector<std::pair<FlowPoint*, int64_t>> rest;
-  for (PointQueues& q : points_) {
-    rest.insert(rest.end(), q.periods.begin(), q.periods.end());
-    q = PointQueues{};
-  }
+  for (PointQueues& q : points_) rest.insert(rest.end(), q.periods.begin(), q.periods.end());
   std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) {
     return std::tie(a.first->flow, a.first->point, a.second) < std::tie(b.first->flow, b.first->point, b.second);
   });
   for (auto [fp, idx] : rest) {
     auto it = fp->periods.find(idx);
     if (it == fp->periods.end()) continue;
+    it->second.pfc_pauses = points_[fp->point].pauses.in(idx);
     ctx.emit(kFlowSchema, &it->second);
     fp->periods.erase(it);
   }
+  points_.clear();
 }
 
 }  // namespace rdmatel::messages

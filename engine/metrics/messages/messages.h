@@ -25,6 +25,7 @@
 #include <unordered_map>
 
 #include "engine/metrics/messages/message_state.h"
+#include "engine/metrics/messages/pause_periods.h"
 #include "engine/src/core/component.h"
 #include "rdmatel/notes.h"
 
@@ -55,6 +56,9 @@ class Messages final : public Component {
   void on_data(const Packet& p, Ctx& ctx, Space space);
   void on_aeth(const Packet& p, Ctx& ctx);
   void on_read_request(const Packet& p, Ctx& ctx);
+  /// A CNP: counted in the period of the flow whose sender it slows down (its peer).
+  void on_cnp(const Packet& p, Ctx& ctx);
+  void on_pfc(const Packet& p);
   /// A NAK on the reverse of `forward` (flows known): counts it for the message it names.
   void count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, TimeNs ts, uint64_t frame, uint8_t syndrome);
   /// NAKs seen before the two directions were paired, counted once the pairing is known.
@@ -97,12 +101,14 @@ class Messages final : public Component {
   std::deque<FlowPoint> flow_points_;  ///< owns them (stable addresses)
   std::deque<Stream> streams_;         ///< owns them
   uint32_t fabric_mtu_ = 0;  ///< largest FIRST/MIDDLE payload anywhere
+  /// A NAK or a CNP on a flow not paired yet: attributed to the forward flow once it is.
   struct UnpairedNak {
     PointId point;
     uint32_t psn;
     TimeNs ts;
     uint64_t frame;
     uint8_t syndrome;
+    bool cnp = false;
   };
   std::unordered_map<FlowId, std::vector<UnpairedNak>> unpaired_naks_;  ///< by the NAK's own flow
   std::deque<Message> pool_;  ///< owns messages (stable addresses); finished ones are recycled
@@ -120,6 +126,7 @@ class Messages final : public Component {
     std::deque<Ref> idle;
     std::deque<Ref> acked;
     std::deque<std::pair<FlowPoint*, int64_t>> periods;
+    PausesByPeriod pauses;
   };
   std::vector<PointQueues> points_;
   size_t open_count_ = 0;

@@ -14,10 +14,11 @@ const Column kOffsetColumns[] = {
      "Observation point"},
     {"reference", ValueType::kPoint, [](const void* p, Value& v) { v.point = off(p).reference; return true; },
      "The point whose clock it is compared with"},
-    {"offset_us", ValueType::kMicros, [](const void* p, Value& v) { v.i = off(p).offset_ns; return true; },
-     "This point's clock minus the reference's, µs"},
-    {"uncertainty_us", ValueType::kMicros, [](const void* p, Value& v) { v.i = off(p).uncertainty_ns; return true; },
-     "The offset lies within ± this, µs (half the smallest round trip between the points)"},
+    {"offset_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = off(p).offset_ns; return true; },
+     "Add it to the point's stamps to get the reference's clock (the reference's clock minus the point's), ns; "
+     "what --clock-offset takes"},
+    {"uncertainty_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = off(p).uncertainty_ns; return true; },
+     "The offset lies within ± this, ns (half the smallest round trip between the points)"},
     {"samples", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = off(p).samples; return true; },
      "Packets seen at both points"},
     {"both_directions", ValueType::kBool, [](const void* p, Value& v) { v.b = off(p).both_directions; return true; },
@@ -42,7 +43,7 @@ void Offsets::finish(Ctx& ctx) {
     OffsetRecord r;
     r.point = e.q;
     r.reference = e.p;
-    r.offset_ns = e.estimate.offset;
+    r.offset_ns = -e.estimate.offset;  // the estimate is the point's clock minus the reference's
     r.uncertainty_ns = e.estimate.uncertainty;
     r.samples = e.estimate.samples;
     r.both_directions = e.estimate.both_directions;

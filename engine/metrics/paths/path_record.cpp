@@ -50,10 +50,13 @@ const Column kPathColumns[] = {
        v.i = *pr(p).offset_applied_ns;
        return true;
      },
-     "Added to every stamp difference to correct the two clocks (--clock-offset of A minus that of B), ns; "
-     "absent when no offset is known for either point: the delays are raw"},
+     "Added to every stamp difference t_B - t_A to correct the two clocks (the --clock-offset of B minus that "
+     "of A, or the estimate of --estimate-offsets), ns; absent when no offset is known: the delays are raw"},
+    {"offset_estimated", ValueType::kBool, [](const void* p, Value& v) { v.b = pr(p).offset_estimated; return true; },
+     "offset_applied_ns is the engine's estimate (--estimate-offsets), not a given --clock-offset"},
     {"raw", ValueType::kBool, [](const void* p, Value& v) { v.b = !pr(p).offset_applied_ns; return true; },
-     "The delays are raw stamp differences of two unsynchronised clocks (no --clock-offset for A or B)"},
+     "The delays are raw stamp differences of two unsynchronised clocks (no --clock-offset for A or B, no "
+     "estimate)"},
     {"first_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = pr(p).first_ns; return true; },
      "First packet at A, ns since the epoch (A's clock)"},
     {"last_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = pr(p).last_ns; return true; },

@@ -19,10 +19,14 @@ const SettingSpec kSettings[] = {
      "Most packets waiting for their copies at other points; beyond it the oldest is settled at once (its "
      "missing copies count as lost)"},
     {"clock_offset", SettingType::kList, "", "", 0, 0, "NAME=NS",
-     "Clock offset of observation point NAME (name or numeric interface id): its clock minus the reference "
-     "clock, ns (what export offsets reports, in ns). Hop delays between points with an offset are corrected; "
-     "without one for either point they are raw stamp differences, flagged raw",
+     "Clock offset of observation point NAME (name or numeric interface id): what to add to its stamps to get "
+     "the reference clock, ns (export offsets' offset_ns). Hop delays between points with an offset are "
+     "corrected; without one for either point they are raw stamp differences, flagged raw",
      true, false},
+    {"estimate_offsets", SettingType::kFlag, "", "off", 0, 1, "",
+     "Correct hop delays by clock offsets estimated from the packets themselves: per hop, the copies that "
+     "crossed it both ways (half the difference of the smallest delays each way); hops seen one way only, or "
+     "with a --clock-offset for either point, are not estimated"},
 };
 const RecordSchema* const kOutputs[] = {&kPathSchema};
 // path.hop: on a packet's frame at B, the same packet's frame at the previous point A (ref;
@@ -56,7 +60,8 @@ Paths::Paths(Ctx& ctx)
       note_record_(note_kind("path.record")),
       timeout_(ctx.settings.duration("path_timeout")),
       max_pending_(ctx.settings.count("max_path_packets")),
-      offset_specs_(ctx.settings.list("clock_offset")) {
+      offset_specs_(ctx.settings.list("clock_offset")),
+      estimate_offsets_(ctx.settings.flag("estimate_offsets")) {
   any_offset_ = !offset_specs_.empty();
   for (const std::string& s : offset_specs_) {
     std::string name;
@@ -77,8 +82,9 @@ std::optional<DurationNs> Paths::explicit_offset(PointId point, const Ctx& ctx) 
     for (const std::string& s : offset_specs_) {
       std::string name;
       DurationNs ns;
+      // Given as what to add to the point's stamps; kept as how far its clock runs ahead.
       if (parse_offset(s, name, ns) && (name == ps.name || name == std::to_string(ps.interface_id)))
-        offsets_[point] = ns;
+        offsets_[point] = -ns;
     }
   }
   return offsets_[point];
@@ -179,6 +185,26 @@ PathRecord& Paths::hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
   return r;
 }
 
+std::optional<DurationNs> Paths::estimated_correction(const PathRecord& r) const {
+  if (!estimate_offsets_ || r.offset_applied_ns) return std::nullopt;
+  auto e = hop_clock_.estimate(r.from_point, r.to_point);  // t_B ≈ t_A + offset
+  if (!e || !e->both_directions) return std::nullopt;
+  return -e->offset;
+}
+
+void Paths::apply_estimate(PathRecord& r) const {
+  // The delays were summed raw; the offset is one constant per hop, so the final estimate
+  // corrects them exactly.
+  const std::optional<DurationNs> c = estimated_correction(r);
+  if (!c) return;
+  r.offset_applied_ns = *c;
+  r.offset_estimated = true;
+  if (!r.delivered) return;
+  r.min_ns += *c;
+  r.max_ns += *c;
+  r.sum_ns += double(*c) * double(r.delivered);
+}
+
 Paths::Relative Paths::relative_offset(PointId h, PointId q, const Ctx& ctx) {
   if (h == q) return {};
   if (any_offset_) return {explicit_offset(q, ctx).value_or(0) - explicit_offset(h, ctx).value_or(0), 0};
@@ -253,7 +279,10 @@ void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vect
     const Sighting& a = c[i];
     const Sighting& b = c[i + 1];
     PathRecord& r = hop(flow, a.point, b.point, ctx);
-    const DurationNs d = b.ts - a.ts + r.offset_applied_ns.value_or(0);
+    DurationNs d = b.ts - a.ts + r.offset_applied_ns.value_or(0);
+    // The copies' own clock evidence for --estimate-offsets: direction by point order, so the
+    // two directions of travel over the hop are told apart whatever the endpoints are.
+    if (estimate_offsets_) hop_clock_.add_sample(a.point, a.ts, b.point, b.ts, a.point < b.point ? 0 : 1);
     if (r.packets == 0 || a.ts < r.first_ns) {
       r.first_ns = a.ts;
       r.first_frame = a.frame;
@@ -266,8 +295,10 @@ void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vect
     r.sum_ns += double(d);
     ++r.delivered;
     if (ctx.frame_notes) {
-      ctx.note(b.frame, note_hop_, a.frame, r.offset_applied_ns ? 0 : 1);
-      ctx.note(b.frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d)));
+      // An estimated offset is final only at the end: a frame shows the estimate of its time.
+      std::optional<DurationNs> est = estimated_correction(r);
+      ctx.note(b.frame, note_hop_, a.frame, r.offset_applied_ns || est ? 0 : 1);
+      ctx.note(b.frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d + est.value_or(0))));
     }
   }
   // Lost after its last point when the flow's path goes on from there.
@@ -295,7 +326,8 @@ void Paths::finish(Ctx& ctx) {
       return pos(x.from) != pos(y.from) ? pos(x.from) < pos(y.from) : pos(x.to) < pos(y.to);
     });
     for (const Hop& h : fs.hops) {
-      const PathRecord& r = records_[h.record];
+      PathRecord& r = records_[h.record];
+      apply_estimate(r);
       ctx.emit(kPathSchema, &r);
       ctx.note(r.first_frame, note_record_, ++n);
     }

@@ -88,6 +88,10 @@ class Paths final : public Component {
   };
   Relative relative_offset(PointId h, PointId q, const Ctx& ctx);
   std::optional<DurationNs> explicit_offset(PointId point, const Ctx& ctx);
+  /// --estimate-offsets: what to add to a raw delay of the hop, from the copies that crossed it
+  /// both ways so far; nullopt when off, given by --clock-offset, or not seen both ways.
+  std::optional<DurationNs> estimated_correction(const PathRecord& r) const;
+  void apply_estimate(PathRecord& r) const;
   /// The earliest common-clock time every active point has passed.
   TimeNs bound(const Ctx& ctx);
   void drain(TimeNs bound, Ctx& ctx);
@@ -102,6 +106,8 @@ class Paths final : public Component {
   uint64_t max_pending_;
   bool any_offset_;
   std::vector<std::string> offset_specs_;           ///< --clock-offset NAME=NS as given
+  bool estimate_offsets_ = false;
+  ClockRelations hop_clock_;  ///< --estimate-offsets: fed by the copies matched over each hop
   std::vector<std::optional<DurationNs>> offsets_;  ///< by point, resolved on first use
   std::vector<uint8_t> offset_resolved_;
   // Waiting packets in creation order, which is also the order they are settled in (from the

@@ -28,8 +28,10 @@ void store(std::deque<R>& records, const R& r) {
 void RecordStore::on_record(const Record& r) {
   if (r.is(kIoSchema)) store(ios_, r.as<IoRecord>());
   else if (r.is(kMessageSchema)) store(messages_, r.as<MessageRecord>());
-  else if (r.is(kCongestionSchema)) congestion_.push_back(r.as<CongestionRecord>());
-  else if (r.is(kPfcSchema)) pfc_.push_back(r.as<PfcRecord>());
+  else if (r.is(kCongestionSchema)) {
+    if (const auto* e = congestion_as<EcnRecord>(r.as<CongestionHead>())) congestion_.push_back(*e);
+    else if (const auto* p = congestion_as<PfcRecord>(r.as<CongestionHead>())) pfc_.push_back(*p);
+  }
   else if (r.is(kDiagnosisSchema)) {
     const DiagnosisRecord& d = r.as<DiagnosisRecord>();
     if (d.rank) findings_.push_back(d);
@@ -89,9 +91,9 @@ void RecordStore::index() {
   std::stable_sort(pfc_.begin(), pfc_.end(), [](const auto& a, const auto& b) { return a.first_frame < b.first_frame; });
 }
 
-const CongestionRecord* RecordStore::congestion_counted_on(uint64_t frame) const {
+const EcnRecord* RecordStore::congestion_counted_on(uint64_t frame) const {
   auto it = std::lower_bound(congestion_.begin(), congestion_.end(), frame,
-                             [](const CongestionRecord& r, uint64_t f) { return r.first_frame < f; });
+                             [](const EcnRecord& r, uint64_t f) { return r.first_frame < f; });
   return it != congestion_.end() && it->first_frame == frame && frame ? &*it : nullptr;
 }
 

@@ -91,9 +91,13 @@ class AnalysisSink final : public RecordSink {
     } else if (r.is(kFlowSchema)) {
       a_.flow_periods.push_back(r.as<FlowPeriodRecord>());
     } else if (r.schema) {
-      if (r.is(kCongestionSchema)) a_.congestion.push_back(r.as<CongestionRecord>());
+      if (r.is(kCongestionSchema))
+        if (const auto* e = congestion_as<EcnRecord>(r.as<CongestionHead>())) a_.congestion.push_back(*e);
       if (r.is(kDiagnosisSchema)) a_.diagnosis.push_back(r.as<DiagnosisRecord>());
-      RecordTable& t = a_.tables[r.schema->channel];
+      // Congestion records are of three kinds with their own columns: a table per kind.
+      std::string key = r.schema->channel;
+      if (r.is(kCongestionSchema)) key += std::string(":") + congestion_kind_name(r.as<CongestionHead>().kind);
+      RecordTable& t = a_.tables[key];
       t.schema = r.schema;
       t.rows.push_back(render_record(*r.schema, r.data, names_));
     }

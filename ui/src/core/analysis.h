@@ -51,12 +51,13 @@ struct Analysis {
   std::unordered_map<uint64_t, std::vector<IoFrame>> io_frames;  ///< by I/O id, in frame order
   std::vector<MessageRecord> messages;
   std::vector<FlowPeriodRecord> flow_periods;
-  std::vector<CongestionRecord> congestion;  ///< per flow and point (also in tables["congestion"])
+  std::vector<EcnRecord> congestion;  ///< per flow and point (also in tables["congestion:ecn"])
   std::vector<DiagnosisRecord> diagnosis;    ///< per host, storage, pair and job (also in tables)
   IoReport io_report;  ///< the engine's aggregation, as `rdmatel analyze` prints it
   FlowReport flow_report;
-  /// Every other record kind by channel ("congestion", "pfc", "offsets", and "diagnosis" or
-  /// "alerts" when the engine has them), rendered from its schema.
+  /// Every other record kind by channel ("congestion:ecn", "congestion:cnp", "congestion:pfc"
+  /// (the channel's three kinds), "offsets", and "diagnosis" or "alerts" when the engine has
+  /// them), rendered from its schema.
   std::map<std::string, RecordTable> tables;
   std::vector<std::string> warnings;  ///< the engine's and the session's, once each
   double load_seconds = 0;

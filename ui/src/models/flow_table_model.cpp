@@ -18,8 +18,8 @@ void FlowTableModel::set_analysis(std::shared_ptr<const Analysis> a) {
     for (const auto& [k, f] : analysis_->flow_report.flows()) rows_.emplace_back(&k, &f);
   congestion_.assign(rows_.size(), nullptr);
   if (analysis_) {
-    std::map<FlowKeyAtPoint, const CongestionRecord*> by_key;
-    for (const CongestionRecord& c : analysis_->congestion)
+    std::map<FlowKeyAtPoint, const EcnRecord*> by_key;
+    for (const EcnRecord& c : analysis_->congestion)
       by_key[{c.src, c.dst, c.dst_qpn, c.point}] = &c;
     for (size_t i = 0; i < rows_.size(); ++i) {
       auto it = by_key.find(*rows_[i].first);
@@ -84,7 +84,7 @@ QVariant FlowTableModel::data(const QModelIndex& index, int role) const {
     case kCe:
     case kCeRatio:
     case kCnpsReceived: {
-      const CongestionRecord* c = congestion_[size_t(index.row())];
+      const EcnRecord* c = congestion_[size_t(index.row())];
       if (!c) return optional_cell(std::nullopt, 0, role);
       if (index.column() == kCe) return count(c->ce_packets);
       if (index.column() == kCeRatio) return optional_cell(c->ce_ratio(), 6, role);

@@ -41,7 +41,7 @@ class FlowTableModel : public QAbstractTableModel {
   void set_analysis(std::shared_ptr<const Analysis> a);
   const FlowKeyAtPoint& key(int row) const { return *rows_[size_t(row)].first; }
   const FlowStats& stats(int row) const { return *rows_[size_t(row)].second; }
-  const CongestionRecord* congestion(int row) const { return congestion_[size_t(row)]; }
+  const EcnRecord* congestion(int row) const { return congestion_[size_t(row)]; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -51,7 +51,7 @@ class FlowTableModel : public QAbstractTableModel {
  private:
   std::shared_ptr<const Analysis> analysis_;
   std::vector<std::pair<const FlowKeyAtPoint*, const FlowStats*>> rows_;
-  std::vector<const CongestionRecord*> congestion_;  ///< per row, nullptr without a record
+  std::vector<const EcnRecord*> congestion_;  ///< per row, nullptr without a record
 };
 
 }  // namespace rdmatel::ui

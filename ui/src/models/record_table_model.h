@@ -5,6 +5,7 @@
 
 #include <QAbstractTableModel>
 #include <memory>
+#include <vector>
 
 #include "core/analysis.h"
 
@@ -13,10 +14,13 @@ namespace rdmatel::ui {
 class RecordTableModel : public QAbstractTableModel {
   Q_OBJECT
  public:
-  explicit RecordTableModel(std::string channel, QObject* parent = nullptr);
+  /// `table`: a channel ("offsets") or a channel and a kind of its records ("congestion:pfc").
+  explicit RecordTableModel(std::string table, QObject* parent = nullptr);
   void set_analysis(std::shared_ptr<const Analysis> a);
   /// The schema of the channel in this engine build (nullptr: the engine has no such records).
   const RecordSchema* schema() const { return schema_; }
+  /// The record field shown in column `section` ("pause_us").
+  const char* column_name(int section) const { return schema_->columns[columns_[size_t(section)]].name; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
   int columnCount(const QModelIndex& parent = {}) const override;
@@ -24,10 +28,13 @@ class RecordTableModel : public QAbstractTableModel {
   QVariant headerData(int section, Qt::Orientation o, int role = Qt::DisplayRole) const override;
 
  private:
-  std::string channel_;
+  std::string table_name_;
   const RecordSchema* schema_;
   std::shared_ptr<const Analysis> analysis_;
   const RecordTable* table_ = nullptr;
+  /// The schema's columns shown: those some row has a value in (a kind's records leave the
+  /// other kinds' columns absent), every column while there is no row.
+  std::vector<size_t> columns_;
 };
 
 }  // namespace rdmatel::ui

@@ -38,8 +38,9 @@ MainWindow::MainWindow(SettingOverrides settings, QWidget* parent)
   topology_ = new TopologyView(this);
   tabs_->addTab(topology_, "Topology");
   congestion_ =
-      new RecordsView({{"congestion", "ECN and CNPs per flow and point"},
-                       {"pfc", "PFC per point and priority"},
+      new RecordsView({{"congestion:ecn", "ECN and CNPs per flow and point"},
+                       {"congestion:cnp", "CNPs per IP pair and point"},
+                       {"congestion:pfc", "PFC per point and priority"},
                        {"offsets", "Clock offsets between points (no metric needs them)"}},
                       this);
   tabs_->addTab(congestion_, "Congestion");
