@@ -92,6 +92,13 @@ struct Message {
   PsnBitmap seen;
 };
 
+/// An open message in its stream's PSN-ordered list, with its first PSN (fixed once it is
+/// open) beside the pointer: searching the list by PSN reads the list, not every message.
+struct OpenMessage {
+  uint32_t first_psn;
+  Message* m;
+};
+
 struct Stream {
   FlowId flow = kNoFlow;
   PointId point = kNoPoint;
@@ -101,7 +108,7 @@ struct Stream {
   bool gap_allowed = false;  ///< a READ REQUEST of unknown size came last: the next PSN may jump
   bool has_acked = false;
   uint32_t acked = 0;             ///< newest PSN an ACK covered (request space)
-  std::deque<Message*> messages;  ///< open messages in PSN order
+  std::deque<OpenMessage> messages;  ///< open messages in PSN order
   Message* hint = nullptr;        ///< where the last resent packet went (checked before use)
   size_t acked_count = 0;         ///< how many messages at the front an ACK has covered
   /// NAKs whose PSN names no message yet (the message's packets were lost before this point).
@@ -114,8 +121,14 @@ struct Stream {
     uint32_t first;   ///< PSN of the READ REQUEST
     uint32_t length;  ///< RETH DMA length
     uint64_t frame;   ///< the READ REQUEST's frame at this point
+    uint32_t last;    ///< PSN of its last response, for the path MTU reads_mtu
   };
   std::deque<Read> reads;
+  /// The path MTU the reads' last PSNs were worked out for: the MTU is learned as packets
+  /// come, so a READ's extent is that of the MTU known when it is asked (reads_for in messages.cpp),
+  /// but the lists are scanned per READ REQUEST and response, and worked out again only when
+  /// the MTU changed.
+  uint32_t reads_mtu = 0;
 };
 
 /// Per flow and point: its two streams and its open periods.

@@ -38,6 +38,22 @@ MessageKind kind_of(IbOpClass c) {
   }
 }
 
+// The PSN of a READ's last response: one response per path MTU of its length (one when the
+// MTU is not known yet).
+uint32_t read_last(uint32_t first, uint32_t length, uint32_t mtu) {
+  const uint32_t n = mtu && length ? (length + mtu - 1) / mtu : 1;
+  return psn::add(first, int64_t(n) - 1);
+}
+
+// The READs a stream issued, their last PSNs worked out for `mtu` (again only when it changed).
+std::deque<Stream::Read>& reads_for(Stream& s, uint32_t mtu) {
+  if (s.reads_mtu != mtu) {
+    s.reads_mtu = mtu;
+    for (Stream::Read& r : s.reads) r.last = read_last(r.first, r.length, mtu);
+  }
+  return s.reads;
+}
+
 bool contains(const Message& m, uint32_t psn) {
   if (psn::distance(m.rec.first_psn, psn) < 0) return false;
   return !m.has_last || psn::in_range(psn, m.rec.first_psn, m.rec.last_psn);
@@ -146,25 +162,28 @@ FlowPeriodRecord& Messages::period(FlowId flow, PointId point, TimeNs ts, Ctx& c
   return r;
 }
 
-std::deque<Message*>::iterator Messages::locate(Stream& s, const Message* m) {
+std::deque<OpenMessage>::iterator Messages::locate(Stream& s, const Message* m) {
   // Messages are kept in PSN order and most often leave from the front.
   auto& v = s.messages;
   if (v.empty()) return v.end();
-  if (v.front() == m) return v.begin();
-  if (v.back() == m) return std::prev(v.end());  // just opened
-  auto it = std::partition_point(v.begin(), v.end(), [&](const Message* x) {
-    return psn::distance(x->rec.first_psn, m->rec.first_psn) > 0;
-  });
-  for (; it != v.end() && (*it)->rec.first_psn == m->rec.first_psn; ++it)
-    if (*it == m) return it;
-  return std::find(v.begin(), v.end(), m);  // never expected: the order was broken somewhere
+  if (v.front().m == m) return v.begin();
+  if (v.back().m == m) return std::prev(v.end());  // just opened
+  const uint32_t first = m->rec.first_psn;
+  auto it = std::partition_point(v.begin(), v.end(),
+                                 [&](const OpenMessage& x) { return psn::distance(x.first_psn, first) > 0; });
+  for (; it != v.end() && it->first_psn == first; ++it)
+    if (it->m == m) return it;
+  // Never expected: the order was broken somewhere.
+  return std::find_if(v.begin(), v.end(), [&](const OpenMessage& x) { return x.m == m; });
 }
 
 Message* Messages::find(Stream& s, uint32_t psn) const {
   // The latest message starting at or before psn holds it, unless that one ended earlier.
   if (s.messages.empty()) return nullptr;
-  Message* back = s.messages.back();
-  if (psn::distance(back->rec.first_psn, psn) >= 0) return contains(*back, psn) ? back : nullptr;
+  if (psn::distance(s.messages.back().first_psn, psn) >= 0) {
+    Message* back = s.messages.back().m;
+    return contains(*back, psn) ? back : nullptr;
+  }
   // Resent packets: most often in the message the previous resend went to.
   // (Closed ranges only: they are disjoint, so holding psn is proof.)
   if (s.hint && !s.hint->done && s.hint->stream == &s && s.hint->has_last && contains(*s.hint, psn)) return s.hint;
@@ -173,11 +192,11 @@ Message* Messages::find(Stream& s, uint32_t psn) const {
   size_t lo = 0, hi = s.messages.size();
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (psn::distance(s.messages[mid]->rec.first_psn, psn) >= 0) lo = mid + 1;
+    if (psn::distance(s.messages[mid].first_psn, psn) >= 0) lo = mid + 1;
     else hi = mid;
   }
   if (lo == 0) return nullptr;
-  Message* m = s.messages[lo - 1];
+  Message* m = s.messages[lo - 1].m;
   if (!contains(*m, psn)) return nullptr;
   s.hint = m;
   return m;
@@ -211,7 +230,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
              " RDMA messages open on one flow (never acknowledged): the oldest are reported early";
     });
     ++stats_.evicted;
-    finalize(ctx, *s.messages.front());
+    finalize(ctx, *s.messages.front().m);
   }
   Message* m;
   if (!free_.empty()) {
@@ -237,9 +256,9 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
   m->stream = &s;
   // Keep the stream's messages in PSN order (a resent FIRST can come after later messages).
   auto pos = s.messages.end();
-  while (pos != s.messages.begin() && psn::distance(first_psn, (*std::prev(pos))->rec.first_psn) > 0) --pos;
+  while (pos != s.messages.begin() && psn::distance(first_psn, std::prev(pos)->first_psn) > 0) --pos;
   size_t index = size_t(pos - s.messages.begin());
-  s.messages.insert(pos, m);
+  s.messages.insert(pos, OpenMessage{first_psn, m});
   if (index < s.acked_count) s.acked_count = index;  // rescanned by the next ACK
   push_ref(open_, Ref{m, m->rec.id});
   push_ref(queues(s.point).idle, Ref{m, m->rec.id});
@@ -454,18 +473,17 @@ void Messages::on_read_request(const Packet& p, Ctx& ctx) {
   const uint32_t psn = p.roce.bth.psn;
   const uint32_t len = p.roce.reth.dma_len;
   const uint32_t mtu = mtu_of(ctx.flows[p.flow]);
-  auto responses = [&](uint32_t length) { return mtu && length ? (length + mtu - 1) / mtu : 1; };
+  const uint32_t last = read_last(psn, len, mtu);
   // Remember the READ unless it lies inside one already known: then it is a copy, or a READ
   // re-issued for the rest after lost responses. (A copy of a READ this point first missed,
   // seen after later requests, is still new here.)
-  bool known = false;
-  for (const Stream::Read& r : s.reads)
-    if (psn::in_range(psn, r.first, psn::add(r.first, int64_t(responses(r.length)) - 1))) known = true;
+  std::deque<Stream::Read>& reads = reads_for(s, mtu);
+  const bool known =
+      std::any_of(reads.begin(), reads.end(), [&](const Stream::Read& r) { return psn::in_range(psn, r.first, r.last); });
   if (!known) {
-    s.reads.push_back(Stream::Read{psn, len, p.frame});
-    if (s.reads.size() > kReadRanges) s.reads.pop_front();
+    reads.push_back(Stream::Read{psn, len, p.frame, last});
+    if (reads.size() > kReadRanges) reads.pop_front();
   }
-  uint32_t last = psn::add(psn, int64_t(responses(len)) - 1);
   if (s.has_newest && !psn::newer(last, s.newest)) return;
   s.newest = last;
   s.has_newest = true;
@@ -482,11 +500,9 @@ std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(Ctx& ctx, cons
   uint32_t mtu = mtu_of(ctx.flows[p.flow]);
   if (!mtu) return std::nullopt;
   const uint32_t psn = p.roce.bth.psn;
-  for (auto r = req->reads.rbegin(); r != req->reads.rend(); ++r) {
-    uint32_t n = r->length ? (r->length + mtu - 1) / mtu : 1;
-    uint32_t last = psn::add(r->first, int64_t(n) - 1);
-    if (psn::in_range(psn, r->first, last)) return std::make_pair(r->first, last);
-  }
+  const std::deque<Stream::Read>& reads = reads_for(*req, mtu);
+  for (auto r = reads.rbegin(); r != reads.rend(); ++r)
+    if (psn::in_range(psn, r->first, r->last)) return std::make_pair(r->first, r->last);
   return std::nullopt;
 }
 
@@ -563,7 +579,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     // resent as a message of its own: the two are one message.
     auto it = locate(s, m);
     if (it != s.messages.begin()) {
-      Message* prev = *std::prev(it);
+      Message* prev = std::prev(it)->m;
       if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind) {
         absorb(ctx, *prev, *m);
         m = prev;
@@ -582,7 +598,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
       for (;;) {
         auto it = locate(s, m);
         if (it == s.messages.end() || std::next(it) == s.messages.end() || m->has_last) break;
-        Message* next = *std::next(it);
+        Message* next = std::next(it)->m;
         if (next->has_first || next->rec.kind != m->rec.kind) break;
         absorb(ctx, *m, *next);
       }
@@ -645,7 +661,7 @@ void Messages::on_aeth(const Packet& p, Ctx& ctx) {
   }
   // ACKs cover a prefix of the PSN-ordered messages: only the unacked front is examined.
   while (s.acked_count < s.messages.size()) {
-    Message* m = s.messages[s.acked_count];
+    Message* m = s.messages[s.acked_count].m;
     if (!m->has_last || psn::newer(m->rec.last_psn, s.acked)) break;
     if (!m->acked) {
       m->acked = true;
@@ -681,10 +697,9 @@ void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, 
   }
   // A READ REQUEST takes request PSNs too: a NAK naming one (the responder refused the READ,
   // or expected an earlier PSN) belongs to no message but to that READ REQUEST.
-  const uint32_t mtu = mtu_of(ctx.flows[forward]);
-  for (auto r = s.reads.rbegin(); r != s.reads.rend(); ++r) {
-    uint32_t n = mtu && r->length ? (r->length + mtu - 1) / mtu : 1;
-    if (psn::in_range(psn, r->first, psn::add(r->first, int64_t(n) - 1))) {
+  const std::deque<Stream::Read>& reads = reads_for(s, mtu_of(ctx.flows[forward]));
+  for (auto r = reads.rbegin(); r != reads.rend(); ++r) {
+    if (psn::in_range(psn, r->first, r->last)) {
       ++stats_.naks_on_reads;
       ctx.note(frame, note_nak_read_, r->frame, syndrome);
       return;

@@ -72,7 +72,7 @@ class Messages final : public Component {
   FlowPeriodRecord& period(FlowId flow, PointId point, TimeNs ts, Ctx& ctx);
   Message* find(Stream& s, uint32_t psn) const;
   /// Where `m` is in its stream's PSN-ordered list (end() when it is not there).
-  static std::deque<Message*>::iterator locate(Stream& s, const Message* m);
+  static std::deque<OpenMessage>::iterator locate(Stream& s, const Message* m);
   Message* open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first);
   /// Counts one packet into a message; returns true when its PSN was already seen there.
   bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last);
