@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "engine/metrics/messages/read_log.h"
 #include "engine/src/core/flows.h"
 #include "rdmatel/records.h"
 
@@ -117,18 +118,7 @@ struct Stream {
   std::deque<std::pair<uint32_t, uint32_t>> finished;
   /// Request space: the READs issued here, so that the answer to a re-issued READ REQUEST joins
   /// the original READ RESPONSE message, and a NAK naming a READ is tied to it.
-  struct Read {
-    uint32_t first;   ///< PSN of the READ REQUEST
-    uint32_t length;  ///< RETH DMA length
-    uint64_t frame;   ///< the READ REQUEST's frame at this point
-    uint32_t last;    ///< PSN of its last response, for the path MTU reads_mtu
-  };
-  std::deque<Read> reads;
-  /// The path MTU the reads' last PSNs were worked out for: the MTU is learned as packets
-  /// come, so a READ's extent is that of the MTU known when it is asked (reads_for in messages.cpp),
-  /// but the lists are scanned per READ REQUEST and response, and worked out again only when
-  /// the MTU changed.
-  uint32_t reads_mtu = 0;
+  ReadLog reads;
 };
 
 /// Per flow and point: its two streams and its open periods.

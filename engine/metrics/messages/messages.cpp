@@ -12,7 +12,6 @@ namespace {
 constexpr size_t kMaxPendingNaks = 256;  // per stream; older ones are dropped
 constexpr size_t kFinishedRanges = 64;   // per stream
 constexpr uint64_t kMaxMtu = 4096;       // the largest InfiniBand path MTU
-constexpr size_t kReadRanges = 256;      // READs remembered per stream
 constexpr size_t kUnpairedNaksPerFlow = 64;
 constexpr size_t kUnpairedNakFlows = 4096;
 // Bounds against hostile or broken traffic: a flow and point keeps at most this many open
@@ -36,22 +35,6 @@ MessageKind kind_of(IbOpClass c) {
     case IbOpClass::kReadResponse: return MessageKind::kReadResponse;
     default: return MessageKind::kWrite;
   }
-}
-
-// The PSN of a READ's last response: one response per path MTU of its length (one when the
-// MTU is not known yet).
-uint32_t read_last(uint32_t first, uint32_t length, uint32_t mtu) {
-  const uint32_t n = mtu && length ? (length + mtu - 1) / mtu : 1;
-  return psn::add(first, int64_t(n) - 1);
-}
-
-// The READs a stream issued, their last PSNs worked out for `mtu` (again only when it changed).
-std::deque<Stream::Read>& reads_for(Stream& s, uint32_t mtu) {
-  if (s.reads_mtu != mtu) {
-    s.reads_mtu = mtu;
-    for (Stream::Read& r : s.reads) r.last = read_last(r.first, r.length, mtu);
-  }
-  return s.reads;
 }
 
 bool contains(const Message& m, uint32_t psn) {
@@ -473,17 +456,12 @@ void Messages::on_read_request(const Packet& p, Ctx& ctx) {
   const uint32_t psn = p.roce.bth.psn;
   const uint32_t len = p.roce.reth.dma_len;
   const uint32_t mtu = mtu_of(ctx.flows[p.flow]);
-  const uint32_t last = read_last(psn, len, mtu);
+  const uint32_t last = ReadLog::last_psn(psn, len, mtu);
   // Remember the READ unless it lies inside one already known: then it is a copy, or a READ
   // re-issued for the rest after lost responses. (A copy of a READ this point first missed,
   // seen after later requests, is still new here.)
-  std::deque<Stream::Read>& reads = reads_for(s, mtu);
-  const bool known =
-      std::any_of(reads.begin(), reads.end(), [&](const Stream::Read& r) { return psn::in_range(psn, r.first, r.last); });
-  if (!known) {
-    reads.push_back(Stream::Read{psn, len, p.frame, last});
-    if (reads.size() > kReadRanges) reads.pop_front();
-  }
+  s.reads.ranges_for(mtu);
+  if (!s.reads.any_holds(psn)) s.reads.add(psn, len, p.frame);
   if (s.has_newest && !psn::newer(last, s.newest)) return;
   s.newest = last;
   s.has_newest = true;
@@ -500,10 +478,10 @@ std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(Ctx& ctx, cons
   uint32_t mtu = mtu_of(ctx.flows[p.flow]);
   if (!mtu) return std::nullopt;
   const uint32_t psn = p.roce.bth.psn;
-  const std::deque<Stream::Read>& reads = reads_for(*req, mtu);
-  for (auto r = reads.rbegin(); r != reads.rend(); ++r)
-    if (psn::in_range(psn, r->first, r->last)) return std::make_pair(r->first, r->last);
-  return std::nullopt;
+  req->reads.ranges_for(mtu);
+  const long r = req->reads.newest_holding(psn);
+  if (r < 0) return std::nullopt;
+  return std::make_pair(req->reads.first(r), req->reads.last(r));
 }
 
 uint32_t Messages::mtu_of(const Flow& f) const {
@@ -697,13 +675,11 @@ void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, 
   }
   // A READ REQUEST takes request PSNs too: a NAK naming one (the responder refused the READ,
   // or expected an earlier PSN) belongs to no message but to that READ REQUEST.
-  const std::deque<Stream::Read>& reads = reads_for(s, mtu_of(ctx.flows[forward]));
-  for (auto r = reads.rbegin(); r != reads.rend(); ++r) {
-    if (psn::in_range(psn, r->first, r->last)) {
-      ++stats_.naks_on_reads;
-      ctx.note(frame, note_nak_read_, r->frame, syndrome);
-      return;
-    }
+  s.reads.ranges_for(mtu_of(ctx.flows[forward]));
+  if (const long r = s.reads.newest_holding(psn); r >= 0) {
+    ++stats_.naks_on_reads;
+    ctx.note(frame, note_nak_read_, s.reads.frame(r), syndrome);
+    return;
   }
   if (s.pending_naks.size() >= kMaxPendingNaks) s.pending_naks.erase(s.pending_naks.begin());
   s.pending_naks.push_back(psn);
