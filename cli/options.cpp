@@ -7,6 +7,7 @@
 
 #include "rdmatel/alert_rule.h"
 #include "rdmatel/clock_offset.h"
+#include "rdmatel/point_speed.h"
 #include "rdmatel/gpu_map.h"
 #include "rdmatel/sampling.h"
 #include "adapters/clickhouse/table_schema.h"
@@ -233,6 +234,14 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
         int64_t ns = 0;
         if (!parse_clock_offset(v, point, ns)) {
           error = "--clock-offset takes NAME=NS: ns to add to the point's stamps to get the reference clock (got '" + v + "')";
+          return false;
+        }
+      }
+      if (std::string_view(s->name) == "point_speed") {
+        std::string point;
+        double gbps = 0;
+        if (!parse_point_speed(v, point, gbps)) {
+          error = "--point-speed takes NAME=GBPS: the point's link speed in Gb/s (got '" + v + "')";
           return false;
         }
       }

@@ -188,15 +188,21 @@ std::string render_congestion(const std::vector<EcnRecord>& flows, const std::ve
                 (unsigned long long)ce, (unsigned long long)ect, ect ? 100.0 * double(ce) / double(ect) : 0.0,
                 (unsigned long long)marked_points, flows.size(), (unsigned long long)cnps);
   out += line;
+  // A ratio of a handful of packets (a connection's CM exchange) says little: flows with at
+  // least kMinPackets come first, ranked by CE ratio, then by CE marks.
+  constexpr uint64_t kMinPackets = 20;
   std::vector<const EcnRecord*> marked;
   for (const EcnRecord& r : flows)
     if (r.ce_packets) marked.push_back(&r);
   std::stable_sort(marked.begin(), marked.end(), [](const EcnRecord* a, const EcnRecord* b) {
-    return *a->ce_ratio() > *b->ce_ratio();
+    const bool big_a = a->packets >= kMinPackets, big_b = b->packets >= kMinPackets;
+    if (big_a != big_b) return big_a;
+    if (*a->ce_ratio() != *b->ce_ratio()) return *a->ce_ratio() > *b->ce_ratio();
+    return a->ce_packets > b->ce_packets;
   });
   if (marked.size() > n) marked.resize(n);
   if (!marked.empty()) {
-    out += "  flows: highest CE ratio\n";
+    out += "  flows: highest CE ratio (flows of at least 20 packets first)\n";
     std::snprintf(line, sizeof line, "  %-44s %-12s %10s %10s %9s %10s\n", "flow (src > dst qpn)", "point", "packets",
                   "CE", "CE ratio", "CNPs recv");
     out += line;

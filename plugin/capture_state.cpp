@@ -162,6 +162,7 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
       if (n.kind == note_kinds().diag_finding && !c.finding) c.finding = finding(n.ref);
       else if (n.kind == note_kinds().path_record && !c.hop) c.hop = path(n.ref);
     c.congestion = store_.congestion_counted_on(frame);
+    c.cnp = store_.cnp_counted_on(frame);
     for (const PfcRecord* p : store_.pfc_counted_on(frame))
       if (c.pfc_count < std::size(c.pfc)) c.pfc[c.pfc_count++] = p;
     return c;

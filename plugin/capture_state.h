@@ -33,6 +33,7 @@ struct FrameCounts {
   const MessageRecord* messages[kMax] = {};
   const DiagnosisRecord* finding = nullptr;  ///< a diagnosis finding shown on this frame
   const EcnRecord* congestion = nullptr;  ///< a flow's congestion, on its first packet at its point
+  const CnpRecord* cnp = nullptr;         ///< an IP pair's CNPs, on its first CNP at its point
   size_t pfc_count = 0;
   const PfcRecord* pfc[8] = {};  ///< PFC priorities, on their first PFC frame at their point
   const PathRecord* hop = nullptr;           ///< a hop record counted on this frame (its first at A)

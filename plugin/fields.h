@@ -42,6 +42,8 @@ struct Fields {
   expert_field ei_one_pass = EI_INIT;
   expert_field ei_engine_warning = EI_INIT;
   expert_field ei_pfc_pause = EI_INIT;
+  expert_field ei_ecn_ce = EI_INIT;
+  expert_field ei_cnp = EI_INIT;
   expert_field ei_pfc_storm = EI_INIT;
   expert_field ei_diagnosis = EI_INIT;
   expert_field ei_hop_lost = EI_INIT;

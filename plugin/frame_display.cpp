@@ -2,6 +2,7 @@
 #include "plugin/frame_display.h"
 
 #include <epan/expert.h>
+#include <epan/to_str.h>
 
 #include <bit>
 #include <cstdio>
@@ -375,9 +376,15 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
     } else if (n.kind == k.msg_nak_read) {
       display_nak(tvb, pinfo, t, n, n.ref);
     } else if (n.kind == k.ecn_ce) {
-      add_generated_bool(t, fields.ecn_ce, tvb);
+      proto_item* it = nullptr;
+      add_generated_bool(t, fields.ecn_ce, tvb, &it);
+      expert_add_info_format(pinfo, it, &fields.ei_ecn_ce, "Congestion experienced (ECN CE) on the way from %s to %s",
+                             address_to_str(pinfo->pool, &pinfo->net_src), address_to_str(pinfo->pool, &pinfo->net_dst));
     } else if (n.kind == k.cnp) {
-      add_generated_bool(t, fields.cnp, tvb);
+      proto_item* it = nullptr;
+      add_generated_bool(t, fields.cnp, tvb, &it);
+      expert_add_info_format(pinfo, it, &fields.ei_cnp, "CNP: %s asks %s to slow down",
+                             address_to_str(pinfo->pool, &pinfo->net_src), address_to_str(pinfo->pool, &pinfo->net_dst));
     } else if (n.kind == k.pfc) {
       display_pfc(tvb, pinfo, t, n);
     } else if (n.kind == k.pfc_storm) {

@@ -192,6 +192,7 @@ std::vector<PrefSlot>& pref_slots() {
 }
 
 static const char* clock_offsets_text_ = "";  ///< the clock_offsets preference (Wireshark owns the string)
+static const char* point_speeds_text_ = "";   ///< the point_speeds preference
 
 void register_preferences(int proto) {
   module_t* m = prefs_register_protocol(proto, nullptr);
@@ -273,6 +274,12 @@ void register_preferences(int proto) {
       "to the point's stamps to get the reference clock, e.g. the offset_ns rdmatel export offsets estimated. Hop delays "
       "(rdmatel.hop.delay) between points with an offset are corrected; otherwise they are raw stamp differences",
       &clock_offsets_text_);
+  prefs_register_string_preference(
+      m, "point_speeds", "Link speed per point (Gb/s)",
+      "Link speed of observation points for PFC pause times, NAME=GBPS separated by commas (the CLI's "
+      "--point-speed), e.g. \"leaf1=400, spine1=100\"; other points use the link speed preference (Wireshark 4.0 "
+      "gives a dissector no interface speed)",
+      &point_speeds_text_);
 
   struct Threshold {
     const char* name;
@@ -339,15 +346,20 @@ Settings engine_settings_from_prefs(std::vector<std::string>& problems) {
     std::string ignored;
     s.set("gpu", gpu_line(gpu_rows_[i]), ignored);
   }
-  const std::string offsets = clock_offsets_text_ ? clock_offsets_text_ : "";
-  size_t pos = 0;
-  while (pos < offsets.size()) {
-    size_t end = offsets.find_first_of(", ", pos);
-    if (end == std::string::npos) end = offsets.size();
-    std::string item = offsets.substr(pos, end - pos), ignored;
-    if (!item.empty()) s.set("clock_offset", item, ignored);  // the engine warns about a malformed one
-    pos = end + 1;
-  }
+  // Lists typed as one text: "NAME=VALUE, NAME=VALUE" (the engine warns about a malformed item).
+  auto set_items = [&s](const char* text, const char* setting) {
+    const std::string all = text ? text : "";
+    size_t pos = 0;
+    while (pos < all.size()) {
+      size_t end = all.find_first_of(", ", pos);
+      if (end == std::string::npos) end = all.size();
+      std::string item = all.substr(pos, end - pos), ignored;
+      if (!item.empty()) s.set(setting, item, ignored);
+      pos = end + 1;
+    }
+  };
+  set_items(clock_offsets_text_, "clock_offset");
+  set_items(point_speeds_text_, "point_speed");
   return s;
 }
 

@@ -62,7 +62,7 @@ bool guarded(F&& f) {
 // Queues the frame's tap data: the records it counts and its RDMA endpoints (plain data in
 // packet-scope memory; the listeners run before the next frame).
 void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoints* endpoints) {
-  if (!counts.io_count && !counts.message_count && !counts.finding && !counts.congestion && !counts.pfc_count &&
+  if (!counts.io_count && !counts.message_count && !counts.finding && !counts.congestion && !counts.cnp && !counts.pfc_count &&
       !counts.hop && !endpoints)
     return;
   TapFrame* tap = new (wmem_new(pinfo->pool, TapFrame)) TapFrame;
@@ -74,9 +74,14 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
   }
   tap->finding = counts.finding;
   tap->congestion = counts.congestion;
+  tap->cnp = counts.cnp;
   for (size_t i = 0; i < counts.pfc_count && i < std::size(tap->pfc); ++i) tap->pfc[tap->pfc_count++] = counts.pfc[i];
-  if (tap->congestion || tap->pfc_count)
-    tap->point_name = state_->engine().point_name(tap->congestion ? tap->congestion->point : tap->pfc[0]->point).c_str();
+  // Every record counted on a frame is of that frame's point.
+  const CongestionHead* head = tap->congestion ? static_cast<const CongestionHead*>(tap->congestion)
+                               : tap->cnp      ? static_cast<const CongestionHead*>(tap->cnp)
+                               : tap->pfc_count ? static_cast<const CongestionHead*>(tap->pfc[0])
+                                                : nullptr;
+  if (head) tap->point_name = state_->engine().point_name(head->point).c_str();
   if (counts.hop) {
     tap->hop = counts.hop;
     tap->hop_from = state_->engine().point_name(counts.hop->from_point).c_str();

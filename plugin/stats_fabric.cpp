@@ -64,6 +64,43 @@ tap_packet_status congestion_packet(void* tapdata, packet_info*, epan_dissect_t*
       });
 }
 
+stat_tap_table_item kCnpColumns[] = {
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Notification point", "%-15s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Told to slow down", "%-15s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Point", "%s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "CNPs", "%u"},
+};
+
+struct CnpSpec {
+  using Stats = LatestRecord<CnpRecord>;
+  static constexpr const char* kTitle = "RDMA CNPs per IP pair";
+  static constexpr const char* kOnePassNote = CongestionSpec::kOnePassNote;
+  static constexpr size_t kColumnCount = G_N_ELEMENTS(kCnpColumns);
+  static inline const stat_tap_table_item* const kColumns = kCnpColumns;
+  static void show(stat_tap_table_item_type* row, const Stats& s) {
+    if (s.r) row[3].value.uint_value = guint(s.r->cnps);
+  }
+};
+
+tap_packet_status cnp_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
+  return KeyedTable<CnpSpec>::on_packet(
+      tapdata, data, [](const TapFrame& tap) { return bool(tap.cnp); },
+      [](stat_tap_table* t, const TapFrame& tap) {
+        const CnpRecord& r = *tap.cnp;
+        const std::string src = r.src.to_string(), dst = r.dst.to_string();
+        const char* point = tap.point_name ? tap.point_name : "?";
+        KeyedTable<CnpSpec>::add(
+            t, src + " " + dst + " " + point,
+            [&](stat_tap_table_item_type* c) {
+              c[0].value.string_value = g_strdup(src.c_str());
+              c[1].value.string_value = g_strdup(dst.c_str());
+              c[2].value.string_value = g_strdup(point);
+            },
+            r);
+        return true;
+      });
+}
+
 stat_tap_table_item kPfcColumns[] = {
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Point", "%s"},
     {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Priority", "%u"},
@@ -181,11 +218,14 @@ void register_fabric_tables() {
   static stat_tap_table_ui congestion =
       make_ui<CongestionSpec>("RDMA Telemetry · Congestion per flow (ECN, CNP)", "rdmatel,congestion",
                               &congestion_packet, kCongestionColumns);
+  static stat_tap_table_ui cnp = make_ui<CnpSpec>("RDMA Telemetry · CNPs per IP pair", "rdmatel,cnp", &cnp_packet,
+                                                  kCnpColumns);
   static stat_tap_table_ui pfc = make_ui<PfcSpec>("RDMA Telemetry · PFC per point and priority", "rdmatel,pfc",
                                                   &pfc_packet, kPfcColumns);
   static stat_tap_table_ui hops = make_ui<HopSpec>("RDMA Telemetry · Hops between observation points", "rdmatel,hops",
                                                    &hop_packet, kHopColumns);
   register_stat_tap_table_ui(&congestion);
+  register_stat_tap_table_ui(&cnp);
   register_stat_tap_table_ui(&pfc);
   register_stat_tap_table_ui(&hops);
 }

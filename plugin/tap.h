@@ -37,6 +37,7 @@ struct TapFrame {
   /// Congestion records counted on this frame (final records only: they are made at the end of
   /// the first pass), with their point's name.
   const EcnRecord* congestion = nullptr;
+  const CnpRecord* cnp = nullptr;
   unsigned pfc_count = 0;
   const PfcRecord* pfc[8] = {};
   const char* point_name = nullptr;

@@ -76,7 +76,11 @@ constexpr uint8_t SEND_FIRST = 0x00, SEND_MIDDLE = 0x01, SEND_LAST = 0x02, SEND_
                   WRITE_LAST = 0x08, WRITE_LAST_IMM = 0x09, WRITE_ONLY = 0x0A,
                   WRITE_ONLY_IMM = 0x0B, READ_REQ = 0x0C, READ_RESP_FIRST = 0x0D,
                   READ_RESP_MIDDLE = 0x0E, READ_RESP_LAST = 0x0F, READ_RESP_ONLY = 0x10,
-                  ACK = 0x11, SEND_LAST_INV = 0x16, SEND_ONLY_INV = 0x17, UD_SEND_ONLY = 0x64;
+                  ACK = 0x11, SEND_LAST_INV = 0x16, SEND_ONLY_INV = 0x17, UD_SEND_ONLY = 0x64,
+                  CNP = 0x81;  // RoCEv2 congestion notification: BTH (BECN set) + 16 reserved bytes
+// Not a BTH opcode: the generator's marker for an 802.1Qbb PFC frame seen at one point
+// (Emission::y indexes Fabric::pfc_frames); never on a RoCE packet.
+constexpr uint8_t PFC_FRAME = 0xFF;
 }  // namespace op
 
 inline bool is_send_op(uint8_t o) { return o <= 0x05 || o == op::SEND_LAST_INV || o == op::SEND_ONLY_INV; }
@@ -152,9 +156,21 @@ struct Emission {
   int32_t io = -1;    // NVMe I/O id
   uint8_t io_cls = kClsNone;
   uint8_t resend = 0;  // a retransmitted copy (go-back-N, re-executed READ, re-issued READ)
+  uint8_t ce_arrived = 0;  // reached its destination marked congestion experienced (--ecn-mark)
   uint32_t read_npsn = 0;  // READ REQUEST: PSNs it consumes
 };
 
 std::string ip_to_string(const uint8_t ip[16], bool v6);
+
+// --pfc-pause / --pfc-storm: pause frames (and the resume) of a burst are this far apart, well
+// within one pause of 0xFFFF quanta (335.5 us at 100 Gb/s): the priority stays paused.
+constexpr int64_t kPfcRefreshNs = 100000;
+
+// An 802.1Qbb priority flow control frame as one observation point records it.
+struct PfcFrame {
+  int point = 0;
+  uint8_t enabled = 0;       // class-enable vector: bit p = priority p
+  uint16_t quanta[8] = {};   // pause time per priority, 512 bit times each (0: resume)
+};
 
 }  // namespace synth

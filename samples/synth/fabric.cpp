@@ -12,7 +12,8 @@ Fabric::Fabric(const FabricConfig& cfg, uint64_t seed)
       rng_loss_(seed ^ 0x1055u),
       rng_jitter_(seed ^ 0x717Eu),
       rng_var_(seed ^ 0x5A12u),
-      rng_drop_(seed ^ 0xD209u) {
+      rng_drop_(seed ^ 0xD209u),
+      rng_mark_(seed ^ 0xCE11u) {
   obs.resize(static_cast<size_t>(cfg_.points));
   cfg_.clock_offset_ns.resize(static_cast<size_t>(cfg_.points), 0);
   // Which switch positions are observed, in point-id order (= side-0 -> side-1 order).
@@ -143,12 +144,19 @@ int64_t Fabric::transmit(Emission e, int64_t now, int forced_seg, bool no_loss, 
                                     std::array<int64_t, kNumPos + 1>{}).first->second;
   int seen = 0;
   uint32_t passed = 0;  // points this copy passed (bit per point id), for --drop-between
+  bool marked = false;  // CE from the point where --ecn-mark marked it on
   for (const Stage& st : path_[dir]) {
     const int point = pos_point_[st.pos];
     if (point >= 0 && lost == seen) return -1;  // lost on the segment before this point
     if (point >= 0)
       for (const FabricConfig::Drop& dr : cfg_.drops)
         if (dr.to == point && (passed >> dr.from & 1u) && rng_drop_.chance(dr.rate)) return -1;
+    if (point >= 0 && !marked)
+      for (const FabricConfig::Drop& mk : cfg_.marks)
+        if (mk.to == point && (passed >> mk.from & 1u) && rng_mark_.chance(mk.rate)) {
+          marked = true;
+          break;
+        }
     const int64_t d = st.delay == kAccess ? src.access_ns
                       : st.delay == kHop1 ? pd.hop1
                       : st.delay == kHop2 ? pd.hop2 : 0;
@@ -160,7 +168,7 @@ int64_t Fabric::transmit(Emission e, int64_t now, int forced_seg, bool no_loss, 
     if (point >= 0) {
       const int64_t stamp = t + (cfg_.jitter_ns ? rng_jitter_.range(-cfg_.jitter_ns, cfg_.jitter_ns) : 0) +
                             cfg_.clock_offset_ns[static_cast<size_t>(point)];
-      obs[point].push_back(Obs{t, stamp, idx});
+      obs[point].push_back(Obs{t, stamp, idx, static_cast<uint8_t>(marked)});
       ++seen;
       passed |= 1u << point;
     }
@@ -169,7 +177,22 @@ int64_t Fabric::transmit(Emission e, int64_t now, int forced_seg, bool no_loss, 
   t += dst.access_ns + rng_var_.range(0, 100) + ser;
   t = std::max(t, last[kNumPos] + 1);
   last[kNumPos] = t;
+  if (marked) emissions[idx].ce_arrived = 1;
   return t;
+}
+
+void Fabric::add_pfc(int point, int64_t t, uint8_t enabled, const uint16_t (&quanta)[8]) {
+  PfcFrame f;
+  f.point = point;
+  f.enabled = enabled;
+  std::copy(quanta, quanta + 8, f.quanta);
+  Emission e;
+  e.opcode = op::PFC_FRAME;
+  e.y = static_cast<uint32_t>(pfc_frames.size());
+  pfc_frames.push_back(f);
+  const auto idx = static_cast<uint32_t>(emissions.size());
+  emissions.push_back(e);
+  obs[static_cast<size_t>(point)].push_back(Obs{t, t + cfg_.clock_offset_ns[static_cast<size_t>(point)], idx});
 }
 
 void Fabric::sort_points() {

@@ -42,6 +42,7 @@ struct Obs {
   int64_t t;      // true passage time (the point's passage order = its file order)
   int64_t stamp;  // what the capture records: t + jitter + the point's clock offset
   uint32_t em;    // emission index
+  uint8_t ce = 0;  // the copy is marked congestion experienced here (--ecn-mark)
 };
 
 struct FabricConfig {
@@ -62,6 +63,9 @@ struct FabricConfig {
     double rate = 0;
   };
   std::vector<Drop> drops;
+  // --ecn-mark A:B=RATE: a packet that passed point A is marked congestion experienced (ECN
+  // 11) with probability RATE on its way to point B, and stays marked from B on.
+  std::vector<Drop> marks;
 };
 
 class Fabric {
@@ -95,6 +99,11 @@ class Fabric {
   std::vector<Emission> emissions;
   std::vector<Endpoint> endpoints;
   std::vector<std::vector<Obs>> obs;  // per point, in creation order until finalize()
+  std::vector<PfcFrame> pfc_frames;   // what PFC_FRAME emissions carry
+
+  // A PFC frame seen at `point` at true time `t` (stamped with the point's clock offset, no
+  // jitter). The traffic is not paused by it: the frames are what a mirror shows.
+  void add_pfc(int point, int64_t t, uint8_t enabled, const uint16_t (&quanta)[8]);
 
   // Sorts every point's sightings into passage order.
   void sort_points();
@@ -128,6 +137,7 @@ class Fabric {
   std::vector<Stage> path_[2];    // [0]: side 0 -> side 1, [1]: side 1 -> side 0
   std::vector<int> lossy_[2];     // lossy segments per direction, as "points passed before"
   Rng rng_delay_, rng_loss_, rng_jitter_, rng_var_, rng_drop_;  // rng_drop_: only with --drop-between
+  Rng rng_mark_;  // only with --ecn-mark
   std::map<std::pair<int, int>, PairDelay> pair_delays_;
   // FIFO per directed endpoint pair: last true time at each position (+ the destination).
   std::map<std::pair<int, int>, std::array<int64_t, kNumPos + 1>> last_at_;

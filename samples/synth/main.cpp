@@ -60,6 +60,14 @@ void help() {
       "  --slow-path H:S=US  the path between host H and storage S is US slower each way\n"
       "  --lossy-path H:S=RATE  the path between host H and storage S loses RATE of packets\n"
       "                      per segment, both ways\n"
+      "  --ecn-mark A:B=RATE  packets that passed point A are marked CE with probability RATE before\n"
+      "                      point B (direction A -> B; CE from B on); receivers answer marked data\n"
+      "                      with CNPs to the sender's QP, at most one per QP per 50 us (repeatable)\n"
+      "  --pfc-pause POINT:PRIO=N@T  at POINT, N PFC pause frames for priority PRIO (quanta 0xFFFF)\n"
+      "                      100 us apart from T seconds into the workload, then a resume\n"
+      "                      (repeatable; the frames pause nothing in the simulation)\n"
+      "  --pfc-storm POINT:PRIO=N@T  the same without the resume: paused without a break for\n"
+      "                      (N-1) x 100 us + one pause (a storm from 10 ms)\n"
       "  --drop-between A:B=RATE  packets that passed point A are lost with probability RATE before\n"
       "                      point B (direction A -> B only; repeatable)\n"
       "  --help              this text\n");
@@ -200,6 +208,26 @@ int main(int argc, char** argv) {
       if (k == "--slow-path") f.extra_ns = to_int(k, v.substr(eq + 1), 0, 10000000) * 1000;
       else f.loss = to_double(k, v.substr(eq + 1), 0.0, 0.5);
       c.path_faults.push_back(f);
+    } else if (k == "--ecn-mark") {
+      const auto colon = v.find(':'), eq = v.rfind('=');
+      if (colon == std::string::npos || eq == std::string::npos || eq < colon)
+        die(k + " needs A:B=RATE (point names), got '" + v + "'");
+      synth::Config::Drop d;
+      d.from = v.substr(0, colon);
+      d.to = v.substr(colon + 1, eq - colon - 1);
+      d.rate = to_double(k, v.substr(eq + 1), 0.0, 1.0);
+      c.marks.push_back(d);
+    } else if (k == "--pfc-pause" || k == "--pfc-storm") {
+      const auto colon = v.rfind(':'), eq = v.rfind('='), at = v.rfind('@');
+      if (colon == std::string::npos || eq == std::string::npos || at == std::string::npos || !(colon < eq && eq < at))
+        die(k + " needs POINT:PRIORITY=FRAMES@SECONDS, got '" + v + "'");
+      synth::Config::PfcBurst b;
+      b.point = v.substr(0, colon);
+      b.priority = static_cast<int>(to_int(k, v.substr(colon + 1, eq - colon - 1), 0, 7));
+      b.frames = static_cast<int>(to_int(k, v.substr(eq + 1, at - eq - 1), 1, 1000000));
+      b.at_s = to_double(k, v.substr(at + 1), 0.0, 3600.0);
+      b.resume = k == "--pfc-pause";
+      c.pfc.push_back(b);
     } else if (k == "--drop-between") {
       const auto colon = v.find(':'), eq = v.rfind('=');
       if (colon == std::string::npos || eq == std::string::npos || eq < colon)

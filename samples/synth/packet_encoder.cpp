@@ -90,6 +90,7 @@ void PacketEncoder::payload(const Emission& e, uint32_t from, uint32_t n, uint8_
 }
 
 uint32_t wire_len(const WireConfig& cfg, const Emission& e) {
+  if (e.opcode == op::PFC_FRAME) return 60;  // the shortest Ethernet frame, FCS excluded
   return 14 + 4 * cfg.vlan_tags + (cfg.ipv6 ? 40 : 20) + 8 + 12 + ext_header_len(e.opcode) +
          e.pay_len + pad_of(e.pay_len) + 4;
 }
@@ -98,8 +99,25 @@ uint32_t max_header_len(const WireConfig& cfg) {
   return 14 + 4 * cfg.vlan_tags + (cfg.ipv6 ? 40 : 20) + 8 + 12 + ext_header_len(op::WRITE_ONLY_IMM);
 }
 
-uint32_t PacketEncoder::encode(const Emission& e, uint32_t snaplen, uint8_t ttl, std::vector<uint8_t>& out) const {
+uint32_t PacketEncoder::encode(const Emission& e, uint32_t snaplen, uint8_t ttl, std::vector<uint8_t>& out,
+                               bool ce) const {
   const uint32_t wl = wire_len(cfg_, e);
+  if (e.opcode == op::PFC_FRAME) {
+    // 802.1Qbb: to the MAC control address, ethertype 0x8808, opcode 0x0101, the class-enable
+    // vector, eight pause times, zero padding to the minimum frame. Sent by the switch port.
+    const PfcFrame& f = (*pfc_)[e.y];
+    out.assign(wl, 0);
+    static const uint8_t kDst[6] = {0x01, 0x80, 0xC2, 0x00, 0x00, 0x01};
+    std::memcpy(out.data(), kDst, 6);
+    const uint8_t src[6] = {0x02, 0x00, 0x5e, 0xff, 0x00, static_cast<uint8_t>(f.point)};
+    std::memcpy(out.data() + 6, src, 6);
+    put16(out.data() + 12, 0x8808);
+    put16(out.data() + 14, 0x0101);
+    put16(out.data() + 16, f.enabled);
+    for (int i = 0; i < 8; ++i) put16(out.data() + 18 + 2 * i, f.quanta[i]);
+    out.resize(std::min(snaplen, wl));
+    return wl;
+  }
   const bool full = cfg_.ipv6 || snaplen > wl - 4;
   const uint32_t build = full ? wl : std::min(wl, snaplen);
   const uint32_t pad = pad_of(e.pay_len);
@@ -122,7 +140,7 @@ uint32_t PacketEncoder::encode(const Emission& e, uint32_t snaplen, uint8_t ttl,
   const uint32_t l3 = o;
   const uint32_t ext = ext_header_len(e.opcode);
   const uint32_t udp_len = 8 + 12 + ext + e.pay_len + pad + 4;
-  const uint8_t tos = static_cast<uint8_t>((cfg_.dscp << 2) | 0x2);  // ECN ECT(0)
+  const uint8_t tos = static_cast<uint8_t>((cfg_.dscp << 2) | (ce ? 0x3 : 0x2));  // ECN ECT(0), or CE
   if (cfg_.ipv6) {
     // Flow label from the UDP source port, as RoCE NICs do for ECMP entropy.
     const uint32_t fl = (static_cast<uint32_t>(e.sport) * 2654435761u) & 0xFFFFF;
@@ -155,6 +173,7 @@ uint32_t PacketEncoder::encode(const Emission& e, uint32_t snaplen, uint8_t ttl,
   p[o] = e.opcode;
   p[o + 1] = static_cast<uint8_t>((e.solicited ? 0x80 : 0) | (pad << 4));  // TVer 0, M 0
   put16(p + o + 2, 0xFFFF);  // default P_Key
+  p[o + 4] = e.opcode == op::CNP ? 0x40 : 0;  // BECN: a CNP tells the sender of congestion
   put24(p + o + 5, e.dst_qpn & kPsnMask);
   p[o + 8] = e.ack_req ? 0x80 : 0;
   put24(p + o + 9, e.psn & kPsnMask);
@@ -176,7 +195,7 @@ uint32_t PacketEncoder::encode(const Emission& e, uint32_t snaplen, uint8_t ttl,
     o += 4;
   }
   // Payload (as much as we build), pad bytes stay zero.
-  if (o < build) {
+  if (o < build && e.opcode != op::CNP) {  // a CNP's 16 bytes are reserved: zero
     const uint32_t n = std::min(e.pay_len, build - o);
     payload(e, 0, n, p + o);
   }

@@ -45,13 +45,17 @@ class PacketEncoder {
   // The payload beyond the snap length is only produced when the ICRC is captured or the
   // IPv6 UDP checksum needs it. `ttl` is the IPv4 TTL / IPv6 hop limit the point sees (the
   // ICRC masks it and the IPv6 UDP checksum does not cover it; the IPv4 checksum follows it).
-  uint32_t encode(const Emission& e, uint32_t snaplen, uint8_t ttl, std::vector<uint8_t>& out) const;
+  // `ce`: the copy is marked congestion experienced where it is recorded (ECN 11). A PFC_FRAME
+  // emission is written as its 802.1Qbb frame (`pfc` holds them).
+  uint32_t encode(const Emission& e, uint32_t snaplen, uint8_t ttl, std::vector<uint8_t>& out, bool ce = false) const;
+  void set_pfc_frames(const std::vector<PfcFrame>* pfc) { pfc_ = pfc; }
 
  private:
   void payload(const Emission& e, uint32_t from, uint32_t n, uint8_t* dst) const;
   const WireConfig& cfg_;
   const std::vector<EndpointWire>& eps_;
   const std::vector<uint8_t>& arena_;
+  const std::vector<PfcFrame>* pfc_ = nullptr;
 };
 
 }  // namespace synth

@@ -219,6 +219,8 @@ void Sim::on_timer(int qps) {
 
 void Sim::on_arrive(uint32_t em, int qps) {
   const Emission e = fabric.emissions[em];  // copy: handlers append emissions
+  if (e.ce_arrived && cfg_.cnp && (is_send_op(e.opcode) || is_write_op(e.opcode) || is_read_resp_op(e.opcode)))
+    notify_congestion(qps);
   if (e.opcode == op::ACK || is_read_resp_op(e.opcode))
     requester(qps, e);
   else
@@ -285,6 +287,19 @@ void Sim::send_ack(int qps) {
   e.x = (0x1Fu << 24) | (q.msn & kPsnMask);
   q.unacked = 0;
   transmit(qps, e, -1);
+}
+
+void Sim::notify_congestion(int qps) {
+  QpSide& q = qps_[static_cast<size_t>(qps)];
+  if (q.cnp_sent && now_ - q.last_cnp < cfg_.cnp_gap_ns) return;
+  q.cnp_sent = true;
+  q.last_cnp = now_;
+  Emission e = base(qps);  // to the peer's QP: the sender of the marked data
+  e.opcode = op::CNP;
+  e.psn = 0;
+  e.pay_len = 16;
+  e.qps = qps;
+  fabric.transmit(e, now_, -1, true, wire_len(wire, e));  // never lost; its arrival changes nothing
 }
 
 void Sim::send_nak(int qps) {

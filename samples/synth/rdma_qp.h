@@ -97,6 +97,8 @@ struct QpSide {
   bool deferred_nak = false;
   int64_t busy_until = 0;
   uint32_t retries = 0;
+  bool cnp_sent = false;  // notification point: a CNP went out, at last_cnp
+  int64_t last_cnp = 0;
 };
 
 // Truth about one data message (what the sender meant to send).
@@ -114,6 +116,11 @@ struct SimConfig {
   int64_t rto_ns = 400000;     // retransmission timeout
   uint32_t max_timeouts = 64;  // consecutive timeouts before a QP gives up (error state)
   uint32_t snaplen = 262144;
+  // DCQCN's notification point: a data packet arriving CE-marked makes its receiver send a CNP
+  // to the sender's QP, at most one per QP per cnp_gap_ns (mlx5's default 50 us ... 4 us;
+  // the sender's rate reaction is not modelled).
+  bool cnp = false;
+  int64_t cnp_gap_ns = 50000;
 };
 
 class Sim {
@@ -176,6 +183,8 @@ class Sim {
   void responder(int qps, const Emission& e);
   void requester(int qps, const Emission& e);
   void send_ack(int qps);
+  // The receiving side `qps` got a CE-marked data packet: a CNP to its peer, rate-limited.
+  void notify_congestion(int qps);
   void send_nak(int qps);
   Emission base(int qps) const;
   void ack_upto(int qps, uint32_t a, bool* retried);

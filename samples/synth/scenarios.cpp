@@ -183,6 +183,30 @@ int generate(const Config& c, RunStats* stats) {
     fd.rate = d.rate;
     fc.drops.push_back(fd);
   }
+  for (const Config::Drop& d : c.marks) {
+    FabricConfig::Drop fd;
+    for (size_t p = 0; p < pts.size(); ++p) {
+      if (pts[p].name == d.from) fd.from = static_cast<int>(p);
+      if (pts[p].name == d.to) fd.to = static_cast<int>(p);
+    }
+    if (fd.from < 0 || fd.to < 0 || fd.from == fd.to) {
+      std::fprintf(stderr, "rdmatel-synth: --ecn-mark %s:%s: not two points of the run\n", d.from.c_str(),
+                   d.to.c_str());
+      return 2;
+    }
+    fd.rate = d.rate;
+    fc.marks.push_back(fd);
+  }
+  std::vector<int> pfc_points;
+  for (const Config::PfcBurst& b : c.pfc) {
+    size_t p = 0;
+    while (p < pts.size() && pts[p].name != b.point) ++p;
+    if (p == pts.size()) {
+      std::fprintf(stderr, "rdmatel-synth: --pfc-pause / --pfc-storm: no point named %s\n", b.point.c_str());
+      return 2;
+    }
+    pfc_points.push_back(static_cast<int>(p));
+  }
   Fabric fabric(fc, c.seed);
   fabric.set_points(pts);
 
@@ -228,6 +252,7 @@ int generate(const Config& c, RunStats* stats) {
   SimConfig sc;
   sc.pmtu = c.pmtu;
   sc.snaplen = c.snaplen;
+  sc.cnp = !c.marks.empty();
   Sim sim(sc, fabric, wc);
 
   std::unique_ptr<NvmeModel> nm;
@@ -279,6 +304,15 @@ int generate(const Config& c, RunStats* stats) {
     wf->setup(sim, gpu0, gpu1);
   }
   sim.run(t_start + setup + duration + 10000000000LL);
+  for (size_t i = 0; i < c.pfc.size(); ++i) {
+    const Config::PfcBurst& b = c.pfc[i];
+    uint16_t pause[8] = {}, resume[8] = {};
+    pause[b.priority] = 0xFFFF;
+    const auto enabled = static_cast<uint8_t>(1u << b.priority);
+    const int64_t t0 = t_start + setup + static_cast<int64_t>(b.at_s * 1e9);
+    for (int k = 0; k < b.frames; ++k) fabric.add_pfc(pfc_points[i], t0 + k * kPfcRefreshNs, enabled, pause);
+    if (b.resume) fabric.add_pfc(pfc_points[i], t0 + b.frames * kPfcRefreshNs, enabled, resume);
+  }
   fabric.sort_points();
 
   TruthMeta meta;
@@ -299,6 +333,7 @@ int generate(const Config& c, RunStats* stats) {
   std::vector<EndpointWire> wires;
   for (const auto& e : fabric.endpoints) wires.push_back(e.wire);
   PacketEncoder enc(wc, wires, sim.arena);
+  enc.set_pfc_frames(&fabric.pfc_frames);
   // Transport headers are always captured whole: a snap length that would cut into the
   // longest header of this configuration (IPv6 with VLAN tags) is raised to cover it.
   const uint32_t snap = std::max(c.snaplen, max_header_len(wc));
@@ -314,7 +349,7 @@ int generate(const Config& c, RunStats* stats) {
   for (const auto& fr : frames) {
     const Obs& o = fabric.obs[fr.first][fr.second];
     const Emission& e = fabric.emissions[o.em];
-    const uint32_t wl = enc.encode(e, snap, fabric.ttl_at(fr.first, e), buf);
+    const uint32_t wl = enc.encode(e, snap, fabric.ttl_at(fr.first, e), buf, o.ce != 0);
     w.add_packet(fr.first, static_cast<uint64_t>(o.stamp), buf.data(), static_cast<uint32_t>(buf.size()), wl);
   }
   if (!w.close()) {
@@ -326,6 +361,8 @@ int generate(const Config& c, RunStats* stats) {
   if (truth.size() > ext.size() && truth.compare(truth.size() - ext.size(), ext.size(), ext) == 0)
     truth.resize(truth.size() - ext.size());
   truth += ".truth.json";
+  for (size_t i = 0; i < c.pfc.size(); ++i)
+    meta.pfc.push_back({pfc_points[i], c.pfc[i].priority, c.pfc[i].frames, c.pfc[i].resume});
   if (!write_truth(truth, meta, fabric, sim, nm.get(), frames)) {
     std::fprintf(stderr, "rdmatel-synth: cannot write %s\n", truth.c_str());
     return 1;

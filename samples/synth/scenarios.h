@@ -36,6 +36,17 @@ struct Config {
     double rate = 0;
   };
   std::vector<Drop> drops;  // --drop-between A:B=RATE
+  std::vector<Drop> marks;  // --ecn-mark A:B=RATE
+  // --pfc-pause POINT:PRIO=N@T: N pause frames (quanta 0xFFFF) 100 us apart from T seconds into
+  // the workload, then a resume 100 us after the last; --pfc-storm: the same without the resume.
+  struct PfcBurst {
+    std::string point;
+    int priority = 0;
+    int frames = 0;
+    double at_s = 0;
+    bool resume = true;
+  };
+  std::vector<PfcBurst> pfc;
   bool routed = false;  // --routed: TTL / hop limit decremented per switch
   bool cross = false;   // --cross: NVMe hosts and storages on both leaves
   double loss = 0.0;

@@ -40,6 +40,13 @@ struct MsgRec {
 
 struct FlowRec {
   uint64_t packets = 0, bytes = 0, retrans_packets = 0, retrans_bytes = 0, naks = 0, oos = 0;
+  uint64_t ce = 0, cnps = 0;  // the congestion timeline: CE-marked data packets, CNPs to the sender
+};
+
+// SPEC §6 ECN per flow (source IP, destination IP, destination QPN) and point: every RoCE
+// packet of the flow, CE-marked ones, CNPs it carries.
+struct EcnRec {
+  uint64_t packets = 0, ce = 0, cnps = 0;
 };
 
 struct PsnState {
@@ -160,9 +167,9 @@ static void write_hops(Out& out, const Fabric& fabric) {
   std::map<std::tuple<std::string, std::string, uint32_t, size_t, size_t>, Hop> hops;
   for (size_t em = 0; em < by_em.size(); ++em) {
     std::vector<Sighting>& v = by_em[em];
-    if (v.empty()) continue;
-    std::stable_sort(v.begin(), v.end(), [](const Sighting& a, const Sighting& b) { return a.t < b.t; });
     const Emission& e = fabric.emissions[em];
+    if (v.empty() || e.opcode == op::PFC_FRAME) continue;  // a PFC frame stays on its link
+    std::stable_sort(v.begin(), v.end(), [](const Sighting& a, const Sighting& b) { return a.t < b.t; });
     const Endpoint& src = fabric.endpoints[e.src_ep];
     const std::string& s_ip = src.ip_str;
     const std::string& d_ip = fabric.endpoints[e.dst_ep].ip_str;
@@ -239,6 +246,9 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
   std::vector<PsnState> psn(qps.size() * np * 2);
   std::map<std::tuple<int, size_t, int64_t>, FlowRec> flows;  // (flow, point, period)
   std::map<std::pair<int, size_t>, std::vector<uint32_t>> naks;  // (flow, point) -> NAK PSNs
+  std::map<std::tuple<std::string, std::string, uint32_t, size_t>, EcnRec> ecn;  // (src, dst, dst_qpn, point)
+  std::map<std::tuple<std::string, std::string, size_t>, uint64_t> cnp_pairs;   // (src, dst, point)
+  std::map<std::pair<size_t, int64_t>, uint64_t> pfc_pauses;                     // (point, period)
   uint64_t nak_total = 0, packets = 0;
 
   std::vector<uint32_t> by_stamp;
@@ -262,6 +272,27 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
         if (!s.frame) s = Sight{o.stamp, fr};
       }
       const int64_t period = (o.stamp / meta.period_ns) * meta.period_ns;
+      if (e.opcode == op::PFC_FRAME) {
+        const PfcFrame& f = fabric.pfc_frames[e.y];
+        bool pause = false;
+        for (int q = 0; q < 8; ++q) pause = pause || ((f.enabled >> q & 1) && f.quanta[q]);
+        if (pause) ++pfc_pauses[{p, period}];
+        continue;
+      }
+      {
+        const std::string& s_ip = fabric.endpoints[e.src_ep].ip_str;
+        const std::string& d_ip = fabric.endpoints[e.dst_ep].ip_str;
+        EcnRec& ec = ecn[{s_ip, d_ip, e.dst_qpn, p}];
+        ++ec.packets;
+        if (o.ce) ++ec.ce;
+        if (e.opcode == op::CNP) {
+          ++ec.cnps;
+          ++cnp_pairs[{s_ip, d_ip, p}];
+          // Sent by the data's receiver: the data flow is its peer side's.
+          ++flows[{qps[static_cast<size_t>(e.qps)].peer, p, period}].cnps;
+          continue;
+        }
+      }
       if (e.opcode == op::ACK && ((e.x >> 24) & 0xE0) == 0x60) {
         ++nak_total;
         const int rev = qps[static_cast<size_t>(e.qps)].peer;  // the flow this NAK is about
@@ -298,6 +329,7 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
         fr2.retrans_bytes += e.pay_len;
       }
       if (oos) ++fr2.oos;
+      if (o.ce) ++fr2.ce;
       MsgRec& m = mrec[static_cast<size_t>(e.msg) * np + p];
       if (!m.used) {
         m.used = true;
@@ -618,6 +650,97 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
     out.num("naks", r.naks);
     out.raw(",");
     out.num("oos_packets", r.oos);
+    out.raw(",");
+    out.num("ce_packets", r.ce);
+    out.raw(",");
+    out.num("cnps", r.cnps);
+    out.raw(",");
+    auto pp = pfc_pauses.find({p, period});
+    out.num("pfc_pauses", pp == pfc_pauses.end() ? 0 : pp->second);
+    out.raw("}");
+  }
+  // --- congestion (SPEC §6): ecn per flow and point, cnp per IP pair and point, pfc per point
+  // and priority. PFC from the bursts the generator wrote, worked out by hand: at 100 Gb/s (the
+  // points record no if_speed) 0xFFFF quanta ask for 65535 x 512 / 100 ns = 335,539 ns each
+  // (truncated per frame); a burst with a resume stays paused from its first frame to the
+  // resume (N x 100 us), a storm to the expiry of its last pause ((N-1) x 100 us + 335,539 ns).
+  out.raw("],\n\"congestion\":[");
+  bool first_cong = true;
+  auto next_cong = [&] {
+    out.raw(first_cong ? "\n{" : ",\n{");
+    first_cong = false;
+  };
+  for (const auto& [k, r] : ecn) {
+    const auto& [s_ip, d_ip, qpn, p] = k;
+    next_cong();
+    out.str("kind", "ecn");
+    out.raw(",");
+    out.str("point", pts[p].name);
+    out.raw(",");
+    out.str("src", s_ip);
+    out.raw(",");
+    out.str("dst", d_ip);
+    out.raw(",");
+    out.num("dst_qpn", qpn);
+    out.raw(",");
+    out.num("packets", r.packets);
+    out.raw(",");
+    out.num("ce_packets", r.ce);
+    out.raw(",");
+    out.num("cnp_packets", r.cnps);
+    out.raw("}");
+  }
+  for (const auto& [k, n] : cnp_pairs) {
+    const auto& [s_ip, d_ip, p] = k;
+    next_cong();
+    out.str("kind", "cnp");
+    out.raw(",");
+    out.str("point", pts[p].name);
+    out.raw(",");
+    out.str("src", s_ip);
+    out.raw(",");
+    out.str("dst", d_ip);
+    out.raw(",");
+    out.num("cnps", n);
+    out.raw("}");
+  }
+  struct PfcTruth {
+    uint64_t frames = 0, pauses = 0, resumes = 0, quanta = 0;
+    int64_t pause_ns = 0, longest_ns = 0;
+  };
+  constexpr int64_t kFullPauseNs = 335539;  // 0xFFFF quanta at 100 Gb/s
+  std::map<std::pair<int, int>, PfcTruth> pfc;
+  for (const TruthMeta::PfcBurst& b : meta.pfc) {
+    PfcTruth& t = pfc[{b.point, b.priority}];
+    t.frames += static_cast<uint64_t>(b.frames) + (b.resume ? 1 : 0);
+    t.pauses += static_cast<uint64_t>(b.frames);
+    t.resumes += b.resume ? 1 : 0;
+    t.quanta += static_cast<uint64_t>(b.frames) * 0xFFFF;
+    t.pause_ns += b.frames * kFullPauseNs;
+    const int64_t length = b.resume ? b.frames * kPfcRefreshNs : (b.frames - 1) * kPfcRefreshNs + kFullPauseNs;
+    t.longest_ns = std::max(t.longest_ns, length);
+  }
+  for (const auto& [k, t] : pfc) {
+    next_cong();
+    out.str("kind", "pfc");
+    out.raw(",");
+    out.str("point", pts[static_cast<size_t>(k.first)].name);
+    out.raw(",");
+    out.num("priority", static_cast<uint64_t>(k.second));
+    out.raw(",");
+    out.num("frames", t.frames);
+    out.raw(",");
+    out.num("pause_frames", t.pauses);
+    out.raw(",");
+    out.num("resume_frames", t.resumes);
+    out.raw(",");
+    out.num("quanta", t.quanta);
+    out.raw(",");
+    out.num("pause_ns", static_cast<uint64_t>(t.pause_ns));
+    out.raw(",");
+    out.num("longest_pause_ns", static_cast<uint64_t>(t.longest_ns));
+    out.raw(",");
+    out.boolean("storm", t.longest_ns >= 10000000);  // the default --pfc-storm, 10 ms
     out.raw("}");
   }
   out.raw("],\n\"hops\":[");

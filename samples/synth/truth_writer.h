@@ -23,6 +23,13 @@ struct TruthMeta {
   uint32_t pmtu = 4096;
   int64_t period_ns = 1000000000;
   int64_t cut_ns = -1;  // mid-stream capture start, -1 when the capture starts with the traffic
+  // The PFC bursts the generator wrote (--pfc-pause, --pfc-storm): the PFC truth follows from
+  // them by hand (bursts of one point and priority do not overlap).
+  struct PfcBurst {
+    int point = 0, priority = 0, frames = 0;
+    bool resume = true;
+  };
+  std::vector<PfcBurst> pfc;
 };
 
 // Earliest time >= target at which no data message (at any point) and no NVMe command

@@ -3,6 +3,7 @@
 analyze section on a capture this test writes: ECN marks, CNPs and PFC pauses at two points, one
 with a recorded link speed. Expected values come
 from what was written (worked out in the comments), not from rdmatel."""
+import collections
 import json
 import os
 import shutil
@@ -155,6 +156,21 @@ check("pfc storm", by.get(("leaf1", 3)), {"storm": True})
 check("pfc --link-speed", by.get(("leaf2", 0)), {"pause_us": 5.12, "speed_bps": 10_000_000_000})
 if "PFC storm" not in err:
     problems.append(f"no PFC storm warning: {err!r}")
+# A point's own speed (SPEC §6: a per-point setting) comes before the capture's if_speed:
+# leaf1 at 400 Gb/s: 65535 x 512 / 400 = 83,884 ns per pause (83,884.8 truncated), 2 pauses;
+# leaf2 at 25 Gb/s: 100 x 512 / 25 = 2,048 ns.
+by, _ = pfc_records("--point-speed", "leaf1=400", "--point-speed", "leaf2=25")
+check("pfc --point-speed leaf1", by.get(("leaf1", 3)), {"pause_us": 167.768, "speed_bps": 400_000_000_000})
+check("pfc --point-speed leaf2", by.get(("leaf2", 0)), {"pause_us": 2.048, "speed_bps": 25_000_000_000})
+for bad in ("leaf1", "leaf1=", "leaf1=fast", "leaf1=0", "=10"):
+    p = subprocess.run([cli, "export", "congestion", cap, "--point-speed", bad], capture_output=True, text=True,
+                       timeout=60)
+    if p.returncode != 2 or "--point-speed takes NAME=GBPS" not in p.stderr:
+        problems.append(f"--point-speed {bad!r}: exit {p.returncode}, {p.stderr.strip()!r}, want a usage error")
+p = subprocess.run([cli, "export", "congestion", cap, "--point-speed", "nosuch=10"], capture_output=True, text=True,
+                   timeout=60)
+if p.returncode != 0 or "names no observation point" not in p.stderr:
+    problems.append(f"--point-speed nosuch=10: exit {p.returncode}, {p.stderr.strip()!r}, want a warning")
 
 # The analyze section: 2 points x (20 + 4) ECN-capable packets, 2 x 5 CE, 2 x 3 CNPs.
 p = subprocess.run([cli, "analyze", cap, "--pfc-storm", "0.25"], capture_output=True, text=True, timeout=120)
@@ -184,6 +200,19 @@ if plugin:
                 ("leaf1", "3", "65535", "335.539", "", "", ""), ("leaf1", "3", "0", "", "1", "", "")]
         if pfc_rows != want:
             problems.append(f"tshark PFC fields: {pfc_rows}, want {want}")
+        # The point_speeds preference (the CLI's --point-speed): leaf2 at 25 Gb/s, 2.048 us.
+        rows2 = ts.fields(cap, ["rdmatel.point", "rdmatel.pfc.pause_time"], "rdmatel.pfc.priority",
+                          extra=["-o", "rdmatel.point_speeds:leaf2=25", "-o", "rdmatel.link_speed:100"])
+        leaf2 = [r["rdmatel.pfc.pause_time"] for r in rows2 if r["rdmatel.point"] == "leaf2"]
+        if leaf2 != ["2.048"]:
+            problems.append(f"tshark -o rdmatel.point_speeds:leaf2=25: leaf2 pause times {leaf2}, want ['2.048']")
+        # Expert info on CE-marked packets and CNPs, naming who is involved.
+        ex = ts.fields(cap, ["frame.number", "_ws.expert.message"], "rdmatel.ecn_ce || rdmatel.cnp")
+        msgs = collections.Counter(m for r in ex for m in r["_ws.expert.message"].split("|") if m)
+        want_ex = {f"Congestion experienced (ECN CE) on the way from {H} to {S}": 10, f"CNP: {S} asks {H} to slow down": 6}
+        for m, n in want_ex.items():
+            if msgs.get(m) != n:
+                problems.append(f"tshark expert {m!r}: {msgs.get(m)} frames, want {n} ({dict(msgs)})")
         ce = sum(1 for r in rows if r["rdmatel.ecn_ce"])
         cnp = sum(1 for r in rows if r["rdmatel.cnp"])
         if (ce, cnp) != (10, 6):
@@ -201,6 +230,11 @@ if plugin:
                     problems.append(f"-z rdmatel,congestion {k}: {rows.get(k)}, want {v}")
         if len(rows) != 4:
             problems.append(f"-z rdmatel,congestion: {len(rows)} rows, want 4:\n{out}")
+        # CNPs per IP pair and point: the storage told the host 3 times at each point.
+        out_cnp = ts.run("-2", "-q", "-r", ts.stage(cap), "-z", "rdmatel,cnp").stdout
+        cnp_rows = parse_simple_tables(out_cnp).get("RDMA Telemetry · CNPs per IP pair", ([], []))[1]
+        if sorted(cnp_rows) != [[S, H, "leaf1", "3"], [S, H, "leaf2", "3"]]:
+            problems.append(f"-z rdmatel,cnp: {cnp_rows}, want 3 CNPs from {S} to {H} at leaf1 and leaf2:\n{out_cnp}")
         rows = {tuple(r[:2]): r[2:] for r in tables.get("RDMA Telemetry · PFC per point and priority", ([], []))[1]}
         want = {("leaf1", "3"): ["3", "2", "1", "131070", "671.078", "300.000", "storm"],
                 ("leaf2", "0"): ["1", "1", "0", "100", "0.512", "0.512", "-"]}

@@ -436,7 +436,7 @@ TEST(AnalyzerRecordTableModel, CsvRowsAreTheClisExport) {
   auto a = analyse({sample});
   ASSERT_TRUE(a);
   size_t compared = 0;
-  for (const char* table : {"congestion:ecn", "offsets"}) {
+  for (const char* table : {"congestion:ecn", "offsets", "paths"}) {
     SCOPED_TRACE(table);
     const std::string kind = std::string(table).substr(0, std::string(table).find(':'));
     const QString sub = std::string(table) == kind ? QString() : QString(table).section(':', 1);

@@ -291,6 +291,43 @@ TEST(Decode, PfcFrame) {
   EXPECT_EQ(r.pfc.quanta[3], 0xFFFF);
 }
 
+// Every class-enable vector, with quanta 0 (resume), 0xFFFF (the longest pause) and others per
+// priority, in a frame padded to the 60-byte minimum: each priority's pause time is read from its
+// own slot whatever the vector says (the engine ignores the slots of priorities not enabled).
+TEST(Decode, PfcEveryClassEnableVectorAndQuanta) {
+  for (unsigned enabled = 0; enabled < 256; ++enabled) {
+    uint16_t quanta[8];
+    for (int i = 0; i < 8; ++i) quanta[i] = uint16_t(i == 0 ? 0 : i == 7 ? 0xFFFF : (enabled * 257 + i) & 0xFFFF);
+    const Bytes f = test::pfc_frame(uint8_t(enabled), quanta);
+    ASSERT_EQ(f.size(), 60u);
+    RoceFrame r;
+    ASSERT_EQ(decode(f, r), FrameKind::kPfc) << enabled;
+    EXPECT_EQ(r.pfc.enabled, enabled);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(r.pfc.quanta[i], quanta[i]) << enabled << " priority " << i;
+  }
+}
+
+// The class-enable vector's reserved high byte is not a priority; an 802.3x PAUSE (opcode
+// 0x0001) is not PFC; a frame cut before its eight pause times is not one either (no crash).
+TEST(Decode, PfcReservedBitsPauseAndTruncation) {
+  const uint16_t quanta[8] = {1, 2, 3, 4, 5, 6, 7, 8};
+  Bytes f = test::pfc_frame(0x81, quanta);
+  f[16] = 0xFF;  // the reserved high byte of the class-enable vector
+  RoceFrame r;
+  ASSERT_EQ(decode(f, r), FrameKind::kPfc);
+  EXPECT_EQ(r.pfc.enabled, 0x81);
+  Bytes pause = test::pfc_frame(0x01, quanta);
+  pause[14] = 0x00;  // opcode 0x0001: 802.3x PAUSE
+  pause[15] = 0x01;
+  RoceFrame p;
+  EXPECT_EQ(decode(pause, p), FrameKind::kOther);
+  for (size_t n = 14; n < 34; ++n) {
+    Bytes cut(f.begin(), f.begin() + long(n));
+    RoceFrame c;
+    EXPECT_EQ(decode(cut, c), FrameKind::kOther) << n;
+  }
+}
+
 TEST(Decode, RawIpAndCookedLinkTypes) {
   RoceSpec s;
   Bytes f = test::build_roce(s);

@@ -57,6 +57,8 @@ class RecordStore final : public RecordSink {
   /// the point, a PFC priority's on its first PFC frame.
   const EcnRecord* congestion_counted_on(uint64_t frame) const;
   std::vector<const PfcRecord*> pfc_counted_on(uint64_t frame) const;
+  /// The CNPs of an IP pair at a point, counted on its first CNP there.
+  const CnpRecord* cnp_counted_on(uint64_t frame) const;
 
  private:
   std::deque<IoRecord> ios_;  ///< at index id - 1; id 0 marks a slot without a record yet
@@ -65,6 +67,7 @@ class RecordStore final : public RecordSink {
   std::vector<DiagnosisRecord> findings_;
   std::deque<EcnRecord> congestion_;  ///< sorted by first_frame by index()
   std::deque<PfcRecord> pfc_;                ///< sorted by first_frame by index()
+  std::deque<CnpRecord> cnps_;               ///< sorted by first_frame by index()
   std::deque<PathRecord> paths_;
   std::vector<std::pair<uint64_t, const IoRecord*>> io_by_frame_;
   std::vector<std::pair<uint64_t, const MessageRecord*>> message_by_frame_;

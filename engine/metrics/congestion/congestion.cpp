@@ -5,6 +5,8 @@
 #include <string>
 #include <vector>
 
+#include "rdmatel/point_speed.h"
+
 namespace rdmatel::congestion {
 namespace {
 
@@ -14,6 +16,10 @@ const SettingSpec kSettings[] = {
     {"link_speed", SettingType::kCount, "", "100", 0, 1000000, "GBPS",
      "Link speed in Gb/s for PFC pause times where the capture does not record the interface's speed "
      "(pcapng if_speed); 0: pause times only where it does"},
+    {"point_speed", SettingType::kList, "", "", 0, 0, "NAME=GBPS",
+     "Link speed of observation point NAME (name or numeric interface id) in Gb/s for its PFC pause times, "
+     "before the capture's if_speed and --link-speed",
+     true, false},
 };
 const RecordSchema* const kOutputs[] = {&kCongestionSchema};
 // cong.pfc: one per enabled priority of a PFC frame (detail: priority | quanta << 8; ref: the
@@ -36,7 +42,15 @@ Congestion::Congestion(Ctx& ctx)
       note_pfc_(note_kind("cong.pfc")),
       note_storm_(note_kind("cong.pfc_storm")),
       storm_(ctx.settings.duration("pfc_storm")),
-      default_speed_bps_(ctx.settings.count("link_speed") * 1'000'000'000ull) {}
+      default_speed_bps_(ctx.settings.count("link_speed") * 1'000'000'000ull),
+      speed_specs_(ctx.settings.list("point_speed")) {
+  for (const std::string& s : speed_specs_) {
+    std::string name;
+    double g = 0;
+    if (!parse_point_speed(s, name, g))
+      ctx.warn("point_speed_syntax", [&] { return "--point-speed " + s + " is not NAME=GBPS: ignored"; });
+  }
+}
 
 void Congestion::on_packet(const Packet& p, Ctx& ctx) {
   if (p.is_pfc()) on_pfc(p, ctx);
@@ -87,8 +101,21 @@ void Congestion::count_cnp(const EcnRecord& flow, const Packet& p) {
   c.last_ns = p.ts;
 }
 
-uint64_t Congestion::speed_of(PointId point, const Ctx& ctx) const {
-  uint64_t s = ctx.points[point].speed_bps;
+uint64_t Congestion::speed_of(PointId point, const Ctx& ctx) {
+  if (point >= given_speed_.size()) given_speed_.resize(size_t(point) + 1, kUnresolved);
+  uint64_t& given = given_speed_[point];
+  if (given == kUnresolved) {
+    given = 0;
+    const PointState& ps = ctx.points[point];
+    for (const std::string& s : speed_specs_) {
+      std::string name;
+      double g = 0;
+      if (parse_point_speed(s, name, g) && (name == ps.name || name == std::to_string(ps.interface_id)))
+        given = uint64_t(g * 1e9);
+    }
+  }
+  if (given) return given;
+  const uint64_t s = ctx.points[point].speed_bps;
   return s ? s : default_speed_bps_;
 }
 
@@ -178,6 +205,16 @@ void Congestion::finish(Ctx& ctx) {
     PriorityState& s = pfc_[k];
     if (s.paused) end_pause(s, ctx);
     ctx.emit(kCongestionSchema, static_cast<const CongestionHead*>(&s.rec));
+  }
+  for (const std::string& s : speed_specs_) {
+    std::string name;
+    double g = 0;
+    if (!parse_point_speed(s, name, g)) continue;
+    bool found = false;
+    for (PointId p = 0; p < ctx.points.size() && !found; ++p)
+      found = name == ctx.points[p].name || name == std::to_string(ctx.points[p].interface_id);
+    if (!found)
+      ctx.warn("point_speed_point", [&] { return "--point-speed " + s + " names no observation point of the capture"; });
   }
   flows_ = {};
   cnp_pairs_.clear();

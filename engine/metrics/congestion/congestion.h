@@ -36,11 +36,15 @@ class Congestion final : public Component {
   void on_pfc(const Packet& p, Ctx& ctx);
   void count_cnp(const EcnRecord& flow, const Packet& p);
   void end_pause(PriorityState& s, Ctx& ctx);
-  uint64_t speed_of(PointId point, const Ctx& ctx) const;
+  /// Pause times' speed: --point-speed, else the capture's if_speed, else --link-speed.
+  uint64_t speed_of(PointId point, const Ctx& ctx);
 
   NoteKind note_ce_, note_cnp_, note_pfc_, note_storm_;
   DurationNs storm_;
   uint64_t default_speed_bps_;
+  std::vector<std::string> speed_specs_;  ///< --point-speed NAME=GBPS as given
+  static constexpr uint64_t kUnresolved = ~0ull;
+  std::vector<uint64_t> given_speed_;     ///< per point: its --point-speed in bit/s, 0 for none
   struct KeyHash {
     uint64_t operator()(uint64_t k) const { return hash_mix(k); }
   };

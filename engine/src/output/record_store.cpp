@@ -31,6 +31,7 @@ void RecordStore::on_record(const Record& r) {
   else if (r.is(kCongestionSchema)) {
     if (const auto* e = congestion_as<EcnRecord>(r.as<CongestionHead>())) congestion_.push_back(*e);
     else if (const auto* p = congestion_as<PfcRecord>(r.as<CongestionHead>())) pfc_.push_back(*p);
+    else if (const auto* c = congestion_as<CnpRecord>(r.as<CongestionHead>())) cnps_.push_back(*c);
   }
   else if (r.is(kDiagnosisSchema)) {
     const DiagnosisRecord& d = r.as<DiagnosisRecord>();
@@ -89,12 +90,19 @@ void RecordStore::index() {
   std::stable_sort(congestion_.begin(), congestion_.end(),
                    [](const auto& a, const auto& b) { return a.first_frame < b.first_frame; });
   std::stable_sort(pfc_.begin(), pfc_.end(), [](const auto& a, const auto& b) { return a.first_frame < b.first_frame; });
+  std::stable_sort(cnps_.begin(), cnps_.end(), [](const auto& a, const auto& b) { return a.first_frame < b.first_frame; });
 }
 
 const EcnRecord* RecordStore::congestion_counted_on(uint64_t frame) const {
   auto it = std::lower_bound(congestion_.begin(), congestion_.end(), frame,
                              [](const EcnRecord& r, uint64_t f) { return r.first_frame < f; });
   return it != congestion_.end() && it->first_frame == frame && frame ? &*it : nullptr;
+}
+
+const CnpRecord* RecordStore::cnp_counted_on(uint64_t frame) const {
+  auto it = std::lower_bound(cnps_.begin(), cnps_.end(), frame,
+                             [](const CnpRecord& r, uint64_t f) { return r.first_frame < f; });
+  return it != cnps_.end() && it->first_frame == frame && frame ? &*it : nullptr;
 }
 
 std::vector<const PfcRecord*> RecordStore::pfc_counted_on(uint64_t frame) const {

@@ -41,6 +41,7 @@ MainWindow::MainWindow(SettingOverrides settings, QWidget* parent)
       new RecordsView({{"congestion:ecn", "ECN and CNPs per flow and point"},
                        {"congestion:cnp", "CNPs per IP pair and point"},
                        {"congestion:pfc", "PFC per point and priority"},
+                       {"paths", "Hops per flow: the same packets at two points (delays raw unless offsets are given)"},
                        {"offsets", "Clock offsets between points (no metric needs them)"}},
                       this);
   tabs_->addTab(congestion_, "Congestion");
