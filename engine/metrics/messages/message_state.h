@@ -79,12 +79,15 @@ struct Message {
   void reset() {
     PsnBitmap s = std::move(seen);
     std::vector<BeyondGap> b = std::move(beyond);
+    const uint32_t at = slot;
     *this = Message{};
     s.clear();
     b.clear();
     seen = std::move(s);
     beyond = std::move(b);
+    slot = at;
   }
+  uint32_t slot = 0;  ///< its place in the pool (Messages::open_ids_), kept when recycled
   bool acked = false;
   bool done = false;
   TimeNs acked_at = 0;      ///< the point's newest stamp when the ACK came
@@ -100,9 +103,12 @@ struct OpenMessage {
   Message* m;
 };
 
+struct FlowPoint;
+
 struct Stream {
   FlowId flow = kNoFlow;
   PointId point = kNoPoint;
+  FlowPoint* owner = nullptr;  ///< its flow and point (their periods)
   Space space = Space::kRequest;
   bool has_newest = false;
   uint32_t newest = 0;  ///< newest PSN this point has seen in this stream

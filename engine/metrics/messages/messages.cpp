@@ -109,13 +109,15 @@ Stream& Messages::stream(FlowId flow, PointId point, Space space) {
     s = &streams_.emplace_back();
     s->flow = flow;
     s->point = point;
+    s->owner = &fp;
     s->space = space;
   }
   return *s;
 }
 
-FlowPeriodRecord& Messages::period(FlowId flow, PointId point, TimeNs ts, Ctx& ctx) {
-  FlowPoint& fp = flow_point(flow, point);
+FlowPeriodRecord& Messages::period(FlowPoint& fp, TimeNs ts, Ctx& ctx) {
+  const FlowId flow = fp.flow;
+  const PointId point = fp.point;
   int64_t idx = period_index(ts, period_ns_);
   if (fp.last_record && fp.last_period == idx) return *fp.last_record;
   fp.last_period = idx;
@@ -190,13 +192,13 @@ Message* Messages::find(Stream& s, uint32_t psn) const {
 // once the dead outnumber the open keeps each queue within twice the open messages.
 void Messages::push_ref(std::deque<Ref>& queue, Ref ref) {
   if (queue.size() >= 2 * open_count_ + 1024)
-    queue.erase(std::remove_if(queue.begin(), queue.end(), [](const Ref& r) { return !r.live(); }), queue.end());
+    queue.erase(std::remove_if(queue.begin(), queue.end(), [&](const Ref& r) { return !live(r); }), queue.end());
   queue.push_back(ref);
 }
 
 Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first) {
   if (open_count_ >= max_open_) {
-    while (!open_.empty() && !open_.front().live()) open_.pop_front();
+    while (!open_.empty() && !live(open_.front())) open_.pop_front();
     if (!open_.empty()) {
       ctx.warn("max_open_messages", [&] {
         return "more than " + std::to_string(max_open_) +
@@ -222,6 +224,8 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
     m->reset();
   } else {
     m = &pool_.emplace_back();
+    m->slot = uint32_t(pool_.size() - 1);
+    open_ids_.push_back(0);
   }
   const Flow& f = ctx.flows[s.flow];
   m->rec.id = next_id_++;
@@ -243,8 +247,9 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
   size_t index = size_t(pos - s.messages.begin());
   s.messages.insert(pos, OpenMessage{first_psn, m});
   if (index < s.acked_count) s.acked_count = index;  // rescanned by the next ACK
-  push_ref(open_, Ref{m, m->rec.id});
-  push_ref(queues(s.point).idle, Ref{m, m->rec.id});
+  open_ids_[m->slot] = m->rec.id;
+  push_ref(open_, ref(*m));
+  push_ref(queues(s.point).idle, ref(*m));
   ++open_count_;
   ++stats_.messages;
   return m;
@@ -378,7 +383,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   if (from.acked && !into.acked) {
     into.acked = true;
     into.acked_at = from.acked_at;
-    push_ref(queues(into.rec.point).acked, Ref{&into, a.id});
+    push_ref(queues(into.rec.point).acked, ref(into));
   }
   // `from` disappears without a record of its own; annotating front ends learn where it went.
   if (frame_notes_) {
@@ -392,7 +397,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
     if (size_t(it - s.messages.begin()) < s.acked_count) --s.acked_count;
     s.messages.erase(it);
   }
-  from.done = true;
+  close(from);
   --open_count_;
   --stats_.messages;
   free_.push_back(&from);
@@ -517,7 +522,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     s.has_newest = true;
     s.gap_allowed = false;
   }
-  FlowPeriodRecord& fp = period(p.flow, p.point, p.ts, ctx);
+  FlowPeriodRecord& fp = period(*s.owner, p.ts, ctx);
   ++fp.packets;
   fp.bytes += len;
   if (p.roce.ecn_ce()) ++fp.ce_packets;
@@ -644,7 +649,7 @@ void Messages::on_aeth(const Packet& p, Ctx& ctx) {
     if (!m->acked) {
       m->acked = true;
       m->acked_at = p.ts;
-      push_ref(queues(p.point).acked, Ref{m, m->rec.id});
+      push_ref(queues(p.point).acked, ref(*m));
     }
     ++s.acked_count;
   }
@@ -688,7 +693,7 @@ void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, 
 
 void Messages::finalize(Ctx& ctx, Message& m) {
   if (m.done) return;
-  m.done = true;
+  close(m);
   MessageRecord& r = m.rec;
   r.provisional = false;
   r.complete = m.has_first && m.has_last &&
@@ -736,7 +741,7 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
   // Acknowledged: nothing more can come once the reorder window has passed the ACK.
   while (!q.acked.empty()) {
     Ref r = q.acked.front();
-    if (!r.live()) {
+    if (!live(r)) {
       q.acked.pop_front();
       continue;
     }
@@ -748,7 +753,7 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
   // in the queue with its new deadline, so one busy message never holds the others back.
   for (size_t budget = q.idle.size(); budget > 0 && !q.idle.empty(); --budget) {
     Ref r = q.idle.front();
-    if (!r.live()) {
+    if (!live(r)) {
       q.idle.pop_front();
       continue;
     }
@@ -766,7 +771,7 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
     }
     break;
   }
-  while (!open_.empty() && !open_.front().live()) open_.pop_front();
+  while (!open_.empty() && !live(open_.front())) open_.pop_front();
   emit_periods(ctx, point, false);
 }
 
@@ -781,7 +786,7 @@ void Messages::finish(Ctx& ctx) {
     }
   unpaired_naks_.clear();
   for (Ref r : open_)
-    if (r.live()) finalize(ctx, *r.m);
+    if (live(r)) finalize(ctx, *r.m);
   open_.clear();
   // Remaining periods in a stable order: flow, point, period.
   std::vector<std::pair<FlowPoint*, int64_t>> rest;
