@@ -153,7 +153,7 @@ void IoQuality::release(Entry& e) {
     if (v->empty()) map.erase(k);
   };
   for (const Observation& o : e.obs)
-    if (o.has(kCommand)) drop(open_, PointCid{o.point, e.queue, e.cid});
+    if (o.in_cid_list) drop(open_, PointCid{o.point, e.queue, e.cid});
   for (uint8_t i = 0; i < e.key_count; ++i) drop(by_key_, KeyKey{q.host, q.storage, e.keys[i]});
   for (int s = 0; s < kStages; ++s)
     if (e.stage_psn_mask & (1u << s)) {

@@ -136,6 +136,7 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
   Entry& e = slots_[slot];
   e = Entry{};
   e.id = next_id_++;
+  e.slot = slot;
   const CapsuleSummary& sqe = p.capsule;
   e.queue = queue;
   e.cid = sqe.cid;
@@ -207,7 +208,7 @@ void IoQuality::remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn,
   e.stage_flow[stage] = flow;
   e.stage_psn_mask |= uint8_t(1u << stage);
   uint64_t key = packet_key(flow, psn, stage);
-  by_packet_[key] = *by_command_.find(CommandKey{e.queue, e.cid, e.cmd_psn});
+  by_packet_[key] = ref_of(e);
   // Copies seen earlier at points that missed the command.
   auto it = pending_.find(key);
   if (it == pending_.end()) return;
@@ -245,7 +246,10 @@ bool IoQuality::attach_by_identity(const Packet& p, Stage stage, Ctx& ctx) {
   return false;
 }
 
-void IoQuality::leave_cid_list(const Entry& e, PointId point) {
+void IoQuality::leave_cid_list(Entry& e, PointId point) {
+  Observation* o = e.at(point);
+  if (!o || !o->in_cid_list) return;
+  o->in_cid_list = false;
   const PointCid key{point, e.queue, e.cid};
   Refs* v = open_.find(key);
   if (!v) return;
@@ -277,7 +281,10 @@ void IoQuality::on_command(const Packet& p, Ctx& ctx) {
     ref = create(p, qi, ctx);
   }
   Entry& e = *get(ref);
-  if (stamp(e, kCommand, p, ctx)) open_[PointCid{p.point, qi, e.cid}].push_back(ref);
+  if (stamp(e, kCommand, p, ctx)) {
+    open_[PointCid{p.point, qi, e.cid}].push_back(ref);
+    e.at(p.point)->in_cid_list = true;
+  }
 }
 
 void IoQuality::on_keyed(const Packet& p, Stage stage, Ctx& ctx) {
@@ -407,7 +414,7 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx) {
     e.completed = true;
     if (!e.in_completed_queue) {
       e.in_completed_queue = true;
-      homes_[e.home].completed.push_back(*by_command_.find(CommandKey{e.queue, e.cid, e.cmd_psn}));
+      homes_[e.home].completed.push_back(ref_of(e));
     }
   }
 }

@@ -76,7 +76,7 @@ class IoQuality final : public Component {
   void note_stage(const Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx);
   /// Once a point has seen an I/O's completion, later completions there with its CID are
   /// another I/O's: it leaves the point's CID list.
-  void leave_cid_list(const Entry& e, PointId point);
+  void leave_cid_list(Entry& e, PointId point);
 
   // ---- joining and finalisation (io_join.cpp) ----
   /// How far every point that may still add to an I/O has come, per clock component, worked

@@ -26,6 +26,8 @@ enum Stage : uint8_t { kCommand = 0, kData, kReadRequest, kReadResponse, kComple
 struct Observation {
   PointId point = kNoPoint;
   uint8_t mask = 0;
+  /// The I/O is in this point's CID list (IoQuality::open_): its release looks only there.
+  bool in_cid_list = false;
   std::array<TimeNs, kStages> ts{};
   std::array<uint64_t, kStages> frame{};
   std::array<uint32_t, kStages> psn{};
@@ -37,6 +39,7 @@ struct Observation {
 
 struct Entry {
   uint64_t id = 0;  ///< 0 = free slot
+  uint32_t slot = 0;  ///< its index in the pool: {slot, id} is its EntryRef, no lookup needed
   uint32_t queue = 0;
   uint16_t cid = 0;
   uint32_t cmd_psn = 0;
@@ -89,5 +92,7 @@ struct EntryRef {
   uint32_t slot;
   uint64_t id;
 };
+
+inline EntryRef ref_of(const Entry& e) { return EntryRef{e.slot, e.id}; }
 
 }  // namespace rdmatel::io_quality

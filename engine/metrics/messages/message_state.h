@@ -7,6 +7,7 @@
 #include <map>
 #include <vector>
 
+#include "engine/metrics/messages/read_log.h"
 #include "engine/src/core/flows.h"
 #include "rdmatel/records.h"
 
@@ -78,12 +79,15 @@ struct Message {
   void reset() {
     PsnBitmap s = std::move(seen);
     std::vector<BeyondGap> b = std::move(beyond);
+    const uint32_t at = slot;
     *this = Message{};
     s.clear();
     b.clear();
     seen = std::move(s);
     beyond = std::move(b);
+    slot = at;
   }
+  uint32_t slot = 0;  ///< its place in the pool (Messages::open_ids_), kept when recycled
   bool acked = false;
   bool done = false;
   TimeNs acked_at = 0;      ///< the point's newest stamp when the ACK came
@@ -92,16 +96,26 @@ struct Message {
   PsnBitmap seen;
 };
 
+/// An open message in its stream's PSN-ordered list, with its first PSN (fixed once it is
+/// open) beside the pointer: searching the list by PSN reads the list, not every message.
+struct OpenMessage {
+  uint32_t first_psn;
+  Message* m;
+};
+
+struct FlowPoint;
+
 struct Stream {
   FlowId flow = kNoFlow;
   PointId point = kNoPoint;
+  FlowPoint* owner = nullptr;  ///< its flow and point (their periods)
   Space space = Space::kRequest;
   bool has_newest = false;
   uint32_t newest = 0;  ///< newest PSN this point has seen in this stream
   bool gap_allowed = false;  ///< a READ REQUEST of unknown size came last: the next PSN may jump
   bool has_acked = false;
   uint32_t acked = 0;             ///< newest PSN an ACK covered (request space)
-  std::deque<Message*> messages;  ///< open messages in PSN order
+  std::deque<OpenMessage> messages;  ///< open messages in PSN order
   Message* hint = nullptr;        ///< where the last resent packet went (checked before use)
   size_t acked_count = 0;         ///< how many messages at the front an ACK has covered
   /// NAKs whose PSN names no message yet (the message's packets were lost before this point).
@@ -110,12 +124,7 @@ struct Stream {
   std::deque<std::pair<uint32_t, uint32_t>> finished;
   /// Request space: the READs issued here, so that the answer to a re-issued READ REQUEST joins
   /// the original READ RESPONSE message, and a NAK naming a READ is tied to it.
-  struct Read {
-    uint32_t first;   ///< PSN of the READ REQUEST
-    uint32_t length;  ///< RETH DMA length
-    uint64_t frame;   ///< the READ REQUEST's frame at this point
-  };
-  std::deque<Read> reads;
+  ReadLog reads;
 };
 
 /// Per flow and point: its two streams and its open periods.

@@ -12,7 +12,6 @@ namespace {
 constexpr size_t kMaxPendingNaks = 256;  // per stream; older ones are dropped
 constexpr size_t kFinishedRanges = 64;   // per stream
 constexpr uint64_t kMaxMtu = 4096;       // the largest InfiniBand path MTU
-constexpr size_t kReadRanges = 256;      // READs remembered per stream
 constexpr size_t kUnpairedNaksPerFlow = 64;
 constexpr size_t kUnpairedNakFlows = 4096;
 // Bounds against hostile or broken traffic: a flow and point keeps at most this many open
@@ -110,13 +109,15 @@ Stream& Messages::stream(FlowId flow, PointId point, Space space) {
     s = &streams_.emplace_back();
     s->flow = flow;
     s->point = point;
+    s->owner = &fp;
     s->space = space;
   }
   return *s;
 }
 
-FlowPeriodRecord& Messages::period(FlowId flow, PointId point, TimeNs ts, Ctx& ctx) {
-  FlowPoint& fp = flow_point(flow, point);
+FlowPeriodRecord& Messages::period(FlowPoint& fp, TimeNs ts, Ctx& ctx) {
+  const FlowId flow = fp.flow;
+  const PointId point = fp.point;
   int64_t idx = period_index(ts, period_ns_);
   if (fp.last_record && fp.last_period == idx) return *fp.last_record;
   fp.last_period = idx;
@@ -146,25 +147,28 @@ FlowPeriodRecord& Messages::period(FlowId flow, PointId point, TimeNs ts, Ctx& c
   return r;
 }
 
-std::deque<Message*>::iterator Messages::locate(Stream& s, const Message* m) {
+std::deque<OpenMessage>::iterator Messages::locate(Stream& s, const Message* m) {
   // Messages are kept in PSN order and most often leave from the front.
   auto& v = s.messages;
   if (v.empty()) return v.end();
-  if (v.front() == m) return v.begin();
-  if (v.back() == m) return std::prev(v.end());  // just opened
-  auto it = std::partition_point(v.begin(), v.end(), [&](const Message* x) {
-    return psn::distance(x->rec.first_psn, m->rec.first_psn) > 0;
-  });
-  for (; it != v.end() && (*it)->rec.first_psn == m->rec.first_psn; ++it)
-    if (*it == m) return it;
-  return std::find(v.begin(), v.end(), m);  // never expected: the order was broken somewhere
+  if (v.front().m == m) return v.begin();
+  if (v.back().m == m) return std::prev(v.end());  // just opened
+  const uint32_t first = m->rec.first_psn;
+  auto it = std::partition_point(v.begin(), v.end(),
+                                 [&](const OpenMessage& x) { return psn::distance(x.first_psn, first) > 0; });
+  for (; it != v.end() && it->first_psn == first; ++it)
+    if (it->m == m) return it;
+  // Never expected: the order was broken somewhere.
+  return std::find_if(v.begin(), v.end(), [&](const OpenMessage& x) { return x.m == m; });
 }
 
 Message* Messages::find(Stream& s, uint32_t psn) const {
   // The latest message starting at or before psn holds it, unless that one ended earlier.
   if (s.messages.empty()) return nullptr;
-  Message* back = s.messages.back();
-  if (psn::distance(back->rec.first_psn, psn) >= 0) return contains(*back, psn) ? back : nullptr;
+  if (psn::distance(s.messages.back().first_psn, psn) >= 0) {
+    Message* back = s.messages.back().m;
+    return contains(*back, psn) ? back : nullptr;
+  }
   // Resent packets: most often in the message the previous resend went to.
   // (Closed ranges only: they are disjoint, so holding psn is proof.)
   if (s.hint && !s.hint->done && s.hint->stream == &s && s.hint->has_last && contains(*s.hint, psn)) return s.hint;
@@ -173,11 +177,11 @@ Message* Messages::find(Stream& s, uint32_t psn) const {
   size_t lo = 0, hi = s.messages.size();
   while (lo < hi) {
     size_t mid = lo + (hi - lo) / 2;
-    if (psn::distance(s.messages[mid]->rec.first_psn, psn) >= 0) lo = mid + 1;
+    if (psn::distance(s.messages[mid].first_psn, psn) >= 0) lo = mid + 1;
     else hi = mid;
   }
   if (lo == 0) return nullptr;
-  Message* m = s.messages[lo - 1];
+  Message* m = s.messages[lo - 1].m;
   if (!contains(*m, psn)) return nullptr;
   s.hint = m;
   return m;
@@ -188,13 +192,13 @@ Message* Messages::find(Stream& s, uint32_t psn) const {
 // once the dead outnumber the open keeps each queue within twice the open messages.
 void Messages::push_ref(std::deque<Ref>& queue, Ref ref) {
   if (queue.size() >= 2 * open_count_ + 1024)
-    queue.erase(std::remove_if(queue.begin(), queue.end(), [](const Ref& r) { return !r.live(); }), queue.end());
+    queue.erase(std::remove_if(queue.begin(), queue.end(), [&](const Ref& r) { return !live(r); }), queue.end());
   queue.push_back(ref);
 }
 
 Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first) {
   if (open_count_ >= max_open_) {
-    while (!open_.empty() && !open_.front().live()) open_.pop_front();
+    while (!open_.empty() && !live(open_.front())) open_.pop_front();
     if (!open_.empty()) {
       ctx.warn("max_open_messages", [&] {
         return "more than " + std::to_string(max_open_) +
@@ -211,7 +215,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
              " RDMA messages open on one flow (never acknowledged): the oldest are reported early";
     });
     ++stats_.evicted;
-    finalize(ctx, *s.messages.front());
+    finalize(ctx, *s.messages.front().m);
   }
   Message* m;
   if (!free_.empty()) {
@@ -220,6 +224,8 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
     m->reset();
   } else {
     m = &pool_.emplace_back();
+    m->slot = uint32_t(pool_.size() - 1);
+    open_ids_.push_back(0);
   }
   const Flow& f = ctx.flows[s.flow];
   m->rec.id = next_id_++;
@@ -237,12 +243,13 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
   m->stream = &s;
   // Keep the stream's messages in PSN order (a resent FIRST can come after later messages).
   auto pos = s.messages.end();
-  while (pos != s.messages.begin() && psn::distance(first_psn, (*std::prev(pos))->rec.first_psn) > 0) --pos;
+  while (pos != s.messages.begin() && psn::distance(first_psn, std::prev(pos)->first_psn) > 0) --pos;
   size_t index = size_t(pos - s.messages.begin());
-  s.messages.insert(pos, m);
+  s.messages.insert(pos, OpenMessage{first_psn, m});
   if (index < s.acked_count) s.acked_count = index;  // rescanned by the next ACK
-  push_ref(open_, Ref{m, m->rec.id});
-  push_ref(queues(s.point).idle, Ref{m, m->rec.id});
+  open_ids_[m->slot] = m->rec.id;
+  push_ref(open_, ref(*m));
+  push_ref(queues(s.point).idle, ref(*m));
   ++open_count_;
   ++stats_.messages;
   return m;
@@ -376,7 +383,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   if (from.acked && !into.acked) {
     into.acked = true;
     into.acked_at = from.acked_at;
-    push_ref(queues(into.rec.point).acked, Ref{&into, a.id});
+    push_ref(queues(into.rec.point).acked, ref(into));
   }
   // `from` disappears without a record of its own; annotating front ends learn where it went.
   if (frame_notes_) {
@@ -390,7 +397,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
     if (size_t(it - s.messages.begin()) < s.acked_count) --s.acked_count;
     s.messages.erase(it);
   }
-  from.done = true;
+  close(from);
   --open_count_;
   --stats_.messages;
   free_.push_back(&from);
@@ -454,18 +461,12 @@ void Messages::on_read_request(const Packet& p, Ctx& ctx) {
   const uint32_t psn = p.roce.bth.psn;
   const uint32_t len = p.roce.reth.dma_len;
   const uint32_t mtu = mtu_of(ctx.flows[p.flow]);
-  auto responses = [&](uint32_t length) { return mtu && length ? (length + mtu - 1) / mtu : 1; };
+  const uint32_t last = ReadLog::last_psn(psn, len, mtu);
   // Remember the READ unless it lies inside one already known: then it is a copy, or a READ
   // re-issued for the rest after lost responses. (A copy of a READ this point first missed,
   // seen after later requests, is still new here.)
-  bool known = false;
-  for (const Stream::Read& r : s.reads)
-    if (psn::in_range(psn, r.first, psn::add(r.first, int64_t(responses(r.length)) - 1))) known = true;
-  if (!known) {
-    s.reads.push_back(Stream::Read{psn, len, p.frame});
-    if (s.reads.size() > kReadRanges) s.reads.pop_front();
-  }
-  uint32_t last = psn::add(psn, int64_t(responses(len)) - 1);
+  s.reads.ranges_for(mtu);
+  if (!s.reads.any_holds(psn)) s.reads.add(psn, len, p.frame);
   if (s.has_newest && !psn::newer(last, s.newest)) return;
   s.newest = last;
   s.has_newest = true;
@@ -482,12 +483,10 @@ std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(Ctx& ctx, cons
   uint32_t mtu = mtu_of(ctx.flows[p.flow]);
   if (!mtu) return std::nullopt;
   const uint32_t psn = p.roce.bth.psn;
-  for (auto r = req->reads.rbegin(); r != req->reads.rend(); ++r) {
-    uint32_t n = r->length ? (r->length + mtu - 1) / mtu : 1;
-    uint32_t last = psn::add(r->first, int64_t(n) - 1);
-    if (psn::in_range(psn, r->first, last)) return std::make_pair(r->first, last);
-  }
-  return std::nullopt;
+  req->reads.ranges_for(mtu);
+  const long r = req->reads.newest_holding(psn);
+  if (r < 0) return std::nullopt;
+  return std::make_pair(req->reads.first(r), req->reads.last(r));
 }
 
 uint32_t Messages::mtu_of(const Flow& f) const {
@@ -523,7 +522,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     s.has_newest = true;
     s.gap_allowed = false;
   }
-  FlowPeriodRecord& fp = period(p.flow, p.point, p.ts, ctx);
+  FlowPeriodRecord& fp = period(*s.owner, p.ts, ctx);
   ++fp.packets;
   fp.bytes += len;
   if (p.roce.ecn_ce()) ++fp.ce_packets;
@@ -563,7 +562,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     // resent as a message of its own: the two are one message.
     auto it = locate(s, m);
     if (it != s.messages.begin()) {
-      Message* prev = *std::prev(it);
+      Message* prev = std::prev(it)->m;
       if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind) {
         absorb(ctx, *prev, *m);
         m = prev;
@@ -582,7 +581,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
       for (;;) {
         auto it = locate(s, m);
         if (it == s.messages.end() || std::next(it) == s.messages.end() || m->has_last) break;
-        Message* next = *std::next(it);
+        Message* next = std::next(it)->m;
         if (next->has_first || next->rec.kind != m->rec.kind) break;
         absorb(ctx, *m, *next);
       }
@@ -645,12 +644,12 @@ void Messages::on_aeth(const Packet& p, Ctx& ctx) {
   }
   // ACKs cover a prefix of the PSN-ordered messages: only the unacked front is examined.
   while (s.acked_count < s.messages.size()) {
-    Message* m = s.messages[s.acked_count];
+    Message* m = s.messages[s.acked_count].m;
     if (!m->has_last || psn::newer(m->rec.last_psn, s.acked)) break;
     if (!m->acked) {
       m->acked = true;
       m->acked_at = p.ts;
-      push_ref(queues(p.point).acked, Ref{m, m->rec.id});
+      push_ref(queues(p.point).acked, ref(*m));
     }
     ++s.acked_count;
   }
@@ -681,14 +680,11 @@ void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, 
   }
   // A READ REQUEST takes request PSNs too: a NAK naming one (the responder refused the READ,
   // or expected an earlier PSN) belongs to no message but to that READ REQUEST.
-  const uint32_t mtu = mtu_of(ctx.flows[forward]);
-  for (auto r = s.reads.rbegin(); r != s.reads.rend(); ++r) {
-    uint32_t n = mtu && r->length ? (r->length + mtu - 1) / mtu : 1;
-    if (psn::in_range(psn, r->first, psn::add(r->first, int64_t(n) - 1))) {
-      ++stats_.naks_on_reads;
-      ctx.note(frame, note_nak_read_, r->frame, syndrome);
-      return;
-    }
+  s.reads.ranges_for(mtu_of(ctx.flows[forward]));
+  if (const long r = s.reads.newest_holding(psn); r >= 0) {
+    ++stats_.naks_on_reads;
+    ctx.note(frame, note_nak_read_, s.reads.frame(r), syndrome);
+    return;
   }
   if (s.pending_naks.size() >= kMaxPendingNaks) s.pending_naks.erase(s.pending_naks.begin());
   s.pending_naks.push_back(psn);
@@ -697,7 +693,7 @@ void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, 
 
 void Messages::finalize(Ctx& ctx, Message& m) {
   if (m.done) return;
-  m.done = true;
+  close(m);
   MessageRecord& r = m.rec;
   r.provisional = false;
   r.complete = m.has_first && m.has_last &&
@@ -745,7 +741,7 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
   // Acknowledged: nothing more can come once the reorder window has passed the ACK.
   while (!q.acked.empty()) {
     Ref r = q.acked.front();
-    if (!r.live()) {
+    if (!live(r)) {
       q.acked.pop_front();
       continue;
     }
@@ -757,7 +753,7 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
   // in the queue with its new deadline, so one busy message never holds the others back.
   for (size_t budget = q.idle.size(); budget > 0 && !q.idle.empty(); --budget) {
     Ref r = q.idle.front();
-    if (!r.live()) {
+    if (!live(r)) {
       q.idle.pop_front();
       continue;
     }
@@ -775,7 +771,7 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
     }
     break;
   }
-  while (!open_.empty() && !open_.front().live()) open_.pop_front();
+  while (!open_.empty() && !live(open_.front())) open_.pop_front();
   emit_periods(ctx, point, false);
 }
 
@@ -790,7 +786,7 @@ void Messages::finish(Ctx& ctx) {
     }
   unpaired_naks_.clear();
   for (Ref r : open_)
-    if (r.live()) finalize(ctx, *r.m);
+    if (live(r)) finalize(ctx, *r.m);
   open_.clear();
   // Remaining periods in a stable order: flow, point, period.
   std::vector<std::pair<FlowPoint*, int64_t>> rest;

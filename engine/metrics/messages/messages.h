@@ -69,10 +69,13 @@ class Messages final : public Component {
   FlowPoint& flow_point(FlowId flow, PointId point);
   FlowPoint* find_flow_point(FlowId flow, PointId point) const;
   Stream& stream(FlowId flow, PointId point, Space space);
-  FlowPeriodRecord& period(FlowId flow, PointId point, TimeNs ts, Ctx& ctx);
+  FlowPeriodRecord& period(FlowId flow, PointId point, TimeNs ts, Ctx& ctx) {
+    return period(flow_point(flow, point), ts, ctx);
+  }
+  FlowPeriodRecord& period(FlowPoint& fp, TimeNs ts, Ctx& ctx);
   Message* find(Stream& s, uint32_t psn) const;
   /// Where `m` is in its stream's PSN-ordered list (end() when it is not there).
-  static std::deque<Message*>::iterator locate(Stream& s, const Message* m);
+  static std::deque<OpenMessage>::iterator locate(Stream& s, const Message* m);
   Message* open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first);
   /// Counts one packet into a message; returns true when its PSN was already seen there.
   bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last);
@@ -113,11 +116,23 @@ class Messages final : public Component {
   std::unordered_map<FlowId, std::vector<UnpairedNak>> unpaired_naks_;  ///< by the NAK's own flow
   std::deque<Message> pool_;  ///< owns messages (stable addresses); finished ones are recycled
   std::vector<Message*> free_;
+  /// The queues below refer to messages that may have finished since (lazy deletion): a
+  /// reference is live while its message is open with the same id. Whether it is is told by
+  /// open_ids_ (8 bytes per message, in one array) rather than by the message itself, so that
+  /// dropping the dead references at a queue's front reads no finished message.
   struct Ref {
     Message* m;
     uint64_t id;
-    bool live() const { return !m->done && m->rec.id == id; }
+    uint32_t slot;
   };
+  bool live(const Ref& r) const { return open_ids_[r.slot] == r.id; }
+  Ref ref(Message& m) const { return Ref{&m, m.rec.id, m.slot}; }
+  /// Marks a message finished for its references.
+  void close(Message& m) {
+    m.done = true;
+    open_ids_[m.slot] = 0;
+  }
+  std::vector<uint64_t> open_ids_;  ///< by pool slot: the id of the open message there, 0 if none
   void push_ref(std::deque<Ref>& queue, Ref ref);
   std::deque<Ref> open_;  ///< creation order, for eviction and the end of the capture
   /// Per point (each on its own clock): idle messages by deadline, acknowledged messages in ACK

@@ -104,27 +104,25 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   handled_[p.point] = std::max(handled_[p.point], p.ts);
   const uint32_t aeth = p.roce.has(kExtAeth) ? uint32_t(p.roce.aeth.syndrome) << 24 | (p.roce.aeth.msn & 0xFFFFFF) : 0;
   const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, aeth, p.roce.ip_id, p.roce.bth.opcode};
-  Entry& e = pending_[id];
-  if (e.seq == 0) {
-    e.seq = next_seq_++;
+  bool added;
+  const uint32_t seq = index_.find_or_add(
+      IdentityHash{}(id), front_seq_ + uint32_t(queue_.size()),
+      [&](uint32_t s) { return queue_[uint32_t(s - front_seq_)].id == id; }, added);
+  if (added) {
+    Entry& e = queue_.emplace_back();
+    e.id = id;
     e.ref_due = ref_time(p.point, p.ts, ctx) + timeout_;
-    queue_.push_back(Queued{id, e.seq});
   }
-  e.seen.push_back(Seen{p.point, p.ts, p.frame});
-  if (pending_.size() > max_pending_) {
+  queue_[uint32_t(seq - front_seq_)].seen.push_back(Seen{p.point, p.ts, p.frame});
+  if (queue_.size() > max_pending_) {
     ctx.warn("max_path_packets", [&] {
       return "more than " + std::to_string(max_pending_) +
              " packets waiting for their copies at other points (--max-path-packets): the oldest are settled "
              "early, copies still to come count as lost";
     });
-    while (pending_.size() > max_pending_ && !queue_.empty()) {
-      const Queued q = queue_.front();
-      queue_.pop_front();
-      Entry* f = pending_.find(q.id);
-      if (!f || f->seq != q.seq) continue;
-      Entry old = std::move(*f);
-      pending_.erase(q.id);
-      settle(q.id, old, ctx);
+    while (queue_.size() > max_pending_) {
+      Entry old = pop_oldest();
+      settle(old.id, old, ctx);
     }
   }
   // A point whose reorder buffer overflowed hands packets on before its horizon passes them:
@@ -150,19 +148,17 @@ void Paths::on_advance(PointId, Ctx& ctx) {
   drain(bound(ctx), ctx);
 }
 
+Paths::Entry Paths::pop_oldest() {
+  Entry e = std::move(queue_.front());
+  queue_.pop_front();
+  index_.erase(IdentityHash{}(e.id), front_seq_++);
+  return e;
+}
+
 void Paths::drain(TimeNs b, Ctx& ctx) {
-  while (!queue_.empty()) {
-    const Queued q = queue_.front();
-    Entry* f = pending_.find(q.id);
-    if (!f || f->seq != q.seq) {
-      queue_.pop_front();
-      continue;
-    }
-    if (f->ref_due > b) break;
-    queue_.pop_front();
-    Entry e = std::move(*f);
-    pending_.erase(q.id);
-    settle(q.id, e, ctx);
+  while (!queue_.empty() && queue_.front().ref_due <= b) {
+    Entry e = pop_oldest();
+    settle(e.id, e, ctx);
   }
 }
 
@@ -349,7 +345,7 @@ void Paths::finish(Ctx& ctx) {
   flows_.clear();
   records_.clear();
   handled_.clear();
-  pending_ = {};
+  index_.clear();
   queue_.clear();
 }
 

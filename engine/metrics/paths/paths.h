@@ -22,8 +22,8 @@
 #include <vector>
 
 #include "engine/metrics/paths/copy_matcher.h"
+#include "engine/metrics/paths/seq_index.h"
 #include "engine/src/core/component.h"
-#include "engine/src/util/flat_map.h"
 #include "engine/src/util/small_vector.h"
 #include "rdmatel/records.h"
 
@@ -57,14 +57,11 @@ class Paths final : public Component {
     TimeNs ts;
     uint64_t frame;
   };
+  /// A packet waiting for its copies: its sightings so far.
   struct Entry {
-    uint64_t seq = 0;    ///< creation number, 0 for a free slot (tells a reused identity apart)
+    Identity id;
     TimeNs ref_due = 0;  ///< first sighting's stamp on the common clock + timeout
     SmallVector<Seen, 3> seen;
-  };
-  struct Queued {
-    Identity id;
-    uint64_t seq;
   };
   struct Hop {
     PointId from, to;
@@ -113,9 +110,14 @@ class Paths final : public Component {
   ClockRelations hop_clock_;  ///< --estimate-offsets: fed by the copies matched over each hop
   std::vector<std::optional<DurationNs>> offsets_;  ///< by point, resolved on first use
   std::vector<uint8_t> offset_resolved_;
-  FlatMap<Identity, Entry, IdentityHash> pending_;
-  std::deque<Queued> queue_;  ///< pending identities in creation order
-  uint64_t next_seq_ = 1;
+  // Waiting packets in creation order, which is also the order they are settled in (from the
+  // front: by timeout, or the oldest when too many wait). The index only finds an identity's
+  // entry by its creation number: its slots stay small (seq_index.h), and settling moves nothing.
+  std::deque<Entry> queue_;
+  uint32_t front_seq_ = 0;  ///< creation number of queue_.front() (modulo 2^32: the queue is shorter)
+  SeqIndex index_;          ///< identity hash -> creation number
+  /// Takes the oldest waiting packet off the queue and the index.
+  Entry pop_oldest();
   std::vector<FlowState> flows_;  ///< by flow id
   std::deque<PathRecord> records_;
   std::vector<Sighting> scratch_;
