@@ -79,8 +79,9 @@ extern const RecordSchema kIoSchema;        ///< channel "io": one per NVMe I/O
 extern const RecordSchema kIoPointSchema;   ///< channel "io_points": one per I/O and point (--point-local)
 extern const RecordSchema kMessageSchema;   ///< channel "messages": one per RDMA message and point
 extern const RecordSchema kFlowSchema;      ///< channel "flows": per flow, point and period
-extern const RecordSchema kCongestionSchema;  ///< channel "congestion": per flow and point
-extern const RecordSchema kPfcSchema;         ///< channel "pfc": per point and priority
+/// channel "congestion": per point and kind (ecn per flow, cnp per IP pair, pfc per priority);
+/// the record is a CongestionHead of an EcnRecord, CnpRecord or PfcRecord.
+extern const RecordSchema kCongestionSchema;
 extern const RecordSchema kPathSchema;        ///< channel "paths": per flow and hop (point A -> B)
 extern const RecordSchema kOffsetSchema;      ///< channel "offsets": per pair of points seen together
 extern const RecordSchema kAlertSchema;       ///< channel "alerts": per threshold crossing or spike

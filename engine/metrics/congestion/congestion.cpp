@@ -153,7 +153,7 @@ uint64_t Congestion::speed_of(PointId point, const Ctx& ctx) {
     for (const std::string& s : speed_specs_) {
       std::string name;
       double g = 0;
-      if (parse_point_speed(s, name, g) && (name == ps.name || name == std::to_string(ps.interface_id)))
+      if (parse_point_speed(s, name, g) && ps.named(name))
         given = uint64_t(g * 1e9);
     }
   }
@@ -258,10 +258,7 @@ void Congestion::finish(Ctx& ctx) {
     std::string name;
     double g = 0;
     if (!parse_point_speed(s, name, g)) continue;
-    bool found = false;
-    for (PointId p = 0; p < ctx.points.size() && !found; ++p)
-      found = name == ctx.points[p].name || name == std::to_string(ctx.points[p].interface_id);
-    if (!found)
+    if (!ctx.points.any_named(name))
       ctx.warn("point_speed_point", [&] { return "--point-speed " + s + " names no observation point of the capture"; });
   }
   flows_ = {};

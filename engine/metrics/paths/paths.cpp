@@ -83,7 +83,7 @@ std::optional<DurationNs> Paths::explicit_offset(PointId point, const Ctx& ctx) 
       std::string name;
       DurationNs ns;
       // Given as what to add to the point's stamps; kept as how far its clock runs ahead.
-      if (parse_offset(s, name, ns) && (name == ps.name || name == std::to_string(ps.interface_id)))
+      if (parse_offset(s, name, ns) && ps.named(name))
         offsets_[point] = -ns;
     }
   }
@@ -336,10 +336,7 @@ void Paths::finish(Ctx& ctx) {
     std::string name;
     DurationNs ns;
     if (!parse_offset(s, name, ns)) continue;
-    bool found = false;
-    for (PointId p = 0; p < ctx.points.size() && !found; ++p)
-      found = name == ctx.points[p].name || name == std::to_string(ctx.points[p].interface_id);
-    if (!found)
+    if (!ctx.points.any_named(name))
       ctx.warn("clock_offset_point", [&] { return "--clock-offset " + s + " names no observation point of the capture"; });
   }
   flows_.clear();

@@ -140,7 +140,7 @@ class Engine::Impl {
     if (points_.size() > before) {
       last_advance_.push_back(kTimeMin);
       for (RoleOverride& o : overrides_)
-        if (o.name == name || o.name == std::to_string(interface_id)) {
+        if (points_[id].named(o.name)) {
           points_[id].configured = o.role;
           o.matched = true;
         }

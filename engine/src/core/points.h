@@ -45,6 +45,10 @@ struct PointState {
   /// handled, and nothing waits for it (cleared by its next packet).
   bool quiet = false;
   ReorderBuffer buffer;
+
+  /// Whether a user names this point by `name`: its interface name or numeric interface id (as
+  /// --point, --clock-offset and --point-speed do).
+  bool named(const std::string& n) const { return n == name || n == std::to_string(interface_id); }
 };
 
 class PointTable {
@@ -54,6 +58,12 @@ class PointTable {
   /// The point named `name`, declared on first use; kNoPoint at the limit.
   PointId declare(const std::string& name, uint32_t interface_id, uint64_t speed_bps);
   size_t size() const { return points_.size(); }
+  /// Whether some point is named `name` (PointState::named).
+  bool any_named(const std::string& name) const {
+    for (const PointState& p : points_)
+      if (p.named(name)) return true;
+    return false;
+  }
   PointState& operator[](PointId id) { return points_[id]; }
   const PointState& operator[](PointId id) const { return points_[id]; }
 

@@ -1,0 +1,104 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: GPL-2.0-or-later
+# The Wireshark GUI's cost of loading a capture, without and with the rdmatel plugin: CPU seconds
+# and peak memory of `wireshark -r CAPTURE` under Xvfb until it has read the file (the RDMA-Telemetry
+# profile's columns and colours with the plugin; the default profile without it).
+#   bench/gui_load.sh [CAPTURE]     default: a generated nvme-large capture (2.2 M packets)
+# "Loaded" is when the process has read the whole file and then used no CPU for 3 s (Wireshark
+# reads the file, dissects every frame for the packet list, then idles); CPU seconds are user + sys from
+# /proc/PID/stat, peak memory is VmHWM. Needs Xvfb and a build (RDMATEL_BUILD=DIR, default
+# build/test). Run it twice on a busy machine and read the second run. RDMATEL_GUI_DEBUG=1 prints
+# the CPU and bytes read each second.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+build=${RDMATEL_BUILD:-build/test}
+[[ -x $build/cli/rdmatel ]] || build=build
+plugin=$(ls "$build"/plugin/*/epan/rdmatel.so | head -1)
+synth=$build/samples/synth/rdmatel-synth
+command -v Xvfb >/dev/null || { echo "gui_load: Xvfb is not installed (scripts/install-deps.sh --test)" >&2; exit 77; }
+command -v wireshark >/dev/null || { echo "gui_load: wireshark is not installed" >&2; exit 77; }
+work=$(mktemp -d /tmp/rdmatel_guiload_XXXXXX)
+chmod 755 "$work"
+xvfb=""
+cleanup() {
+  [[ -n $xvfb ]] && kill "$xvfb" 2>/dev/null || true
+  rm -rf "$work"
+}
+trap cleanup EXIT
+
+capture=${1:-}
+if [[ -z $capture ]]; then
+  capture=$work/nvme_large.pcapng
+  echo "generating $capture (nvme-large) ..."
+  "$synth" --scenario nvme-large --out "$capture" >/dev/null
+  rm -f "$work/nvme_large.truth.json"
+else
+  cp "$capture" "$work/" && capture=$work/$(basename "$capture")
+fi
+chmod 644 "$capture"
+packets=$(capinfos -c -M "$capture" 2>/dev/null | awk -F: '/Number of packets/ {gsub(/[^0-9]/, "", $2); print $2}')
+bytes=$(stat -c %s "$capture")
+
+# Wireshark as an unprivileged user with a private HOME: one with the plugin and the profile.
+mkdir -p "$work/with/.local/lib/wireshark/plugins/4.0/epan" "$work/with/.config/wireshark/profiles" "$work/without"
+cp "$plugin" "$work/with/.local/lib/wireshark/plugins/4.0/epan/"
+cp -r profiles/RDMA-Telemetry "$work/with/.config/wireshark/profiles/"
+chmod -R a+rX "$work"
+# Wireshark writes its personal folders on start (a dialog waits for OK when it cannot).
+chmod -R a+rwX "$work/with" "$work/without"
+for n in $(seq 90 140); do
+  [[ -e /tmp/.X$n-lock ]] && continue
+  Xvfb ":$n" -screen 0 1600x900x24 -nolisten tcp >/dev/null 2>&1 &
+  xvfb=$!
+  display=":$n"
+  sleep 1
+  kill -0 "$xvfb" 2>/dev/null && break
+  xvfb=""
+done
+[[ -n $xvfb ]] || { echo "gui_load: no X server started" >&2; exit 77; }
+as_user=()
+if [[ $(id -u) -eq 0 ]]; then as_user=(setpriv --reuid=65534 --regid=65534 --clear-groups --); fi
+
+cpu_of() {  # utime + stime of PID, in clock ticks
+  awk '{print $14 + $15}' "/proc/$1/stat" 2>/dev/null || echo ""
+}
+load() {  # label home profile-args...
+  local label=$1 home=$2; shift 2
+  local start ticks last idle=0 hz peak
+  hz=$(getconf CLK_TCK)
+  start=$(date +%s.%N)
+  DISPLAY=$display "${as_user[@]}" env HOME="$home" XDG_CONFIG_HOME="$home/.config" \
+    wireshark "$@" -r "$capture" >/dev/null 2>&1 &
+  local pid=$!
+  sleep 1
+  # The wireshark process itself (setpriv execs it, env too).
+  last=$(cpu_of "$pid")
+  while kill -0 "$pid" 2>/dev/null; do
+    sleep 1
+    ticks=$(cpu_of "$pid")
+    [[ -z $ticks ]] && break
+    if [[ $ticks == "$last" ]]; then idle=$((idle + 1)); else idle=0; fi
+    last=$ticks
+    read_bytes=$(awk '/^rchar/ {print $2}' "/proc/$pid/io" 2>/dev/null || echo 0)
+    [[ -n ${RDMATEL_GUI_DEBUG:-} ]] && echo "  $label t+$SECONDS cpu=$ticks read=$read_bytes" >&2
+    # Loaded: the whole file was read (a fresh HOME can keep Qt waiting on its caches before),
+    # then no CPU for 3 s.
+    [[ $read_bytes -ge $bytes && $idle -ge 3 ]] && break
+  done
+  peak=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+  kill "$pid" 2>/dev/null || true
+  wait "$pid" 2>/dev/null || true
+  printf "| %-36s | %8.2f | %8.0f | %8.2f |\n" "$label" "$(echo "$last / $hz" | bc -l)" "$((peak / 1024))" \
+    "$(echo "$packets / ($last / $hz) / 1000000" | bc -l)"
+  echo "$last" >"$work/$label.ticks"
+}
+
+echo "capture: $capture, $packets packets; $(nproc) cores"
+echo
+echo "| wireshark -r (until idle)            |   cpu s | peak MB | M pkt/s |"
+echo "|---|---:|---:|---:|"
+load without "$work/without"
+load with "$work/with" -C RDMA-Telemetry
+echo
+printf "| plugin cost: GUI load cpu with / without | %.2f |\n" \
+  "$(echo "$(cat "$work/with.ticks") / $(cat "$work/without.ticks")" | bc -l)"
