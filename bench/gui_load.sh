@@ -26,18 +26,9 @@ cleanup() {
 }
 trap cleanup EXIT
 
-capture=${1:-}
-if [[ -z $capture ]]; then
-  capture=$work/nvme_large.pcapng
-  echo "generating $capture (nvme-large) ..."
-  "$synth" --scenario nvme-large --out "$capture" >/dev/null
-  rm -f "$work/nvme_large.truth.json"
-else
-  cp "$capture" "$work/" && capture=$work/$(basename "$capture")
-fi
-chmod 644 "$capture"
-packets=$(capinfos -c -M "$capture" 2>/dev/null | awk -F: '/Number of packets/ {gsub(/[^0-9]/, "", $2); print $2}')
-bytes=$(stat -c %s "$capture")
+# shellcheck source=bench/capture.sh
+source bench/capture.sh
+bench_capture "${1:-}"
 
 # Wireshark as an unprivileged user with a private HOME: one with the plugin and the profile.
 mkdir -p "$work/with/.local/lib/wireshark/plugins/4.0/epan" "$work/with/.config/wireshark/profiles" "$work/without"

@@ -24,18 +24,9 @@ work=$(mktemp -d /tmp/rdmatel_bench_XXXXXX)
 chmod 755 "$work"
 trap 'rm -rf "$work"' EXIT
 
-capture=${1:-}
-if [[ -z $capture ]]; then
-  capture=$work/nvme_large.pcapng
-  echo "generating $capture (nvme-large) ..."
-  "$synth" --scenario nvme-large --out "$capture" >/dev/null
-  rm -f "$work/nvme_large.truth.json"
-else
-  cp "$capture" "$work/" && capture=$work/$(basename "$capture")
-fi
-chmod 644 "$capture"
-packets=$(capinfos -c -M "$capture" 2>/dev/null | awk -F: '/Number of packets/ {gsub(/[^0-9]/, "", $2); print $2}')
-bytes=$(stat -c %s "$capture")
+# shellcheck source=bench/capture.sh
+source bench/capture.sh
+bench_capture "${1:-}"
 cat "$capture" >/dev/null  # page cache
 
 # tshark as an unprivileged user (root's tshark ignores personal plugin folders).

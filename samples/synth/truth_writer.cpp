@@ -670,10 +670,10 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
     out.raw(first_cong ? "\n{" : ",\n{");
     first_cong = false;
   };
-  for (const auto& [k, r] : ecn) {
-    const auto& [s_ip, d_ip, qpn, p] = k;
+  // The fields an ecn and a cnp record begin with (then a comma).
+  auto cong_ends = [&](const char* kind, size_t p, const std::string& s_ip, const std::string& d_ip) {
     next_cong();
-    out.str("kind", "ecn");
+    out.str("kind", kind);
     out.raw(",");
     out.str("point", pts[p].name);
     out.raw(",");
@@ -681,6 +681,10 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
     out.raw(",");
     out.str("dst", d_ip);
     out.raw(",");
+  };
+  for (const auto& [k, r] : ecn) {
+    const auto& [s_ip, d_ip, qpn, p] = k;
+    cong_ends("ecn", p, s_ip, d_ip);
     out.num("dst_qpn", qpn);
     out.raw(",");
     out.num("packets", r.packets);
@@ -692,15 +696,7 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
   }
   for (const auto& [k, n] : cnp_pairs) {
     const auto& [s_ip, d_ip, p] = k;
-    next_cong();
-    out.str("kind", "cnp");
-    out.raw(",");
-    out.str("point", pts[p].name);
-    out.raw(",");
-    out.str("src", s_ip);
-    out.raw(",");
-    out.str("dst", d_ip);
-    out.raw(",");
+    cong_ends("cnp", p, s_ip, d_ip);
     out.num("cnps", n);
     out.raw("}");
   }
