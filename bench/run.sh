@@ -44,8 +44,10 @@ declare -A secs
 # Rates are per cpu second (user + sys): every run is one thread, so that is the speed of one
 # core, and it does not count the time the process waited for a core on a busy machine.
 row() {  # label wall cpu peak_kb
+  local cpu=$3
+  [[ $(echo "$cpu > 0" | bc -l) == 1 ]] || cpu=0.01  # a tiny capture: below the clock's resolution
   printf "| %-40s | %7.2f | %7.2f | %7.2f | %7.0f | %6d |\n" "$1" "$2" "$3" \
-    "$(echo "$packets / $3 / 1000000" | bc -l)" "$(echo "$bytes / $3 / 1000000" | bc -l)" "$(($4 / 1024))"
+    "$(echo "$packets / $cpu / 1000000" | bc -l)" "$(echo "$bytes / $cpu / 1000000" | bc -l)" "$(($4 / 1024))"
 }
 # A whole process: wall and cpu seconds and peak memory from GNU time.
 run() {  # key label command...
