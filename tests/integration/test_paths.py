@@ -152,6 +152,31 @@ for r in got_est:
 if estimated < len(got_est) // 2:
     problems.append(f"--estimate-offsets: only {estimated} of {len(got_est)} hops got an estimate")
 
+# 2c. GPU traffic alone (no NVMe capsule), the spine's clock seconds off, hosts behind both leaves
+#     in one case: the clocks are related from the RDMA packets' own copies (data one way, ACKs
+#     the other, per pair of endpoints), so paths are laid in the right order and export offsets
+#     reports every pair of points, each within its uncertainty of the truth.
+for name, args, spine in (("gpu-ahead", ["--scenario", "write-flows", "--points", "3", "--seed", "5"], 2_000_000_000),
+                          ("gpu-behind", ["--scenario", "write-flows", "--points", "5", "--seed", "6",
+                                          "--order", "blocks", "--loss", "0.01"], -700_000_000),
+                          ("mixed-cross", ["--scenario", "mixed", "--points", "3", "--cross", "--seed", "7"], 40_000)):
+    cap = generate(name, *args, "--clock-offset", f"spine1={spine}")
+    truth = load_truth(cap)
+    compare(name, truth["hops"], export_paths(cap),
+            shift=lambda a, b: (spine if b == "spine1" else 0) - (spine if a == "spine1" else 0))
+    truth_offsets = {pt["name"]: pt.get("clock_offset_ns", 0) for pt in truth["points"]}
+    recs = [json.loads(line) for line in
+            run_cli(cli, "export", "offsets", cap, "--format", "jsonl", "--no-progress").stdout.splitlines()]
+    n = len(truth_offsets)
+    if len(recs) != n * (n - 1) // 2:
+        problems.append(f"{name}: {len(recs)} offset records for {n} points: {recs}")
+    for r in recs:
+        want = truth_offsets[r["reference"]] - truth_offsets[r["point"]]
+        if not r["both_directions"] or abs(int(r["offset_ns"]) - want) > int(r["uncertainty_ns"]) \
+                or int(r["uncertainty_ns"]) > 20_000:
+            problems.append(f"{name}: offset of {r['point']} to {r['reference']} {r['offset_ns']} ± "
+                            f"{r['uncertainty_ns']} ns, truth {want}")
+
 # 3. The analyze report: a Hops section naming the lossy hop; none with one point.
 rep = run_cli(cli, "analyze", cap3, "--no-progress").stdout
 if "Hops (" not in rep or "lossiest hops" not in rep:

@@ -229,6 +229,31 @@ TEST(ClockRelations, OffsetBetweenTheTwoDirectionsMinimalDelays) {
   EXPECT_EQ(c.map(kT, 0, 1), kT + off - 500);
 }
 
+TEST(ClockRelations, EndpointPairsBracketTheOffsetWhateverWayTheyCross) {
+  // b runs 3 ms ahead of a. Pair 1 (host h1 behind a, storage s1 behind b) and pair 2 (h2 behind
+  // b, s2 behind a) both send host -> storage as direction 0, so direction 0 travels a -> b in pair
+  // 1 and b -> a in pair 2: sorted by direction alone the samples overlap and say nothing.
+  ClockRelations c;
+  const DurationNs off = 3 * kNsPerMs;
+  for (DurationNs d : {4000, 6000}) c.add_sample(0, kT, 1, kT + off + d, 0, 1);  // h1 -> s1: a -> b
+  for (DurationNs d : {5000, 8000}) c.add_sample(0, kT + d, 1, kT + off, 1, 1);  // s1 -> h1: b -> a
+  for (DurationNs d : {3000, 9000}) c.add_sample(0, kT + d, 1, kT + off, 0, 2);  // h2 -> s2: b -> a
+  for (DurationNs d : {7000}) c.add_sample(0, kT, 1, kT + off + d, 1, 2);        // s2 -> h2: a -> b
+  auto e = c.estimate(0, 1);
+  ASSERT_TRUE(e);
+  EXPECT_TRUE(e->both_directions);
+  EXPECT_EQ(e->samples, 7u);
+  // Pair 1 brackets [off - 5 µs, off + 4 µs], pair 2 [off - 3 µs, off + 7 µs]: together
+  // [off - 3 µs, off + 4 µs], the offset off + 0.5 µs within ± 3.5 µs.
+  EXPECT_EQ(e->offset, off + 500);
+  EXPECT_EQ(e->uncertainty, 3500);
+  // Seen one way only, a pair brackets nothing: the middle of all samples.
+  ClockRelations one;
+  for (DurationNs d : {2000, 4000}) one.add_sample(0, kT, 1, kT + off + d, 0, 5);
+  EXPECT_FALSE(one.estimate(0, 1)->both_directions);
+  EXPECT_EQ(one.estimate(0, 1)->offset, off + 3000);
+}
+
 TEST(ClockRelations, ComponentsMapThroughIntermediatePoints) {
   ClockRelations c;
   c.add_sample(0, 1000, 1, 2'001'000, 0);  // 1 is 2 ms ahead of 0

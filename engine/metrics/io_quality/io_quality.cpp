@@ -189,15 +189,6 @@ bool IoQuality::stamp(Entry& e, Stage stage, const Packet& p, Ctx& ctx) {
   o->psn[stage] = p.roce.bth.psn;
   if (stage == kCommand) o->ttl_command = p.roce.ttl;
   if (stage == kCompletion) o->ttl_completion = p.roce.ttl;
-  // The same packet's first stamps at two points relate their clocks (never used for a metric:
-  // only to know how long to wait for a point whose clock runs ahead or behind).
-  const int direction = (stage == kCommand || stage == kReadResponse) ? 0 : 1;
-  const PointId here = p.point;
-  const TimeNs ts_here = p.ts;
-  const uint32_t psn = p.roce.bth.psn;
-  for (const Observation& other : e.obs)
-    if (other.point != here && other.has(stage) && other.psn[stage] == psn)
-      ctx.clock.add_sample(other.point, other.ts[stage], here, ts_here, direction);
   note_stage(e, stage, p, false, ctx);
   return true;
 }

@@ -34,8 +34,8 @@ namespace {
 const RecordSchema* const kOutputs[] = {&kOffsetSchema};
 }  // namespace
 
-// Consumes no packet: the samples come from the components that match packets across points
-// (io_quality), so it must finish after them (it is last in the registry).
+// Consumes no packet: the samples come from the component that matches packets across points
+// (paths), so it must finish after it (it follows it in the registry).
 const ComponentSpec kSpec = {"offsets", 0, kOutputs, {}, {}};
 
 void Offsets::finish(Ctx& ctx) {

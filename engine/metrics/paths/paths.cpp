@@ -112,6 +112,8 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
     Entry& e = queue_.emplace_back();
     e.id = id;
     e.ref_due = ref_time(p.point, p.ts, ctx) + timeout_;
+  } else {
+    relate_clocks(queue_[uint32_t(seq - front_seq_)], p, ctx);
   }
   queue_[uint32_t(seq - front_seq_)].seen.push_back(Seen{p.point, p.ts, p.frame});
   if (queue_.size() > max_pending_) {
@@ -128,6 +130,22 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   // A point whose reorder buffer overflowed hands packets on before its horizon passes them:
   // settle by what the points handled too, not only at horizon advances.
   if ((++since_drain_ & 1023) == 0) drain(bound(ctx), ctx);
+}
+
+void Paths::relate_clocks(const Entry& e, const Packet& p, Ctx& ctx) {
+  // Only a packet's first sighting at each point: a later one is a resend or a duplicate, whose
+  // difference to the other point holds the time between the copies too.
+  for (const Seen& s : e.seen)
+    if (s.point == p.point) return;
+  const FlowKey& key = ctx.flows[p.flow].key;
+  const uint64_t a = hash_ip(key.src), b = hash_ip(key.dst);
+  const uint64_t pair = hash_mix(std::min(a, b) * 31 + std::max(a, b));
+  const int direction = a < b ? 0 : 1;
+  for (size_t i = 0; i < e.seen.size(); ++i) {
+    bool first = true;
+    for (size_t j = 0; j < i && first; ++j) first = e.seen[j].point != e.seen[i].point;
+    if (first) ctx.clock.add_sample(e.seen[i].point, e.seen[i].ts, p.point, p.ts, direction, pair);
+  }
 }
 
 TimeNs Paths::bound(const Ctx& ctx) {

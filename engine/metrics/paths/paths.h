@@ -8,7 +8,8 @@
 //
 // Unlike every other metric, a hop delay compares the clocks of two points: it is corrected by
 // the points' --clock-offset where one is given and reported raw otherwise. The clock relations
-// the core learned (core/clock.*) only order points and match copies; they never change a delay.
+// of the core (core/clock.*), which this component feeds from every packet seen at two points,
+// only order points and match copies; they never change a delay.
 //
 // Cost: one hash-map slot per packet identity while it waits (the common case, one sighting per
 // point of a known path, needs no allocation when settled); nothing with a single point.
@@ -92,6 +93,10 @@ class Paths final : public Component {
   /// both ways so far; nullopt when off, given by --clock-offset, or not seen both ways.
   std::optional<DurationNs> estimated_correction(const PathRecord& r) const;
   void apply_estimate(PathRecord& r) const;
+  /// A packet's first sighting at a point, of a packet seen elsewhere already, relates the
+  /// two points' clocks (the core's ClockRelations: how long results wait for a point, how
+  /// copies are matched; never a metric).
+  void relate_clocks(const Entry& e, const Packet& p, Ctx& ctx);
   /// The earliest common-clock time every active point has passed.
   TimeNs bound(const Ctx& ctx);
   void drain(TimeNs bound, Ctx& ctx);

@@ -15,30 +15,44 @@ PointId ClockRelations::root(PointId id) const {
   return id;
 }
 
+void ClockRelations::Range::add(DurationNs d) {
+  if (n == 0) lo = hi = d;
+  lo = std::min(lo, d);
+  hi = std::max(hi, d);
+  ++n;
+}
+
 ClockRelations::Estimate ClockRelations::estimate_of(const Link& l) {
   Estimate e;
-  e.samples = l.n[0] + l.n[1];
-  if (l.n[0] && l.n[1]) {
+  e.samples = l.all.n;
+  // Each endpoint pair seen both ways brackets the offset: one direction travels p -> q (offset +
+  // delay: its lowest difference is closest), the other q -> p (offset - delay: its highest is
+  // closest). Which is which shows in the data: the direction whose lowest difference lies above
+  // the other's highest travels p -> q.
+  bool any = false;
+  DurationNs down = 0, up = 0;                  // the intersection of the brackets
+  DurationNs best_down = 0, best_up = 0;        // the narrowest bracket
+  for (const PairRanges& pr : l.pairs) {
+    if (!pr.way[0].n || !pr.way[1].n) continue;
     e.both_directions = true;
-    // One direction travels p -> q (differences offset + delay: its lowest is closest), the
-    // other q -> p (offset - delay: its highest is closest). Which is which shows in the data:
-    // the direction whose lowest difference lies above the other's highest travels p -> q.
-    int fwd = l.lo[0] >= l.hi[1] ? 0 : l.lo[1] >= l.hi[0] ? 1 : -1;
-    if (fwd >= 0) {
-      DurationNs up = l.lo[fwd], down = l.hi[1 - fwd];
-      e.offset = down + (up - down) / 2;
-      e.uncertainty = (up - down) / 2;
-      return e;
-    }
-    // Overlapping ranges (reordered samples, a copy matched to the wrong one): the middle of all.
-    DurationNs lo = std::min(l.lo[0], l.lo[1]), hi = std::max(l.hi[0], l.hi[1]);
-    e.offset = lo + (hi - lo) / 2;
-    e.uncertainty = (hi - lo) / 2;
+    const int fwd = pr.way[0].lo >= pr.way[1].hi ? 0 : pr.way[1].lo >= pr.way[0].hi ? 1 : -1;
+    if (fwd < 0) continue;  // overlapping (reordered samples, a copy matched to the wrong one)
+    const DurationNs d = pr.way[1 - fwd].hi, u = pr.way[fwd].lo;
+    if (!any || u - d < best_up - best_down) best_down = d, best_up = u;
+    down = any ? std::max(down, d) : d;
+    up = any ? std::min(up, u) : u;
+    any = true;
+  }
+  if (any) {
+    // Brackets that do not meet (a pair whose paths differ in length each way): the narrowest.
+    if (down > up) down = best_down, up = best_up;
+    e.offset = down + (up - down) / 2;
+    e.uncertainty = (up - down) / 2;
     return e;
   }
-  int d = l.n[0] ? 0 : 1;
-  e.offset = l.lo[d] + (l.hi[d] - l.lo[d]) / 2;
-  e.uncertainty = (l.hi[d] - l.lo[d]) / 2;
+  // No bracket: the middle of every sample (with one direction only, it still holds the delay).
+  e.offset = l.all.lo + (l.all.hi - l.all.lo) / 2;
+  e.uncertainty = (l.all.hi - l.all.lo) / 2;
   return e;
 }
 
@@ -63,26 +77,31 @@ std::vector<ClockRelations::PairEstimate> ClockRelations::pairs() const {
   return out;
 }
 
-void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int direction) {
+void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int direction, uint64_t pair) {
   if (p == q || p == kNoPoint || q == kNoPoint) return;
+  direction = direction ? 1 : 0;
   if (p > q) {
+    // Samples are t_q - t_p with p < q; the direction within the pair is the packet's own.
     std::swap(p, q);
     std::swap(tp, tq);
   }
-  direction = direction ? 1 : 0;
   grow(q);
   uint64_t key = uint64_t(p) << 32 | q;
   auto [it, inserted] = link_index_.emplace(key, uint32_t(links_.size()));
   if (inserted) links_.push_back(Link{p, q});
   Link& l = links_[it->second];
-  DurationNs d = tq - tp;
-  if (l.n[direction] == 0) {
-    l.lo[direction] = l.hi[direction] = d;
-  } else {
-    l.lo[direction] = std::min(l.lo[direction], d);
-    l.hi[direction] = std::max(l.hi[direction], d);
-  }
-  ++l.n[direction];
+  const DurationNs d = tq - tp;
+  l.all.add(d);
+  // The pairs of a link are few (the endpoints whose traffic crosses both points, up to the
+  // bound): a linear search, the latest pair first (packets of one flow come in runs).
+  PairRanges* pr = nullptr;
+  for (size_t i = l.pairs.size(); i-- > 0;)
+    if (l.pairs[i].pair == pair) {
+      pr = &l.pairs[i];
+      break;
+    }
+  if (!pr && l.pairs.size() < kMaxPairsPerLink) pr = &l.pairs.emplace_back(PairRanges{pair, {}});
+  if (pr) pr->way[direction].add(d);
   PointId rp = root(p), rq = root(q);
   if (rp == rq) return;
   // Union by size, along this link: the smaller component's root hangs below the larger's.

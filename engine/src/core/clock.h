@@ -3,12 +3,18 @@
 // metric uses this (each is a difference of stamps of one point); it tells how long a result
 // must wait for another point's copies when that point's clock runs seconds ahead or behind.
 //
-// Each sample is one packet's first stamps at two points. Per pair of points and per direction
-// of travel, the smallest and largest difference t_q - t_p are kept: for packets travelling
-// p -> q the difference is offset + delay, the other way offset - delay, so the offset lies
+// Each sample is one packet's first stamps at two points. For packets travelling p -> q the
+// difference t_q - t_p is offset + delay, the other way offset - delay, so the offset lies
 // between the two directions' closest values (NTP's minimum-delay filter), with half their
-// distance as uncertainty. Related points form components (union-find); a point's offset to its
-// component's root maps its stamps into the root's clock.
+// distance as uncertainty.
+//
+// Which way a packet travels between two points is not known beforehand (that is what a wrong
+// clock hides), but the two directions of one pair of endpoints always travel opposite ways. So
+// samples are kept per pair of endpoints (`pair`) and orientation within it (`direction`); each
+// pair that went both ways brackets the offset, and the brackets of every pair intersect. Hosts
+// and storage servers behind both points (traffic crossing both ways) do not mix the directions.
+// Related points form components (union-find); a point's offset to its component's root maps its
+// stamps into the root's clock.
 #pragma once
 
 #include <cstdint>
@@ -22,10 +28,13 @@ namespace rdmatel {
 
 class ClockRelations {
  public:
-  /// One packet seen first at `p` with stamp `tp` and at `q` with `tq`; `direction` 0 or 1
-  /// names the packet's direction of travel (e.g. host→storage, storage→host) so that the two
-  /// directions of one pair of points are told apart.
-  void add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int direction);
+  /// One packet seen first at `p` with stamp `tp` and at `q` with `tq`. `pair` names its pair of
+  /// endpoints (any value both directions share) and `direction` (0 or 1) its orientation within
+  /// the pair: packets of one pair with different directions travel opposite ways.
+  void add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int direction, uint64_t pair = 0);
+  /// Endpoint pairs kept per pair of points; samples of further pairs count only in the
+  /// one-direction fallback (bounded state whatever the traffic).
+  static constexpr size_t kMaxPairsPerLink = 64;
 
   bool related(PointId p, PointId q) const { return p == q || root(p) == root(q); }
   /// Maps a stamp of point `from` into the clock of point `to` (related points only).
@@ -51,10 +60,20 @@ class ClockRelations {
   std::vector<PairEstimate> pairs() const;
 
  private:
+  /// The smallest and largest difference t_q - t_p of some samples.
+  struct Range {
+    DurationNs lo = 0, hi = 0;
+    uint64_t n = 0;
+    void add(DurationNs d);
+  };
+  struct PairRanges {
+    uint64_t pair;
+    Range way[2];  ///< by direction within the pair
+  };
   struct Link {
     PointId p, q;  ///< p < q; samples are t_q - t_p
-    DurationNs lo[2] = {0, 0}, hi[2] = {0, 0};
-    uint64_t n[2] = {0, 0};
+    Range all;     ///< every sample
+    std::vector<PairRanges> pairs;
   };
   static Estimate estimate_of(const Link& l);
   void grow(PointId id);
