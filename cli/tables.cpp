@@ -425,7 +425,20 @@ std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t
   return out + "\n";
 }
 
-std::string render_hops(const std::vector<PathRecord>& hops, const Engine& engine, size_t n) {
+namespace {
+// The clock offset between two points when it is known to differ from 0 (estimated both ways,
+// larger than its uncertainty): a raw delay between them then measures the clocks, not the hop.
+const OffsetRecord* significant_offset(const std::vector<OffsetRecord>& offsets, PointId a, PointId b) {
+  for (const OffsetRecord& o : offsets)
+    if (((o.point == a && o.reference == b) || (o.point == b && o.reference == a)) && o.both_directions &&
+        (o.offset_ns < 0 ? -o.offset_ns : o.offset_ns) > o.uncertainty_ns)
+      return &o;
+  return nullptr;
+}
+}  // namespace
+
+std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<OffsetRecord>& offsets,
+                        const Engine& engine, size_t n) {
   if (hops.empty()) return "";  // one observation point: no hop
   bool raw = false;
   uint64_t packets = 0, lost = 0;
@@ -467,9 +480,31 @@ std::string render_hops(const std::vector<PathRecord>& hops, const Engine& engin
                   us(mx).c_str());
     out += line;
   };
+  // Raw delays across clocks known to differ are left out of the ranking: they would rank the
+  // clocks. Say which clocks and how to correct them.
   std::vector<const PathRecord*> slow;
-  for (const PathRecord& r : hops)
-    if (r.delivered) slow.push_back(&r);
+  std::vector<const OffsetRecord*> skewed;
+  size_t unranked = 0;
+  for (const PathRecord& r : hops) {
+    if (!r.delivered) continue;
+    const OffsetRecord* o = r.offset_applied_ns ? nullptr : significant_offset(offsets, r.from_point, r.to_point);
+    if (!o) {
+      slow.push_back(&r);
+      continue;
+    }
+    ++unranked;
+    if (std::find(skewed.begin(), skewed.end(), o) == skewed.end()) skewed.push_back(o);
+  }
+  for (const OffsetRecord* o : skewed) {
+    std::snprintf(line, sizeof line, "  the clocks of %s and %s differ by %.3f µs ± %.3f µs (see Clock offsets)\n",
+                  engine.point_name(o->point).c_str(), engine.point_name(o->reference).c_str(),
+                  double(o->offset_ns < 0 ? -o->offset_ns : o->offset_ns) / 1e3, double(o->uncertainty_ns) / 1e3);
+    out += line;
+  }
+  if (unranked)
+    out += "  " + std::to_string(unranked) +
+           " flow-hops between them have raw delays that measure the clocks, not the fabric: not ranked below;\n"
+           "  --estimate-offsets (or --clock-offset NAME=NS with export offsets' offset_ns) corrects them\n";
   std::stable_sort(slow.begin(), slow.end(),
                    [](const PathRecord* a, const PathRecord* b) { return *a->avg_ns() > *b->avg_ns(); });
   if (slow.size() > n) slow.resize(n);

@@ -28,7 +28,9 @@ std::string render_alerts(const std::map<std::string, uint64_t>& per_rule, const
 std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t top);
 /// "Hops" section: the `n` slowest hops by average delay and the `n` lossiest; empty with a single
 /// observation point (no hop).
-std::string render_hops(const std::vector<PathRecord>& hops, const Engine& engine, size_t n);
+/// The Hops section; `offsets` (export offsets' records) tell which raw delays cross clocks that differ.
+std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<OffsetRecord>& offsets,
+                        const Engine& engine, size_t n);
 std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine);
 std::string render_congestion(const std::vector<EcnRecord>& flows, const std::vector<PfcRecord>& pfc,
                               const Engine& engine, size_t n);

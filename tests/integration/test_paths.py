@@ -176,6 +176,20 @@ for name, args, spine in (("gpu-ahead", ["--scenario", "write-flows", "--points"
                 or int(r["uncertainty_ns"]) > 20_000:
             problems.append(f"{name}: offset of {r['point']} to {r['reference']} {r['offset_ns']} ± "
                             f"{r['uncertainty_ns']} ns, truth {want}")
+    # analyze does not rank raw delays that measure the clocks: it names the clocks, and ranks
+    # the hops once --estimate-offsets corrects them. spine1 is on every hop of these flows.
+    if name != "gpu-ahead":
+        continue
+    rep = run_cli(cli, "analyze", cap, "--no-progress").stdout.split("Hops (")[1].split("\n\n")[0]
+    hops_n = len(truth["hops"])
+    if "the clocks of spine1 and leafA-gpu differ by 2000000" not in rep.replace("leafA-gpu and spine1", "spine1 and leafA-gpu") \
+            or f"{hops_n} flow-hops between them have raw delays" not in rep or "slowest hops" in rep:
+        problems.append(f"{name}: analyze must name the clocks 2 s apart and rank no raw hop:\n{rep}")
+    rep = run_cli(cli, "analyze", cap, "--no-progress", "--estimate-offsets").stdout.split("Hops (")[1].split("\n\n")[0]
+    slow_rows = rep.split("slowest hops")[-1].split("lossiest")[0].splitlines()[2:] if "slowest hops" in rep else []
+    worst = max(h["avg_ns"] for h in truth["hops"] if h["delivered"])
+    if "differ by" in rep or not slow_rows or abs(float(slow_rows[0].split()[-2]) * 1000 - worst) > 1000:
+        problems.append(f"{name}: with --estimate-offsets analyze must rank the hops (slowest {worst} ns):\n{rep}")
 
 # 3. The analyze report: a Hops section naming the lossy hop; none with one point.
 rep = run_cli(cli, "analyze", cap3, "--no-progress").stdout
