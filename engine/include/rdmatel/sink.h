@@ -22,12 +22,14 @@ std::string_view note_kind_name(NoteKind kind);
 
 /// A fact about one frame, for front ends that annotate frames (the Wireshark plugin, the
 /// analyzer): which record it belongs to and in what capacity.
+/// (24 bytes: a front end that annotates frames keeps a few per frame of the capture.)
 struct FrameNote {
   uint64_t frame = 0;
-  NoteKind kind = kNoNoteKind;
   uint64_t ref = 0;     ///< id of the record it belongs to (0 = none), in the kind's channel
   uint32_t detail = 0;  ///< kind-specific bits
+  NoteKind kind = kNoNoteKind;
 };
+static_assert(sizeof(FrameNote) == 24);
 
 /// Something that went wrong or a limit that was reached (Zeek's "weirds"): named, counted,
 /// its text reported once.

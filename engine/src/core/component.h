@@ -91,7 +91,7 @@ class Ctx {
   /// building the note costs anything).
   void note(uint64_t frame, NoteKind kind, uint64_t ref, uint32_t detail = 0) const {
     if (!frame_notes) return;
-    FrameNote n{frame, kind, ref, detail};
+    FrameNote n{.frame = frame, .ref = ref, .detail = detail, .kind = kind};
     for (RecordSink* s : sinks_) s->on_note(n);
   }
   template <typename TextFn>
