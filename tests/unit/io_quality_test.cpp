@@ -125,7 +125,7 @@ TEST(IoQuality, RetransmittedCommandKeepsFirstCopyPerPoint) {
   cap.add(C, 20300, cap.write_data(0x0A, 10, 0x77));
   cap.add(S, 30000, cap.completion(9, 11));
   cap.add(C, 30300, cap.completion(9, 11));
-  cap.add(C, 31000, cap.completion(9, 11));  // a duplicate completion changes nothing
+  cap.add(C, 60000, cap.completion(9, 11));  // a resent completion changes nothing
   Collector r = cap.run();
   ASSERT_EQ(r.ios.size(), 1u);
   const IoRecord& io = r.ios[0];

@@ -44,6 +44,7 @@ struct EngineStats {
   uint64_t without_timestamp = 0;
   uint64_t duplicates = 0;  ///< the same packet given twice at one point (counted once)
   uint64_t late = 0;        ///< later than the reorder window at their point (handled late)
+  uint64_t mirror_copies = 0;  ///< the same RoCE packet again at one point within mirror_copy_window (counted once)
 };
 
 /// An observation point as the engine sees it.

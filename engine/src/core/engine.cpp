@@ -97,6 +97,7 @@ class Engine::Impl {
   explicit Impl(const Settings& settings)
       : settings_(settings),
         window_(std::max<DurationNs>(0, settings.duration("reorder_window"))),
+        mirror_window_(settings.duration("mirror_copy_window")),
         idle_(settings.duration("idle_point")),
         max_buffered_(std::max<uint64_t>(1, settings.count("max_reorder_packets"))),
         flows_(settings.count("max_flows")),
@@ -203,6 +204,9 @@ class Engine::Impl {
       order_key = (hash_mix(hash_ip(roce.src) * 31 + hash_ip(roce.dst) + roce.bth.dest_qp) << 24) | roce.bth.psn;
     }
     const uint32_t seq = seq_++;
+    const bool mirror_checked = mirror_window_ > 0 && roce.is_roce() && roce.bth.opcode != kOpcodeCnp;
+    const uint64_t hash = identity_hash(order_key, wire_len, roce, in);
+    if (mirror_checked) points_[in.point].mirror_copies.observe(flow_id, hash, ts, mirror_window_);
     // Everything but the stamp, order and length, which the buffer sets.
     auto fill = [&](Packet& p) {
       p.frame = in.frame;
@@ -234,11 +238,11 @@ class Engine::Impl {
       p.seq = seq;
       p.wire_len = wire_len;
       fill(p);
-      handle(p);
+      if (!mirror_copy(point, p, hash)) handle(p);
     } else {
       if (point.buffer.size() >= max_buffered_) force_oldest(in.point);
       // The decoded identity and the start of the payload tell two packets apart.
-      fill(*point.buffer.emplace(ts, order_key, seq, wire_len, identity_hash(order_key, wire_len, roce, in)));
+      fill(*point.buffer.emplace(ts, order_key, seq, wire_len, hash));
     }
     release(in.point);
   }
@@ -332,7 +336,7 @@ class Engine::Impl {
     const Packet& front = p.buffer.front();
     if (advance) p.horizon = std::max(p.horizon, front.ts);
     if (!p.buffer.front_repeats()) {
-      handle(front);
+      if (!mirror_copy(p, front, p.buffer.front_hash())) handle(front);
     } else {
       ++stats_.duplicates;
       warnings_.warn("duplicate_packets", [&] {
@@ -341,6 +345,23 @@ class Engine::Impl {
       });
     }
     p.buffer.pop_front();
+  }
+
+  // A RoCE packet identical to one the point handed on just before, in a flow the point records
+  // twice (mirror_copies.h): counted once. CNPs are left alone: NICs send identical CNPs to a
+  // sender microseconds apart.
+  bool mirror_copy(PointState& p, const Packet& pkt, uint64_t hash) {
+    if (mirror_window_ <= 0 || !pkt.is_roce() || packet_class(pkt) == kPacketCnp) return false;
+    if (!p.mirror_copies.is_copy(pkt.flow, hash, pkt.ts, mirror_window_)) return false;
+    ++stats_.mirror_copies;
+    warnings_.warn("mirror_copies", [&] {
+      return "packets recorded twice at point " + p.name + " within " + std::to_string(mirror_window_ / 1000) +
+             " us, identical (first at frame " + std::to_string(pkt.frame) +
+             "): each is counted once, not as a retransmission. A mirror of several ports into one interface, "
+             "or a capture on 'any'? Give each port its own interface to see the hop between them "
+             "(--mirror-copy-window 0 counts every copy)";
+    });
+    return true;
   }
 
   // Releases the packets of `id` that the horizon has passed, in stamp order.
@@ -372,6 +393,7 @@ class Engine::Impl {
 
   Settings settings_;
   DurationNs window_;
+  DurationNs mirror_window_;
   DurationNs idle_;
   size_t max_buffered_;
   std::vector<RecordSink*> sinks_;

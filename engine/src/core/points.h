@@ -19,6 +19,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "engine/src/core/mirror_copies.h"
 #include "engine/src/core/reorder_buffer.h"
 #include "rdmatel/types.h"
 
@@ -45,6 +46,7 @@ struct PointState {
   /// handled, and nothing waits for it (cleared by its next packet).
   bool quiet = false;
   ReorderBuffer buffer;
+  MirrorCopies mirror_copies;
 
   /// Whether a user names this point by `name`: its interface name or numeric interface id (as
   /// --point, --clock-offset and --point-speed do).

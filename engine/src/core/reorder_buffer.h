@@ -53,6 +53,8 @@ class ReorderBuffer {
   bool empty() const { return size_ == 0 && late_.empty(); }
   size_t size() const { return size_ + late_.size(); }
   const Packet& front() const { return front_entry().packet; }
+  /// The identity hash the front was inserted with.
+  uint64_t front_hash() const { return front_entry().hash; }
 
   /// True when the front is a copy of a packet released just before it (same stamp, flow, PSN,
   /// length and bytes).

@@ -20,6 +20,11 @@ const SettingSpec kCoreSettings[] = {
     {"max_reorder_packets", SettingType::kCount, "", "262144", 1, 1e9, "N",
      "Most packets one observation point holds for reordering; beyond it the oldest is handled at once, "
      "in the order it arrived"},
+    {"mirror_copy_window", SettingType::kDuration, "us", "5", 0, 1000, "US",
+     "Mirror copies: where an observation point records a flow's packets twice (a SPAN session of several "
+     "ports into one interface, a capture on 'any' with stacked interfaces), a packet seen again within this "
+     "time, identical in headers, length and first payload bytes, is counted once, not as a retransmission "
+     "(a flow is taken as recorded twice when a quarter of its packets at the point have such a twin). 0: off"},
     {"idle_point", SettingType::kDuration, "s", "10", 0.001, 86400, "SECONDS",
      "An observation point that carried no packet while the capture advanced this long no longer holds "
      "back results"},

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Mirror copies: every packet of a flow recorded twice at one observation point a moment apart.
+// A SPAN session of several ports into one interface (a host's port and the uplink its packets
+// leave by), or a capture on Linux's "any" device with a VLAN or bond interface over the physical
+// one, records each packet once per port or interface, microseconds apart and identical. Counted
+// twice, every packet reads as retransmitted and every NAK as two.
+//
+// An identical packet microseconds after another is not always a copy: a go-back-N resend of the
+// newest packets of a window follows them closely, and a responder re-acknowledges duplicate
+// requests back to back. What tells a mirror is that it doubles a flow's packets systematically.
+// So, per point and flow, packets are counted as they arrive, with those that have an identical
+// twin (the engine's identity hash: flow, PSN, opcode, IP ID, lengths, first payload bytes) within
+// the window; once a quarter of them (of two at least) have one, the flow is doubled at the point,
+// and a packet handed on within the window after its identical twin is dropped as its copy.
+// Packets wait a reorder window before they are handed on, so the verdict comes from the packets
+// around them, not only from those before.
+//
+// Per point: two tables of 4,096 slots in sets of 4 (arrival, hand-on; 64 KB each), allocated at
+// its first RoCE packet; a full set forgets its oldest packet (whose copy is then counted, as
+// without the check), it never matches a different one (the whole 64-bit hash and the stamps
+// are compared).
+#pragma once
+
+#include <cstdint>
+#include <limits>
+#include <unordered_map>
+#include <vector>
+
+#include "engine/src/decode/packet.h"
+#include "rdmatel/types.h"
+
+namespace rdmatel {
+
+class MirrorCopies {
+ public:
+  static constexpr uint32_t kMinPackets = 2;
+
+  /// A RoCE packet of `flow` arrived at the point (any order).
+  void observe(FlowId flow, uint64_t hash, TimeNs ts, DurationNs window) {
+    Counts& c = flows_[flow];
+    ++c.packets;
+    Slot* twin = find(arrived_, hash);
+    if (twin) {
+      const DurationNs d = ts - twin->ts;
+      if (d <= window && d >= -window) {
+        ++c.twins;
+        return;
+      }
+    }
+    remember(arrived_, hash, ts, twin);
+  }
+
+  /// The packet is handed on (stamp order): true when it is the copy of an identical packet
+  /// handed on at most `window` before, in a flow the point doubles.
+  bool is_copy(FlowId flow, uint64_t hash, TimeNs ts, DurationNs window) {
+    Slot* twin = find(handed_, hash);
+    if (twin && ts >= twin->ts && ts - twin->ts <= window && doubled(flow)) return true;
+    remember(handed_, hash, ts, twin);
+    return false;
+  }
+
+ private:
+  // Stamps are clamped to about +-2^62 by the engine: differences with this fit in 64 bits.
+  static constexpr TimeNs kUnused = std::numeric_limits<TimeNs>::min() / 2;
+  // 1,024 sets of 4 (hash, stamp) slots: a packet is forgotten only when four others of its set
+  // come after it within the window.
+  static constexpr size_t kSets = 1024, kWays = 4;
+  struct Slot {
+    uint64_t hash = 0;
+    TimeNs ts = kUnused;
+  };
+  struct Counts {
+    uint32_t packets = 0;
+    uint32_t twins = 0;
+  };
+  static Slot* set_of(std::vector<Slot>& table, uint64_t hash) {
+    if (table.empty()) table.assign(kSets * kWays, Slot{});
+    return &table[(hash & (kSets - 1)) * kWays];
+  }
+  static Slot* find(std::vector<Slot>& table, uint64_t hash) {
+    Slot* set = set_of(table, hash);
+    for (size_t i = 0; i < kWays; ++i)
+      if (set[i].ts != kUnused && set[i].hash == hash) return &set[i];
+    return nullptr;
+  }
+  // Over the packet's older twin, else over the set's oldest slot.
+  static void remember(std::vector<Slot>& table, uint64_t hash, TimeNs ts, Slot* twin) {
+    Slot* s = twin;
+    if (!s) {
+      Slot* set = set_of(table, hash);
+      s = &set[0];
+      for (size_t i = 1; i < kWays; ++i)
+        if (set[i].ts < s->ts) s = &set[i];
+    }
+    *s = Slot{hash, ts};
+  }
+  bool doubled(FlowId flow) const {
+    auto it = flows_.find(flow);
+    return it != flows_.end() && it->second.packets >= kMinPackets && uint64_t(it->second.twins) * 4 >= it->second.packets;
+  }
+
+  std::vector<Slot> arrived_, handed_;
+  std::unordered_map<FlowId, Counts> flows_;
+};
+
+}  // namespace rdmatel
