@@ -13,7 +13,9 @@
 // the window; once a quarter of them (of two at least) have one, the flow is doubled at the point,
 // and a packet handed on within the window after its identical twin is dropped as its copy.
 // Packets wait a reorder window before they are handed on, so the verdict comes from the packets
-// around them, not only from those before.
+// around them, not only from those before. Flows are followed only once the point has shown a
+// twin in 50 packets (so a capture without a mirror pays two lookups in small tables per packet);
+// their counts start then.
 //
 // Per point: two tables of 4,096 slots in sets of 4 (arrival, hand-on; 64 KB each), allocated at
 // its first RoCE packet; a full set forgets its oldest packet (whose copy is then counted, as
@@ -23,10 +25,11 @@
 
 #include <cstdint>
 #include <limits>
-#include <unordered_map>
 #include <vector>
 
 #include "engine/src/decode/packet.h"
+#include "engine/src/util/flat_map.h"
+#include "engine/src/util/hash.h"
 #include "rdmatel/types.h"
 
 namespace rdmatel {
@@ -37,22 +40,26 @@ class MirrorCopies {
 
   /// A RoCE packet of `flow` arrived at the point (any order).
   void observe(FlowId flow, uint64_t hash, TimeNs ts, DurationNs window) {
+    Slot* twin = find(arrived_, hash);
+    const bool is_twin = twin && ts - twin->ts <= window && twin->ts - ts <= window;
+    if (!is_twin) remember(arrived_, hash, ts, twin);
+    ++packets_;
+    twins_ += is_twin;
+    // Flows are followed once the point shows twins at all (one packet in 50): a capture without
+    // a mirror pays no per-flow lookup.
+    if (!following_) {
+      if (packets_ < kFollowAfter || twins_ * 50 < packets_) return;
+      following_ = true;
+    }
     Counts& c = flows_[flow];
     ++c.packets;
-    Slot* twin = find(arrived_, hash);
-    if (twin) {
-      const DurationNs d = ts - twin->ts;
-      if (d <= window && d >= -window) {
-        ++c.twins;
-        return;
-      }
-    }
-    remember(arrived_, hash, ts, twin);
+    c.twins += is_twin;
   }
 
   /// The packet is handed on (stamp order): true when it is the copy of an identical packet
   /// handed on at most `window` before, in a flow the point doubles.
   bool is_copy(FlowId flow, uint64_t hash, TimeNs ts, DurationNs window) {
+    if (!following_) return false;
     Slot* twin = find(handed_, hash);
     if (twin && ts >= twin->ts && ts - twin->ts <= window && doubled(flow)) return true;
     remember(handed_, hash, ts, twin);
@@ -94,13 +101,19 @@ class MirrorCopies {
     }
     *s = Slot{hash, ts};
   }
+  struct FlowHash {
+    uint64_t operator()(FlowId f) const { return hash_mix(f); }
+  };
+  static constexpr uint64_t kFollowAfter = 64;
   bool doubled(FlowId flow) const {
-    auto it = flows_.find(flow);
-    return it != flows_.end() && it->second.packets >= kMinPackets && uint64_t(it->second.twins) * 4 >= it->second.packets;
+    const Counts* c = flows_.find(flow);
+    return c && c->packets >= kMinPackets && uint64_t(c->twins) * 4 >= c->packets;
   }
 
   std::vector<Slot> arrived_, handed_;
-  std::unordered_map<FlowId, Counts> flows_;
+  uint64_t packets_ = 0, twins_ = 0;
+  bool following_ = false;
+  FlatMap<FlowId, Counts, FlowHash> flows_;
 };
 
 }  // namespace rdmatel
