@@ -256,7 +256,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
 }
 
 bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans,
-                            bool last) {
+                            bool last, bool first) {
   MessageRecord& r = m.rec;
   bool dup = m.seen.mark(psn);
   if (r.packets == 0) {
@@ -289,7 +289,7 @@ bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, u
     beyond = psn::newer(psn, m.contig_end);
   }
   if (beyond && m.beyond.size() < kMaxBeyondGap) {
-    m.beyond.push_back(BeyondGap{psn, len, ts, frame, retrans, last});
+    m.beyond.push_back(BeyondGap{psn, len, ts, frame, retrans, last, first});
   } else if (!beyond && ts >= m.contig_last_ns) {
     m.contig_last_ns = ts;
     m.contig_last_frame = frame;
@@ -329,11 +329,14 @@ void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t bounda
       r.retrans_bytes -= b.len;
     }
     from.seen.unmark(b.psn);
-    count_packet(to, b.psn, b.len, b.ts, b.frame, b.retrans, b.last);
+    count_packet(to, b.psn, b.len, b.ts, b.frame, b.retrans, b.last, b.first);
     if (b.last && !to.has_last) {  // the LAST it took closes the message it moves to
       to.has_last = true;
       to.rec.last_psn = b.psn;
     }
+    // And the FIRST it took opens it: the next READ's first response, stamped before the LAST of
+    // the READ before it, went past that one's gap; without this the message is never complete.
+    if (b.first && b.psn == to.rec.first_psn) to.has_first = true;
     ctx.note(b.frame, note_packet_, to.rec.id, 0);  // where the packet went, for annotating front ends
   }
   from.beyond = std::move(keep);
@@ -402,6 +405,24 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   --stats_.messages;
   free_.push_back(&from);
   claim_pending_naks(s, into);
+}
+
+// Packets of a message stamped before the ones leading up to them at this point (reordered, or
+// its FIRST resent after a loss before the point) opened messages without a FIRST just after it
+// in PSN order. Such a message is the rest of `m` once `m` holds every PSN from its first up to
+// that message's and no LAST among them (SENDs and WRITEs do not interleave, nor do one READ's
+// responses): proof, where taking it earlier, across a gap, would be a guess (the message
+// after the gap may be the next one's LAST, stamped before this one's LAST and both FIRSTs).
+void Messages::absorb_covered(Ctx& ctx, Stream& s, Message& m) {
+  while (!m.has_last && s.messages.size() > 1 && s.messages.back().m != &m) {
+    auto it = locate(s, &m);
+    if (it == s.messages.end() || std::next(it) == s.messages.end()) return;
+    Message* next = std::next(it)->m;
+    if (next->has_first || next->rec.kind != m.rec.kind ||
+        m.seen.distinct() != uint32_t(psn::distance(m.rec.first_psn, next->rec.first_psn)))
+      return;
+    absorb(ctx, m, *next);
+  }
 }
 
 void Messages::claim_pending_naks(Stream& s, Message& m) {
@@ -574,18 +595,6 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     claim_pending_naks(s, *m);
     // Packets the message before took past a gap in its PSNs, from this FIRST on, are this one's.
     if (truncated && truncated->gapped) move_beyond(ctx, *truncated, *m, psn);
-    if (pos != MsgPosition::kOnly) {
-      // Packets of this message stamped before its FIRST at this point (reordered, or the
-      // FIRST resent after a loss before the point) opened messages without a FIRST just after
-      // this one in PSN order: up to its LAST they are the rest of this message.
-      for (;;) {
-        auto it = locate(s, m);
-        if (it == s.messages.end() || std::next(it) == s.messages.end() || m->has_last) break;
-        Message* next = std::next(it)->m;
-        if (next->has_first || next->rec.kind != m->rec.kind) break;
-        absorb(ctx, *m, *next);
-      }
-    }
   }
   if ((pos == MsgPosition::kLast || pos == MsgPosition::kOnly) && !m->has_last &&
       (pos == MsgPosition::kLast || m->rec.first_psn == psn || (read && psn == read->second))) {
@@ -602,7 +611,8 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   if (p.roce.has(kExtImmDt)) m->rec.with_immediate = true;
 
   MessageRecord& r = m->rec;
-  bool dup = count_packet(*m, psn, len, p.ts, p.frame, retrans, pos == MsgPosition::kLast);
+  bool dup = count_packet(*m, psn, len, p.ts, p.frame, retrans, pos == MsgPosition::kLast, starts);
+  absorb_covered(ctx, s, *m);
 
   if (frame_notes_) {
     uint32_t flags = (retrans ? kMsgRetransmission : 0) | (dup ? kMsgDuplicate : 0) | (oos ? kMsgOutOfSequence : 0);

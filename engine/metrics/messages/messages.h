@@ -78,7 +78,8 @@ class Messages final : public Component {
   static std::deque<OpenMessage>::iterator locate(Stream& s, const Message* m);
   Message* open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first);
   /// Counts one packet into a message; returns true when its PSN was already seen there.
-  bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last);
+  bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last,
+                    bool first);
   /// Moves the packets a message took past a PSN gap beyond its LAST into a new message.
   void split_after_last(Ctx& ctx, Stream& s, Message& m);
   /// Moves the packets `from` took past a PSN gap, from `boundary` on, to `to`.
@@ -86,6 +87,7 @@ class Messages final : public Component {
   void claim_pending_naks(Stream& s, Message& m);
   /// Merges `from` (a message seen without its FIRST) into `into` (its FIRST, resent or late).
   void absorb(Ctx& ctx, Message& into, Message& from);
+  void absorb_covered(Ctx& ctx, Stream& s, Message& m);
   void finalize(Ctx& ctx, Message& m);
   void emit_periods(Ctx& ctx, PointId point, bool all);
   void emit_snapshot(Ctx& ctx, const Message& m) const;
