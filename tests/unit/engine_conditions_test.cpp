@@ -436,6 +436,72 @@ TEST(EngineConditions, NextReadsFirstResponseStampedBeforeTheLastOne) {
   EXPECT_TRUE(m[703].complete);
 }
 
+TEST(EngineConditions, SendAfterAWriteLeavesTheNextWritesMiddle) {
+  // WRITE 100..102, SEND ONLY 103, WRITE 104..106, stamped 100, 105 (the next WRITE's MIDDLE,
+  // taken by the open WRITE past its gap), 103, 101, 102, 104, 106: three complete messages.
+  // 105 is not the SEND's: moved into it, it became a SEND without FIRST that 104 never joined.
+  test::Feeder feed(Settings{}, {"only"});
+  RoceSpec send = up(0x04, 103);
+  send.payload = Bytes(64, 0);
+  feed.push(0, kT0, write_pkt(0x06, 100, 3));
+  feed.push(0, kT0 + 100, write_pkt(0x07, 105, 3));
+  feed.push(0, kT0 + 200, build_roce(send));
+  feed.push(0, kT0 + 300, write_pkt(0x07, 101, 3));
+  feed.push(0, kT0 + 400, write_pkt(0x08, 102, 3));
+  feed.push(0, kT0 + 500, write_pkt(0x06, 104, 3));
+  feed.push(0, kT0 + 600, write_pkt(0x08, 106, 3));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 3u);
+  for (uint32_t first : {100u, 104u}) {
+    EXPECT_EQ(m[first].kind, MessageKind::kWrite) << first;
+    EXPECT_EQ(m[first].packets, 3u) << first;
+    EXPECT_EQ(m[first].last_psn, first + 2) << first;
+    EXPECT_TRUE(m[first].complete) << first;
+  }
+  EXPECT_EQ(m[104].first_ns, kT0 + 100);  // its MIDDLE, stamped first
+  EXPECT_EQ(m[103].kind, MessageKind::kSend);
+  EXPECT_EQ(m[103].packets, 1u);
+}
+
+TEST(EngineConditions, ResponseOfTheNextReadIsNotTheOpenOnes) {
+  // READs 700..702 and 703..704. 702 (the first READ's LAST) and 703 (the second's FIRST) are
+  // lost before the point: 704 is the second READ's, not the rest of the open 700..701. The
+  // first READ is re-issued for 702 (a READ RESPONSE ONLY), the second whole.
+  test::Feeder feed(Settings{}, {"only"});
+  auto read = [](uint32_t psn, uint32_t packets) {
+    RoceSpec r = down(0x0C, psn);
+    r.ext = test::reth(0x2000, 0x33, packets * 512);
+    return build_roce(r);
+  };
+  auto resp = [](uint8_t op, uint32_t psn) {
+    RoceSpec s = up(op, psn);
+    if (op != 0x0E) s.ext = test::aeth(0x1F, 1);
+    s.payload = Bytes(512, 0);
+    return build_roce(s);
+  };
+  feed.push(0, kT0, read(700, 3));
+  feed.push(0, kT0 + 10, read(703, 2));
+  feed.push(0, kT0 + 5000, resp(0x0D, 700));
+  feed.push(0, kT0 + 5100, resp(0x0E, 701));
+  feed.push(0, kT0 + 5300, resp(0x0F, 704));
+  feed.push(0, kT0 + 9000, read(702, 1));
+  feed.push(0, kT0 + 9010, read(703, 2));
+  feed.push(0, kT0 + 14000, resp(0x10, 702));
+  feed.push(0, kT0 + 14100, resp(0x0D, 703));
+  feed.push(0, kT0 + 14200, resp(0x0F, 704));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 2u);
+  EXPECT_EQ(m[700].packets, 3u);
+  EXPECT_EQ(m[700].last_psn, 702u);
+  EXPECT_TRUE(m[700].complete);
+  EXPECT_EQ(m[703].packets, 3u);
+  EXPECT_EQ(m[703].retrans_packets, 2u);  // 703 (after 704) and 704 again
+  EXPECT_EQ(m[703].last_psn, 704u);
+  EXPECT_TRUE(m[703].complete);
+}
+
 TEST(EngineConditions, TheSamePacketsTwiceAreCountedOnce) {
   auto frames = two_point_reads(10, 0);
   std::vector<Frame> twice;

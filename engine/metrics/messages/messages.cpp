@@ -298,10 +298,13 @@ bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, u
 }
 
 void Messages::split_after_last(Ctx& ctx, Stream& s, Message& m) {
-  if (!m.gapped) return;
   // Packets it took past a gap, beyond its LAST, belong to the next message (whose FIRST this
   // point has not seen yet): they become a message without FIRST.
-  const uint32_t from = psn::add(m.rec.last_psn, 1);
+  split_beyond(ctx, s, m, psn::add(m.rec.last_psn, 1));
+}
+
+void Messages::split_beyond(Ctx& ctx, Stream& s, Message& m, uint32_t from) {
+  if (!m.gapped) return;
   bool any = false;
   uint32_t lowest = 0;
   for (const BeyondGap& b : m.beyond)
@@ -494,18 +497,31 @@ void Messages::on_read_request(const Packet& p, Ctx& ctx) {
   s.gap_allowed = mtu == 0;
 }
 
-std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(Ctx& ctx, const Packet& p) const {
+Stream* Messages::read_requests(Ctx& ctx, const Packet& p) const {
   // READ RESPONSEs answer READ REQUESTs that went the other way, on the peer flow. The number
   // of responses is known once the path MTU is: compute it now, not when the READ was seen.
-  if (ctx.flows[p.flow].peer == kNoFlow) return std::nullopt;
+  if (ctx.flows[p.flow].peer == kNoFlow) return nullptr;
   FlowPoint* fp = find_flow_point(ctx.flows[p.flow].peer, p.point);
   Stream* req = fp ? fp->streams[int(Space::kRequest)] : nullptr;
-  if (!req) return std::nullopt;
+  if (!req) return nullptr;
   uint32_t mtu = mtu_of(ctx.flows[p.flow]);
-  if (!mtu) return std::nullopt;
-  const uint32_t psn = p.roce.bth.psn;
+  if (!mtu) return nullptr;
   req->reads.ranges_for(mtu);
-  const long r = req->reads.newest_holding(psn);
+  return req;
+}
+
+bool Messages::other_read(Ctx& ctx, const Packet& p, std::pair<uint32_t, uint32_t> read, uint32_t first) const {
+  // No READ holds both the message's first PSN and the response's. (A READ re-issued for the
+  // rest holds only the rest; the one it re-issues holds both.)
+  if (psn::in_range(first, read.first, read.second)) return false;
+  Stream* req = read_requests(ctx, p);
+  return req && !req->reads.one_holds_both(first, p.roce.bth.psn);
+}
+
+std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(Ctx& ctx, const Packet& p) const {
+  Stream* req = read_requests(ctx, p);
+  if (!req) return std::nullopt;
+  const long r = req->reads.newest_holding(p.roce.bth.psn);
   if (r < 0) return std::nullopt;
   return std::make_pair(req->reads.first(r), req->reads.last(r));
 }
@@ -570,6 +586,9 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   // SENDs and WRITEs do not interleave: a packet of the other kind is not part of an open
   // message whose LAST this point missed.
   if (m && m->rec.kind != kind_of(p.roce.op->op_class)) m = nullptr;
+  // Nor is a response of another READ (the next READ's LAST, its FIRST and this one's LAST lost
+  // before the point).
+  if (m && read && other_read(ctx, p, *read, m->rec.first_psn)) m = nullptr;
   if (!m && retrans) {
     for (const auto& [first, last] : s.finished)
       if (psn::in_range(psn, first, last)) {
@@ -580,11 +599,12 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   }
   if (m && !m->has_first) {
     // A message seen without its FIRST (lost before this point) whose head has now been
-    // resent as a message of its own: the two are one message.
+    // resent as a message of its own: the two are one message. (Not responses of two READs.)
     auto it = locate(s, m);
     if (it != s.messages.begin()) {
       Message* prev = std::prev(it)->m;
-      if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind) {
+      if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind &&
+          (!read || !other_read(ctx, p, *read, prev->rec.first_psn))) {
         absorb(ctx, *prev, *m);
         m = prev;
       }
@@ -593,8 +613,14 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   if (!m) {
     m = open_message(ctx, s, kind_of(p.roce.op->op_class), psn, starts);
     claim_pending_naks(s, *m);
-    // Packets the message before took past a gap in its PSNs, from this FIRST on, are this one's.
-    if (truncated && truncated->gapped) move_beyond(ctx, *truncated, *m, psn);
+    // Packets the message before took past a gap in its PSNs, from this FIRST on, are this one's;
+    // or, when it is of the other kind (a SEND after a WRITE), a later message's of that kind:
+    // moved into this one they would leave it as a tail of the wrong kind, which the rest of
+    // their message (its FIRST, its MIDDLEs) never joins.
+    if (truncated && truncated->gapped) {
+      if (truncated->rec.kind == m->rec.kind) move_beyond(ctx, *truncated, *m, psn);
+      else split_beyond(ctx, s, *truncated, psn);
+    }
   }
   if ((pos == MsgPosition::kLast || pos == MsgPosition::kOnly) && !m->has_last &&
       (pos == MsgPosition::kLast || m->rec.first_psn == psn || (read && psn == read->second))) {
