@@ -464,6 +464,28 @@ TEST(EngineConditions, SendAfterAWriteLeavesTheNextWritesMiddle) {
   EXPECT_EQ(m[103].packets, 1u);
 }
 
+TEST(EngineConditions, OnlyAfterALastTakenPastAGap) {
+  // WRITEs 160..161, 162 (ONLY), 163..164, stamped 160, 164, 162, 161, 163: the open 160 took
+  // 164 past its gap; the ONLY ends at itself, and 164 is 163's.
+  test::Feeder feed(Settings{}, {"only"});
+  feed.push(0, kT0, write_pkt(0x06, 160, 2));
+  feed.push(0, kT0 + 100, write_pkt(0x08, 164, 2));
+  feed.push(0, kT0 + 110, write_pkt(0x0A, 162, 1));
+  feed.push(0, kT0 + 200, write_pkt(0x08, 161, 2));
+  feed.push(0, kT0 + 300, write_pkt(0x06, 163, 2));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 3u);
+  EXPECT_EQ(m[162].packets, 1u);
+  EXPECT_EQ(m[162].last_psn, 162u);
+  EXPECT_TRUE(m[162].complete);
+  for (uint32_t first : {160u, 163u}) {
+    EXPECT_EQ(m[first].packets, 2u) << first;
+    EXPECT_EQ(m[first].last_psn, first + 1) << first;
+    EXPECT_TRUE(m[first].complete) << first;
+  }
+}
+
 TEST(EngineConditions, ResponseOfTheNextReadIsNotTheOpenOnes) {
   // READs 700..702 and 703..704. 702 (the first READ's LAST) and 703 (the second's FIRST) are
   // lost before the point: 704 is the second READ's, not the rest of the open 700..701. The

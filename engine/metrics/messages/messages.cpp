@@ -332,6 +332,8 @@ void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t bounda
       r.retrans_bytes -= b.len;
     }
     from.seen.unmark(b.psn);
+    // The LAST it ended at, taken past its gap, was another message's (it has none of its own yet).
+    if (b.last && from.has_last && from.rec.last_psn == b.psn) from.has_last = false;
     count_packet(to, b.psn, b.len, b.ts, b.frame, b.retrans, b.last, b.first);
     if (b.last && !to.has_last) {  // the LAST it took closes the message it moves to
       to.has_last = true;
@@ -614,11 +616,11 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     m = open_message(ctx, s, kind_of(p.roce.op->op_class), psn, starts);
     claim_pending_naks(s, *m);
     // Packets the message before took past a gap in its PSNs, from this FIRST on, are this one's;
-    // or, when it is of the other kind (a SEND after a WRITE), a later message's of that kind:
-    // moved into this one they would leave it as a tail of the wrong kind, which the rest of
-    // their message (its FIRST, its MIDDLEs) never joins.
+    // or, after an ONLY or when of the other kind (a SEND after a WRITE), a later message's:
+    // moved into this one they would make an ONLY end at their LAST, or leave a tail of the
+    // wrong kind, which the rest of their message (its FIRST, its MIDDLEs) never joins.
     if (truncated && truncated->gapped) {
-      if (truncated->rec.kind == m->rec.kind) move_beyond(ctx, *truncated, *m, psn);
+      if (truncated->rec.kind == m->rec.kind && pos != MsgPosition::kOnly) move_beyond(ctx, *truncated, *m, psn);
       else split_beyond(ctx, s, *truncated, psn);
     }
   }
