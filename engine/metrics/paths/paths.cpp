@@ -281,7 +281,15 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
   // The hop's average delay so far tells copies resent a few µs apart from each other.
   const ExpectedDelay expected = [&](PointId a, PointId b) -> std::optional<DurationNs> {
     for (const Hop& h : fs.hops)
-      if (h.from == a && h.to == b) return records_[h.record].avg_ns();
+      if (h.from == a && h.to == b) {
+        std::optional<DurationNs> d = records_[h.record].avg_ns();
+        // Without --clock-offset the records hold raw stamp differences, while the sightings'
+        // reference stamps have the estimated offsets taken off: take them off the delay too,
+        // or a copy is matched by the offset (a resend as far from the right copy as the clocks
+        // are apart wins).
+        if (d && !any_offset_) *d -= relative_offset(home, b, ctx).offset - relative_offset(home, a, ctx).offset;
+        return d;
+      }
     return std::nullopt;
   };
   for (const Copy& c : match_copies(s, order, expected)) apply_copy(id.flow, c, order, ctx);
