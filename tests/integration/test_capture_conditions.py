@@ -9,7 +9,9 @@
  - file order within the reorder window (jittered, blocks reversed): the same records;
  - dumpcap ring-buffer files: the same records as mergecap's merge of them, and as the single
    file but for frame numbers; the same file given twice: the same records and a warning;
- - header-only snaps (128 bytes, IPv4 with a VLAN tag, IPv6 with one): the ground truth."""
+ - header-only snaps (128 bytes, IPv4 with a VLAN tag, IPv6 with one): the ground truth; one
+   that cuts the SQE (96 bytes, IPv6 with a tag): a warning that says so;
+ - stamp jitter beyond the packet spacing with PSN wrap, small MTUs, 4-5 points."""
 import json
 import os
 import shutil
@@ -38,6 +40,11 @@ GENERATED = {
     "routed_3pt": ["--scenario", "nvme-3point", "--routed", "--clock-offset", "leafB-stor=50000"],
     "mixed_3pt_-5ms": ["--scenario", "mixed", "--points", "3", "--clock-offset", "leafB-stor=-5000000",
                        "--order", "time"],
+    # Stamp jitter larger than the gap between packets, with PSN wrap, small MTUs, 4-5 points:
+    # messages whose packets come in stamp order LAST first, across messages and READs.
+    "wrap_5pt_jitter": ["--scenario", "nvme-3point", "--points", "5", "--psn-wrap", "--jitter-ns", "400"],
+    "mixed_4pt_jitter_mtu1k": ["--scenario", "mixed", "--points", "4", "--jitter-ns", "400", "--pmtu", "1024"],
+    "ipv6_mtu512_jitter": ["--scenario", "nvme-2point", "--pmtu", "512", "--jitter-ns", "400", "--ipv6"],
     "ipv4_vlan": ["--scenario", "nvme-2point", "--vlan", "1"],
     "ipv6_vlan": ["--scenario", "nvme-2point", "--ipv6", "--vlan", "1"],
 }
@@ -91,6 +98,16 @@ for name in ("ipv4_vlan", "ipv6_vlan"):
     subprocess.run(["editcap", "-s", "128", caps[name], snapped], check=True, capture_output=True)
     shutil.copy(caps[name].replace(".pcapng", ".truth.json"), snapped.replace(".pcapng", ".truth.json"))
     caps[name + "_snap128"] = snapped
+# Snaps that cut the SQE itself (96 bytes with IPv6 and a tag): no command can be recognised, and
+# the CLI must say so rather than report "no NVMe-oF I/O" as if there were none.
+cut = os.path.join(tmp, "ipv6_vlan_snap96.pcapng")
+subprocess.run(["editcap", "-s", "96", caps["ipv6_vlan"], cut], check=True, capture_output=True)
+p = run_cli(cli, "export", "io", cut, "--no-progress")
+with open(caps["ipv6_vlan"].replace(".pcapng", ".truth.json")) as f:
+    if not json.load(f)["ios"]:
+        problems.append("ipv6_vlan: no I/Os in the truth: the snap-96 check proves nothing")
+if "snap length cuts the SQE" not in p.stderr:
+    problems.append(f"snap 96 on IPv6 with a tag: no warning that the SQEs are cut (stderr: {p.stderr[:300]})")
 nvme = list(caps.values())
 run_script("test_cli_truth.py", cli, *nvme)
 run_script("test_messages_truth.py", cli, *nvme)

@@ -190,6 +190,32 @@ for name, args, spine in (("gpu-ahead", ["--scenario", "write-flows", "--points"
     worst = max(h["avg_ns"] for h in truth["hops"] if h["delivered"])
     if "differ by" in rep or not slow_rows or abs(float(slow_rows[0].split()[-2]) * 1000 - worst) > 1000:
         problems.append(f"{name}: with --estimate-offsets analyze must rank the hops (slowest {worst} ns):\n{rep}")
+# 2d. A clock offset nobody gives (raw delays) with resent copies: a copy at B is matched to the
+#     one at A by the hop's delay so far, on the same clocks; stamps of the two points are not
+#     compared as if their clocks agreed (spine 31.7 us ahead: a resend 20-40 us later matched;
+#     compute leaf 643 us behind: the engine's estimated offset counted twice). And losses of a
+#     flow's first packets past the points it had shown so far.
+for name, args in (("spine_ahead", ["--scenario", "nvme-2point", "--ios", "79", "--points", "4", "--clock-offset",
+                                    "spine1=31739", "--loss", "0.01", "--vlan", "2", "--ipv6", "--order", "time",
+                                    "--jitter-ns", "100", "--seed", "4008"]),
+                   ("compute_behind", ["--scenario", "mixed", "--ios", "108", "--clock-offset", "leafA-gpu=-643007",
+                                       "--routed", "--vlan", "1", "--ipv6", "--psn-wrap", "--seed", "4028"]),
+                   ("compute_2us", ["--scenario", "nvme-3point", "--ios", "66", "--clock-offset", "leafA-gpu=2161",
+                                    "--loss", "0.01", "--ipv6", "--order", "time", "--jitter-ns", "100", "--pmtu",
+                                    "2048", "--seed", "4055"]),
+                   # A flow's first packet lost after the last point its flow had shown then (the
+                   # path grows with the next packet): lost on the hop after that point.
+                   ("first_lost_mixed", ["--scenario", "mixed", "--ios", "72", "--points", "4", "--clock-offset",
+                                         "leafA-gpu=-85989730", "--loss", "0.01", "--order", "time", "--jitter-ns",
+                                         "0", "--snaplen", "256", "--pmtu", "1024", "--seed", "6021"]),
+                   ("first_lost_gpu", ["--scenario", "write-flows", "--flows", "3", "--messages", "12", "--points",
+                                       "4", "--loss", "0.02", "--jitter-ns", "0", "--seed", "2040"])):
+    cap = generate(name, *args)
+    t = load_truth(cap)
+    offs = {p["name"]: p.get("clock_offset_ns", 0) for p in t["points"]}
+    if not any(h["delivered"] and h["packets"] > h["delivered"] for h in t["hops"]):
+        problems.append(f"{name}: no hop with a lost and resent copy: the case proves nothing")
+    compare(name, t["hops"], export_paths(cap), shift=lambda a, b, o=offs: o.get(b, 0) - o.get(a, 0))
 
 # 3. The analyze report: a Hops section naming the lossy hop; none with one point.
 rep = run_cli(cli, "analyze", cap3, "--no-progress").stdout

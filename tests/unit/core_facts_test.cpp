@@ -94,6 +94,18 @@ TEST(ReorderBuffer, ReleasesInStampOrderAndTiesByFlowAndPsn) {
   EXPECT_EQ(drain(b), (std::vector<uint32_t>{1, 3, 2, 0}));
 }
 
+// Back-to-back packets of one flow stamped alike across the PSN wrap leave in PSN order:
+// 0xFFFFFF before 0, whatever order they arrived in.
+TEST(ReorderBuffer, TiesAcrossThePsnWrapInPsnOrder) {
+  const uint64_t flow = uint64_t(0x1234) << 24;
+  ReorderBuffer b;
+  b.insert(pkt(20, 0, flow | 0x000000), 1);
+  b.insert(pkt(20, 1, flow | 0xFFFFFF), 2);
+  b.insert(pkt(20, 2, flow | 0x000001), 3);
+  b.insert(pkt(20, 3, flow | 0xFFFFFE), 4);
+  EXPECT_EQ(drain(b), (std::vector<uint32_t>{3, 1, 0, 2}));
+}
+
 TEST(ReorderBuffer, DropsTheSamePacketGivenTwice) {
   ReorderBuffer b;
   b.insert(pkt(10, 0, 1), 42);

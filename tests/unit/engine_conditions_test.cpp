@@ -348,6 +348,182 @@ TEST(EngineConditions, MiddleStampedBeforeItsFirstJoinsItsMessage) {
   EXPECT_EQ(by_first[103].first_ns, kT0 + 200);  // its earliest packet is the early MIDDLE
 }
 
+namespace {
+Bytes write_pkt(uint8_t op, uint32_t psn, uint32_t packets) {
+  RoceSpec s = up(op, psn);
+  if (op == 0x06 || op == 0x0A) s.ext = test::reth(0x1000, 7, packets * 512);
+  s.payload = Bytes(512, 0);
+  return build_roce(s);
+}
+std::map<uint32_t, MessageRecord> by_first_psn(const std::vector<MessageRecord>& v) {
+  std::map<uint32_t, MessageRecord> m;
+  for (const MessageRecord& r : v) m[r.first_psn] = r;
+  return m;
+}
+}  // namespace
+
+TEST(EngineConditions, LastStampedBeforeTheFirstsOfTwoMessages) {
+  // A = 100..101, B = 102..103, C = 104 (ONLY), stamped (jitter) B's LAST, C, A's LAST, A's
+  // FIRST, B's FIRST: three complete messages. A's LAST opened a message without FIRST; it
+  // must not take B's LAST (opened the same way just after it): a message ends at its LAST.
+  test::Feeder feed(Settings{}, {"only"});
+  feed.push(0, kT0, write_pkt(0x08, 103, 2));
+  feed.push(0, kT0 + 20, write_pkt(0x0A, 104, 1));
+  feed.push(0, kT0 + 130, write_pkt(0x08, 101, 2));
+  feed.push(0, kT0 + 150, write_pkt(0x06, 100, 2));
+  feed.push(0, kT0 + 250, write_pkt(0x06, 102, 2));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 3u);
+  for (uint32_t first : {100u, 102u}) {
+    EXPECT_EQ(m[first].packets, 2u) << first;
+    EXPECT_EQ(m[first].last_psn, first + 1) << first;
+    EXPECT_TRUE(m[first].complete) << first;
+  }
+  EXPECT_EQ(m[102].first_ns, kT0);  // its LAST, stamped first
+  EXPECT_EQ(m[104].packets, 1u);
+}
+
+TEST(EngineConditions, MiddleStampedAfterTheNextMessagesLast) {
+  // A = 100..102 (FIRST, MIDDLE, LAST), B = 103..104, stamped B's LAST, A's MIDDLE, A's FIRST,
+  // A's LAST, B's FIRST: two complete messages.
+  test::Feeder feed(Settings{}, {"only"});
+  feed.push(0, kT0, write_pkt(0x08, 104, 2));
+  feed.push(0, kT0 + 20, write_pkt(0x07, 101, 3));
+  feed.push(0, kT0 + 40, write_pkt(0x06, 100, 3));
+  feed.push(0, kT0 + 60, write_pkt(0x08, 102, 3));
+  feed.push(0, kT0 + 80, write_pkt(0x06, 103, 2));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 2u);
+  EXPECT_EQ(m[100].packets, 3u);
+  EXPECT_EQ(m[100].last_psn, 102u);
+  EXPECT_TRUE(m[100].complete);
+  EXPECT_EQ(m[103].packets, 2u);
+  EXPECT_TRUE(m[103].complete);
+}
+
+TEST(EngineConditions, NextReadsFirstResponseStampedBeforeTheLastOne) {
+  // The target reads 700..702 and 703..704 (two READ REQUESTs); the host's responses are
+  // stamped 700 FIRST, 701, 704 LAST, 703 FIRST, 702 LAST: two complete messages. 703 and 704
+  // went into the first READ's message past its gap until 702 ended it; moved out, the FIRST
+  // makes the second message complete.
+  test::Feeder feed(Settings{}, {"only"});
+  RoceSpec r1 = down(0x0C, 700), r2 = down(0x0C, 703);
+  r1.ext = test::reth(0x2000, 0x33, 3 * 512);
+  r2.ext = test::reth(0x3000, 0x34, 2 * 512);
+  feed.push(0, kT0, build_roce(r1));
+  feed.push(0, kT0 + 10, build_roce(r2));
+  auto resp = [](uint8_t op, uint32_t psn) {
+    RoceSpec s = up(op, psn);
+    if (op != 0x0E) s.ext = test::aeth(0x1F, 1);
+    s.payload = Bytes(512, 0);
+    return build_roce(s);
+  };
+  feed.push(0, kT0 + 5000, resp(0x0D, 700));
+  feed.push(0, kT0 + 5100, resp(0x0E, 701));
+  feed.push(0, kT0 + 5200, resp(0x0F, 704));
+  feed.push(0, kT0 + 5300, resp(0x0D, 703));
+  feed.push(0, kT0 + 5400, resp(0x0F, 702));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 2u);
+  EXPECT_EQ(m[700].packets, 3u);
+  EXPECT_EQ(m[700].last_psn, 702u);
+  EXPECT_TRUE(m[700].complete);
+  EXPECT_EQ(m[703].packets, 2u);
+  EXPECT_EQ(m[703].last_psn, 704u);
+  EXPECT_TRUE(m[703].complete);
+}
+
+TEST(EngineConditions, SendAfterAWriteLeavesTheNextWritesMiddle) {
+  // WRITE 100..102, SEND ONLY 103, WRITE 104..106, stamped 100, 105 (the next WRITE's MIDDLE,
+  // taken by the open WRITE past its gap), 103, 101, 102, 104, 106: three complete messages.
+  // 105 is not the SEND's: moved into it, it became a SEND without FIRST that 104 never joined.
+  test::Feeder feed(Settings{}, {"only"});
+  RoceSpec send = up(0x04, 103);
+  send.payload = Bytes(64, 0);
+  feed.push(0, kT0, write_pkt(0x06, 100, 3));
+  feed.push(0, kT0 + 100, write_pkt(0x07, 105, 3));
+  feed.push(0, kT0 + 200, build_roce(send));
+  feed.push(0, kT0 + 300, write_pkt(0x07, 101, 3));
+  feed.push(0, kT0 + 400, write_pkt(0x08, 102, 3));
+  feed.push(0, kT0 + 500, write_pkt(0x06, 104, 3));
+  feed.push(0, kT0 + 600, write_pkt(0x08, 106, 3));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 3u);
+  for (uint32_t first : {100u, 104u}) {
+    EXPECT_EQ(m[first].kind, MessageKind::kWrite) << first;
+    EXPECT_EQ(m[first].packets, 3u) << first;
+    EXPECT_EQ(m[first].last_psn, first + 2) << first;
+    EXPECT_TRUE(m[first].complete) << first;
+  }
+  EXPECT_EQ(m[104].first_ns, kT0 + 100);  // its MIDDLE, stamped first
+  EXPECT_EQ(m[103].kind, MessageKind::kSend);
+  EXPECT_EQ(m[103].packets, 1u);
+}
+
+TEST(EngineConditions, OnlyAfterALastTakenPastAGap) {
+  // WRITEs 160..161, 162 (ONLY), 163..164, stamped 160, 164, 162, 161, 163: the open 160 took
+  // 164 past its gap; the ONLY ends at itself, and 164 is 163's.
+  test::Feeder feed(Settings{}, {"only"});
+  feed.push(0, kT0, write_pkt(0x06, 160, 2));
+  feed.push(0, kT0 + 100, write_pkt(0x08, 164, 2));
+  feed.push(0, kT0 + 110, write_pkt(0x0A, 162, 1));
+  feed.push(0, kT0 + 200, write_pkt(0x08, 161, 2));
+  feed.push(0, kT0 + 300, write_pkt(0x06, 163, 2));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 3u);
+  EXPECT_EQ(m[162].packets, 1u);
+  EXPECT_EQ(m[162].last_psn, 162u);
+  EXPECT_TRUE(m[162].complete);
+  for (uint32_t first : {160u, 163u}) {
+    EXPECT_EQ(m[first].packets, 2u) << first;
+    EXPECT_EQ(m[first].last_psn, first + 1) << first;
+    EXPECT_TRUE(m[first].complete) << first;
+  }
+}
+
+TEST(EngineConditions, ResponseOfTheNextReadIsNotTheOpenOnes) {
+  // READs 700..702 and 703..704. 702 (the first READ's LAST) and 703 (the second's FIRST) are
+  // lost before the point: 704 is the second READ's, not the rest of the open 700..701. The
+  // first READ is re-issued for 702 (a READ RESPONSE ONLY), the second whole.
+  test::Feeder feed(Settings{}, {"only"});
+  auto read = [](uint32_t psn, uint32_t packets) {
+    RoceSpec r = down(0x0C, psn);
+    r.ext = test::reth(0x2000, 0x33, packets * 512);
+    return build_roce(r);
+  };
+  auto resp = [](uint8_t op, uint32_t psn) {
+    RoceSpec s = up(op, psn);
+    if (op != 0x0E) s.ext = test::aeth(0x1F, 1);
+    s.payload = Bytes(512, 0);
+    return build_roce(s);
+  };
+  feed.push(0, kT0, read(700, 3));
+  feed.push(0, kT0 + 10, read(703, 2));
+  feed.push(0, kT0 + 5000, resp(0x0D, 700));
+  feed.push(0, kT0 + 5100, resp(0x0E, 701));
+  feed.push(0, kT0 + 5300, resp(0x0F, 704));
+  feed.push(0, kT0 + 9000, read(702, 1));
+  feed.push(0, kT0 + 9010, read(703, 2));
+  feed.push(0, kT0 + 14000, resp(0x10, 702));
+  feed.push(0, kT0 + 14100, resp(0x0D, 703));
+  feed.push(0, kT0 + 14200, resp(0x0F, 704));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 2u);
+  EXPECT_EQ(m[700].packets, 3u);
+  EXPECT_EQ(m[700].last_psn, 702u);
+  EXPECT_TRUE(m[700].complete);
+  EXPECT_EQ(m[703].packets, 3u);
+  EXPECT_EQ(m[703].retrans_packets, 2u);  // 703 (after 704) and 704 again
+  EXPECT_EQ(m[703].last_psn, 704u);
+  EXPECT_TRUE(m[703].complete);
+}
+
 TEST(EngineConditions, TheSamePacketsTwiceAreCountedOnce) {
   auto frames = two_point_reads(10, 0);
   std::vector<Frame> twice;

@@ -101,6 +101,24 @@ TEST(MatchCopies, SlackCoversAnUncertainOffset) {
   EXPECT_EQ(match_copies(s, order).size(), 2u);
 }
 
+TEST(MatchCopies, TheHopsDelayMatchesCopiesWhereTheClocksAreApart) {
+  // B's clock runs 30 us behind A's and no offset is known: B's stamps come before A's. With the
+  // hop's delay so far, -25 us on these clocks (5 us), B's sighting at 95 us is the resend's (A
+  // at 120 us), not the original's (A at 100 us, lost before B).
+  std::vector<PointId> order = {A, B};
+  std::vector<Sighting> s = {at(A, 100'000, 1), at(A, 120'000, 2), at(B, 95'000, 3)};
+  ExpectedDelay d = [](PointId, PointId) -> std::optional<DurationNs> { return -25'000; };
+  auto copies = match_copies(s, order, d);
+  ASSERT_EQ(copies.size(), 2u);
+  ASSERT_EQ(copies[0].size(), 1u);
+  EXPECT_EQ(copies[0][0].frame, 1u);
+  ASSERT_EQ(copies[1].size(), 2u);
+  EXPECT_EQ(copies[1][0].frame, 2u);
+  EXPECT_EQ(copies[1][1].frame, 3u);
+  // Without the delay the stamps say B saw it before A did: a copy of its own.
+  EXPECT_EQ(match_copies(s, order).size(), 3u);
+}
+
 TEST(MatchCopies, APacketFirstSeenLaterStartsItsOwnCopy) {
   // The capture at A started after this copy passed it: only B and C saw it.
   std::vector<PointId> order = {A, B, C};

@@ -62,7 +62,8 @@ struct BeyondGap {
   TimeNs ts;
   uint64_t frame;
   bool retrans;
-  bool last;  ///< a LAST packet
+  bool last;   ///< a LAST packet
+  bool first;  ///< a FIRST or ONLY packet
 };
 
 struct Message {

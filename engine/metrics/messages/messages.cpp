@@ -256,7 +256,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
 }
 
 bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans,
-                            bool last) {
+                            bool last, bool first) {
   MessageRecord& r = m.rec;
   bool dup = m.seen.mark(psn);
   if (r.packets == 0) {
@@ -289,7 +289,7 @@ bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, u
     beyond = psn::newer(psn, m.contig_end);
   }
   if (beyond && m.beyond.size() < kMaxBeyondGap) {
-    m.beyond.push_back(BeyondGap{psn, len, ts, frame, retrans, last});
+    m.beyond.push_back(BeyondGap{psn, len, ts, frame, retrans, last, first});
   } else if (!beyond && ts >= m.contig_last_ns) {
     m.contig_last_ns = ts;
     m.contig_last_frame = frame;
@@ -298,10 +298,13 @@ bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, u
 }
 
 void Messages::split_after_last(Ctx& ctx, Stream& s, Message& m) {
-  if (!m.gapped) return;
   // Packets it took past a gap, beyond its LAST, belong to the next message (whose FIRST this
   // point has not seen yet): they become a message without FIRST.
-  const uint32_t from = psn::add(m.rec.last_psn, 1);
+  split_beyond(ctx, s, m, psn::add(m.rec.last_psn, 1));
+}
+
+void Messages::split_beyond(Ctx& ctx, Stream& s, Message& m, uint32_t from) {
+  if (!m.gapped) return;
   bool any = false;
   uint32_t lowest = 0;
   for (const BeyondGap& b : m.beyond)
@@ -329,11 +332,16 @@ void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t bounda
       r.retrans_bytes -= b.len;
     }
     from.seen.unmark(b.psn);
-    count_packet(to, b.psn, b.len, b.ts, b.frame, b.retrans, b.last);
+    // The LAST it ended at, taken past its gap, was another message's (it has none of its own yet).
+    if (b.last && from.has_last && from.rec.last_psn == b.psn) from.has_last = false;
+    count_packet(to, b.psn, b.len, b.ts, b.frame, b.retrans, b.last, b.first);
     if (b.last && !to.has_last) {  // the LAST it took closes the message it moves to
       to.has_last = true;
       to.rec.last_psn = b.psn;
     }
+    // And the FIRST it took opens it: the next READ's first response, stamped before the LAST of
+    // the READ before it, went past that one's gap; without this the message is never complete.
+    if (b.first && b.psn == to.rec.first_psn) to.has_first = true;
     ctx.note(b.frame, note_packet_, to.rec.id, 0);  // where the packet went, for annotating front ends
   }
   from.beyond = std::move(keep);
@@ -402,6 +410,24 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   --stats_.messages;
   free_.push_back(&from);
   claim_pending_naks(s, into);
+}
+
+// Packets of a message stamped before the ones leading up to them at this point (reordered, or
+// its FIRST resent after a loss before the point) opened messages without a FIRST just after it
+// in PSN order. Such a message is the rest of `m` once `m` holds every PSN from its first up to
+// that message's and no LAST among them (SENDs and WRITEs do not interleave, nor do one READ's
+// responses): proof, where taking it earlier, across a gap, would be a guess (the message
+// after the gap may be the next one's LAST, stamped before this one's LAST and both FIRSTs).
+void Messages::absorb_covered(Ctx& ctx, Stream& s, Message& m) {
+  while (!m.has_last && s.messages.size() > 1 && s.messages.back().m != &m) {
+    auto it = locate(s, &m);
+    if (it == s.messages.end() || std::next(it) == s.messages.end()) return;
+    Message* next = std::next(it)->m;
+    if (next->has_first || next->rec.kind != m.rec.kind ||
+        m.seen.distinct() != uint32_t(psn::distance(m.rec.first_psn, next->rec.first_psn)))
+      return;
+    absorb(ctx, m, *next);
+  }
 }
 
 void Messages::claim_pending_naks(Stream& s, Message& m) {
@@ -473,18 +499,31 @@ void Messages::on_read_request(const Packet& p, Ctx& ctx) {
   s.gap_allowed = mtu == 0;
 }
 
-std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(Ctx& ctx, const Packet& p) const {
+Stream* Messages::read_requests(Ctx& ctx, const Packet& p) const {
   // READ RESPONSEs answer READ REQUESTs that went the other way, on the peer flow. The number
   // of responses is known once the path MTU is: compute it now, not when the READ was seen.
-  if (ctx.flows[p.flow].peer == kNoFlow) return std::nullopt;
+  if (ctx.flows[p.flow].peer == kNoFlow) return nullptr;
   FlowPoint* fp = find_flow_point(ctx.flows[p.flow].peer, p.point);
   Stream* req = fp ? fp->streams[int(Space::kRequest)] : nullptr;
-  if (!req) return std::nullopt;
+  if (!req) return nullptr;
   uint32_t mtu = mtu_of(ctx.flows[p.flow]);
-  if (!mtu) return std::nullopt;
-  const uint32_t psn = p.roce.bth.psn;
+  if (!mtu) return nullptr;
   req->reads.ranges_for(mtu);
-  const long r = req->reads.newest_holding(psn);
+  return req;
+}
+
+bool Messages::other_read(Ctx& ctx, const Packet& p, std::pair<uint32_t, uint32_t> read, uint32_t first) const {
+  // No READ holds both the message's first PSN and the response's. (A READ re-issued for the
+  // rest holds only the rest; the one it re-issues holds both.)
+  if (psn::in_range(first, read.first, read.second)) return false;
+  Stream* req = read_requests(ctx, p);
+  return req && !req->reads.one_holds_both(first, p.roce.bth.psn);
+}
+
+std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(Ctx& ctx, const Packet& p) const {
+  Stream* req = read_requests(ctx, p);
+  if (!req) return std::nullopt;
+  const long r = req->reads.newest_holding(p.roce.bth.psn);
   if (r < 0) return std::nullopt;
   return std::make_pair(req->reads.first(r), req->reads.last(r));
 }
@@ -549,6 +588,9 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   // SENDs and WRITEs do not interleave: a packet of the other kind is not part of an open
   // message whose LAST this point missed.
   if (m && m->rec.kind != kind_of(p.roce.op->op_class)) m = nullptr;
+  // Nor is a response of another READ (the next READ's LAST, its FIRST and this one's LAST lost
+  // before the point).
+  if (m && read && other_read(ctx, p, *read, m->rec.first_psn)) m = nullptr;
   if (!m && retrans) {
     for (const auto& [first, last] : s.finished)
       if (psn::in_range(psn, first, last)) {
@@ -559,11 +601,12 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   }
   if (m && !m->has_first) {
     // A message seen without its FIRST (lost before this point) whose head has now been
-    // resent as a message of its own: the two are one message.
+    // resent as a message of its own: the two are one message. (Not responses of two READs.)
     auto it = locate(s, m);
     if (it != s.messages.begin()) {
       Message* prev = std::prev(it)->m;
-      if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind) {
+      if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind &&
+          (!read || !other_read(ctx, p, *read, prev->rec.first_psn))) {
         absorb(ctx, *prev, *m);
         m = prev;
       }
@@ -572,19 +615,13 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   if (!m) {
     m = open_message(ctx, s, kind_of(p.roce.op->op_class), psn, starts);
     claim_pending_naks(s, *m);
-    // Packets the message before took past a gap in its PSNs, from this FIRST on, are this one's.
-    if (truncated && truncated->gapped) move_beyond(ctx, *truncated, *m, psn);
-    if (pos != MsgPosition::kOnly) {
-      // Packets of this message stamped before its FIRST at this point (reordered, or the
-      // FIRST resent after a loss before the point) opened messages without a FIRST just after
-      // this one in PSN order: up to its LAST they are the rest of this message.
-      for (;;) {
-        auto it = locate(s, m);
-        if (it == s.messages.end() || std::next(it) == s.messages.end() || m->has_last) break;
-        Message* next = std::next(it)->m;
-        if (next->has_first || next->rec.kind != m->rec.kind) break;
-        absorb(ctx, *m, *next);
-      }
+    // Packets the message before took past a gap in its PSNs, from this FIRST on, are this one's;
+    // or, after an ONLY or when of the other kind (a SEND after a WRITE), a later message's:
+    // moved into this one they would make an ONLY end at their LAST, or leave a tail of the
+    // wrong kind, which the rest of their message (its FIRST, its MIDDLEs) never joins.
+    if (truncated && truncated->gapped) {
+      if (truncated->rec.kind == m->rec.kind && pos != MsgPosition::kOnly) move_beyond(ctx, *truncated, *m, psn);
+      else split_beyond(ctx, s, *truncated, psn);
     }
   }
   if ((pos == MsgPosition::kLast || pos == MsgPosition::kOnly) && !m->has_last &&
@@ -602,7 +639,8 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   if (p.roce.has(kExtImmDt)) m->rec.with_immediate = true;
 
   MessageRecord& r = m->rec;
-  bool dup = count_packet(*m, psn, len, p.ts, p.frame, retrans, pos == MsgPosition::kLast);
+  bool dup = count_packet(*m, psn, len, p.ts, p.frame, retrans, pos == MsgPosition::kLast, starts);
+  absorb_covered(ctx, s, *m);
 
   if (frame_notes_) {
     uint32_t flags = (retrans ? kMsgRetransmission : 0) | (dup ? kMsgDuplicate : 0) | (oos ? kMsgOutOfSequence : 0);

@@ -65,6 +65,11 @@ class Messages final : public Component {
   void drain_unpaired_naks(Ctx& ctx, const Flow& flow);
   /// The (first, last) response PSNs of the READ a READ RESPONSE answers, when known.
   std::optional<std::pair<uint32_t, uint32_t>> read_range(Ctx& ctx, const Packet& p) const;
+  /// The stream of READ REQUESTs a READ RESPONSE answers, its ranges those of the flow's MTU.
+  Stream* read_requests(Ctx& ctx, const Packet& p) const;
+  /// True when READ RESPONSE `p` (of READ range `read`) answers another READ than the one of a
+  /// message starting at PSN `first`.
+  bool other_read(Ctx& ctx, const Packet& p, std::pair<uint32_t, uint32_t> read, uint32_t first) const;
   uint32_t mtu_of(const Flow& f) const;
   FlowPoint& flow_point(FlowId flow, PointId point);
   FlowPoint* find_flow_point(FlowId flow, PointId point) const;
@@ -78,14 +83,17 @@ class Messages final : public Component {
   static std::deque<OpenMessage>::iterator locate(Stream& s, const Message* m);
   Message* open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first);
   /// Counts one packet into a message; returns true when its PSN was already seen there.
-  bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last);
+  bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last,
+                    bool first);
   /// Moves the packets a message took past a PSN gap beyond its LAST into a new message.
   void split_after_last(Ctx& ctx, Stream& s, Message& m);
+  void split_beyond(Ctx& ctx, Stream& s, Message& m, uint32_t from);
   /// Moves the packets `from` took past a PSN gap, from `boundary` on, to `to`.
   void move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t boundary);
   void claim_pending_naks(Stream& s, Message& m);
   /// Merges `from` (a message seen without its FIRST) into `into` (its FIRST, resent or late).
   void absorb(Ctx& ctx, Message& into, Message& from);
+  void absorb_covered(Ctx& ctx, Stream& s, Message& m);
   void finalize(Ctx& ctx, Message& m);
   void emit_periods(Ctx& ctx, PointId point, bool all);
   void emit_snapshot(Ctx& ctx, const Message& m) const;

@@ -60,6 +60,13 @@ class ReadLog {
     return any;
   }
 
+  /// True when one READ's range holds both `a` and `b`.
+  bool one_holds_both(uint32_t a, uint32_t b) const {
+    for (size_t i = 0; i < first_.size(); ++i)
+      if (holds(i, a) && holds(i, b)) return true;
+    return false;
+  }
+
   /// The newest READ whose range holds `psn`, or -1.
   long newest_holding(uint32_t psn) const {
     // Newest first: the slots before oldest_ (replaced last), then the rest down to oldest_.

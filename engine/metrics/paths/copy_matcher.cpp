@@ -70,9 +70,15 @@ std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<co
       for (size_t c = 0; c < copies.size(); ++c) {
         const Sighting& prev = copies[c].back();
         if (prev.point == p) continue;  // already seen here (points come in path order)
-        if (prev.ref > s.ref + s.slack + prev.slack) continue;  // passed the earlier point after this one
         const size_t pos = index_of(order, prev.point);
         std::optional<DurationNs> d = expected ? expected(prev.point, p) : std::nullopt;
+        // Passed the earlier point after this one: not its copy. That compares two points'
+        // clocks, which may be apart by more than the hop (no offset estimated yet, or none at
+        // all without NVMe traffic); where the hop's delay is known, it is on those same clocks:
+        // not its copy when seen here earlier than that delay says by more than the delay itself
+        // (with clocks that agree, the same test).
+        const DurationNs slack = s.slack + prev.slack;
+        if (d ? prev.ref + *d - s.ref > (*d < 0 ? -*d : *d) + slack : prev.ref > s.ref + slack) continue;
         DurationNs miss = 0;
         if (d) {
           miss = prev.ref + *d - s.ref;

@@ -271,7 +271,18 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
     const Relative r = relative_offset(home, x.point, ctx);
     s.push_back(Sighting{x.point, x.ts, x.ts - r.offset, x.frame, r.slack});
   }
+  const size_t known = order.size();
   learn_order(order, s);
+  if (order.size() > known && !fs.ended.empty()) {
+    // The path grew: copies that ended where it ended before may have been lost after it.
+    std::vector<Sighting> still;
+    for (const Sighting& x : fs.ended) {
+      auto at = std::find(order.begin(), order.end(), x.point);
+      if (at != order.end() && at + 1 != order.end()) count_lost(id.flow, x, *(at + 1), ctx);
+      else still.push_back(x);
+    }
+    fs.ended = std::move(still);
+  }
   if (order.size() < 2) {
     // Seen at one point only, and so was every packet of the flow until now: lost after it, or a
     // flow seen at one point? Told by the flow's next packets.
@@ -281,7 +292,15 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
   // The hop's average delay so far tells copies resent a few µs apart from each other.
   const ExpectedDelay expected = [&](PointId a, PointId b) -> std::optional<DurationNs> {
     for (const Hop& h : fs.hops)
-      if (h.from == a && h.to == b) return records_[h.record].avg_ns();
+      if (h.from == a && h.to == b) {
+        std::optional<DurationNs> d = records_[h.record].avg_ns();
+        // Without --clock-offset the records hold raw stamp differences, while the sightings'
+        // reference stamps have the estimated offsets taken off: take them off the delay too,
+        // or a copy is matched by the offset (a resend as far from the right copy as the clocks
+        // are apart wins).
+        if (d && !any_offset_) *d -= relative_offset(home, b, ctx).offset - relative_offset(home, a, ctx).offset;
+        return d;
+      }
     return std::nullopt;
   };
   for (const Copy& c : match_copies(s, order, expected)) apply_copy(id.flow, c, order, ctx);
@@ -322,8 +341,20 @@ void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vect
   // Lost after its last point when the flow's path goes on from there.
   const Sighting& last = c.back();
   auto at = std::find(order.begin(), order.end(), last.point);
-  if (at == order.end() || at + 1 == order.end()) return;
-  PathRecord& r = hop(flow, last.point, *(at + 1), ctx);
+  if (at == order.end()) return;
+  if (at + 1 != order.end()) return count_lost(flow, last, *(at + 1), ctx);
+  FlowState& fs = flow_state(flow);
+  if (fs.ended_done) return;
+  if (fs.ended.size() < kMaxParked) {
+    fs.ended.push_back(last);
+  } else {
+    fs.ended_done = true;
+    std::vector<Sighting>().swap(fs.ended);
+  }
+}
+
+void Paths::count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx) {
+  PathRecord& r = hop(flow, last.point, next, ctx);
   if (r.packets == 0 || last.ts < r.first_ns) {
     r.first_ns = last.ts;
     r.first_frame = last.frame;
@@ -331,7 +362,7 @@ void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vect
   r.last_ns = std::max(r.last_ns, last.ts);
   ++r.packets;
   ++r.lost;
-  ctx.note(last.frame, note_lost_, 0, *(at + 1));
+  ctx.note(last.frame, note_lost_, 0, next);
 }
 
 void Paths::finish(Ctx& ctx) {

@@ -74,6 +74,11 @@ class Paths final : public Component {
     /// Packets of the flow while its path is not known (every one so far seen at one point):
     /// whether they were lost after it is told once a packet shows the next point.
     std::vector<std::vector<Sighting>> parked;
+    /// The last sightings of its first copies that ended at the last point of its path known
+    /// then: lost after it if a later packet shows the path goes on (the flow's first packet
+    /// lost past the points it had shown). Given up (and freed) once kMaxParked are kept.
+    std::vector<Sighting> ended;
+    bool ended_done = false;
   };
   static constexpr size_t kMaxParked = 64;
 
@@ -103,6 +108,8 @@ class Paths final : public Component {
   void settle(const Identity& id, Entry& e, Ctx& ctx);
   /// Lays one copy (sightings in path order) along the flow's path: its hops, its loss.
   void apply_copy(FlowId flow, std::span<const Sighting> copy, const std::vector<PointId>& order, Ctx& ctx);
+  /// A copy last seen at `last` and never at `next`, the point after it on its flow's path.
+  void count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx);
   PathRecord& hop(FlowId flow, PointId a, PointId b, const Ctx& ctx);
   FlowState& flow_state(FlowId f);
 

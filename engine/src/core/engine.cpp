@@ -213,8 +213,25 @@ class Engine::Impl {
       p.point = in.point;
       p.flow = flow_id;
       p.roce.assign(roce);
-      if (roce.is_roce()) summarize_capsule(roce, in.data, p.capsule);
-      else p.capsule = CapsuleSummary{};
+      if (roce.is_roce()) {
+        summarize_capsule(roce, in.data, p.capsule);
+        // A SEND long enough for an NVMe command whose SQE the snap length cut before byte 40
+        // (a header-only mirror on IPv6, or with VLAN tags): no command is found in it, and the
+        // report would say "no NVMe-oF I/O" with nothing to tell why. (Reliable connections
+        // only: not the datagrams of RDMA CM.)
+        if (p.capsule.kind == CapsuleKind::kNone && roce.op && roce.op->op_class == IbOpClass::kSend &&
+            !roce.has(kExtDeth) &&
+            (roce.op->position == MsgPosition::kFirst || roce.op->position == MsgPosition::kOnly) &&
+            roce.payload_len >= kNvmeSqeSize && roce.payload_captured < kNvmeSqeMinCaptured)
+          warnings_.warn("sqe_cut", [&] {
+            return "SENDs long enough for an NVMe command with fewer than " + std::to_string(kNvmeSqeMinCaptured) +
+                   " bytes of it captured (first at " + points_[in.point].name + ", frame " + std::to_string(in.frame) +
+                   "): the snap length cuts the SQE, no NVMe-oF I/O is measured from them (capture at least " +
+                   std::to_string(roce.payload_offset + kNvmeSqeMinCaptured) + " bytes)";
+          });
+      } else {
+        p.capsule = CapsuleSummary{};
+      }
     };
     PointState& point = points_[in.point];
     const bool outlier = ts > point.watermark;  // far beyond the point's others, not confirmed yet

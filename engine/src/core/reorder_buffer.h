@@ -3,7 +3,8 @@
 // reorder window, and released in stamp order. Captures stamp packets when they are queued, and
 // dumpcap interleaves interfaces in blocks, so a point's stamps go backwards by microseconds to
 // tens of milliseconds: sorting them here means no component ever sees file order, and a result
-// never depends on it. Packets with equal stamps are ordered by flow and PSN, then by arrival.
+// never depends on it. Packets with equal stamps are ordered by flow and PSN (serial-number order,
+// so 0xFFFFFF comes before 0), then by arrival.
 //
 // Packets mostly arrive in stamp order: they go to the back of a ring, and one a few places late
 // moves the few stamped after it one slot on. One that is further behind goes to a heap instead,
@@ -21,6 +22,7 @@
 #include <vector>
 
 #include "engine/src/decode/packet.h"
+#include "engine/src/util/psn.h"
 #include "engine/src/util/big_array.h"
 
 namespace rdmatel {
@@ -105,7 +107,15 @@ class ReorderBuffer {
 
   static bool before(const Entry& a, const Entry& b) {
     if (a.packet.ts != b.packet.ts) return a.packet.ts < b.packet.ts;
-    if (a.packet.order_key != b.packet.order_key) return a.packet.order_key < b.packet.order_key;
+    const uint64_t ka = a.packet.order_key, kb = b.packet.order_key;
+    if (ka != kb) {
+      // One flow (the key's bits above the PSN): PSN order across the wrap. The plain key would put
+      // PSN 0 before 0xFFFFFF at one stamp (back-to-back packets stamped alike), and the last
+      // packet before the wrap would then count as a resend. One flow's packets at one stamp are
+      // never half the PSN space apart, so this stays a strict order.
+      if ((ka ^ kb) >> 24 == 0) return psn::newer(uint32_t(kb) & psn::kMask, uint32_t(ka) & psn::kMask);
+      return ka < kb;
+    }
     return a.packet.seq < b.packet.seq;
   }
   static bool after(const Entry& a, const Entry& b) { return before(b, a); }  // min-heap order
