@@ -105,6 +105,15 @@ for name, args in (("mixed", ["--scenario", "mixed", "--points", "3", "--seed", 
     cap = generate(name, *args, *drop)
     compare(name, load_truth(cap)["hops"], export_paths(cap))
 
+# 1b'. Hosts behind both leaves, five points, the storage-side uplink's clock 3.4 us behind: a
+#     host behind leaf B passes its leaf port and the uplink 0.6 us apart, well within the offset.
+#     The uplink's clock is related to its leaf port's within ns, though to the far end of the
+#     path only within 10 us: ordering goes through the best-related points.
+cap = generate("cross5", "--scenario", "mixed", "--points", "5", "--cross", "--routed", "--order", "time",
+               "--seed", "7031", "--clock-offset", "leafB-up=-3414")
+compare("cross5", load_truth(cap)["hops"], export_paths(cap),
+        shift=lambda a, b: (-3414 if b == "leafB-up" else 0) - (-3414 if a == "leafB-up" else 0))
+
 # 1c. The bound on waiting packets: reached, it warns once and the run still succeeds.
 p = run_cli(cli, "export", "paths", cap3, "--no-progress", "--max-path-packets", "50")
 if p.stderr.count("--max-path-packets") != 1:

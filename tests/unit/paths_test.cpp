@@ -39,6 +39,29 @@ TEST(LearnOrder, KnownPointsKeepTheirPlaceNewOnesGoAfterTheirPredecessor) {
   EXPECT_EQ(o2, (std::vector<PointId>{A, B, C}));
 }
 
+TEST(PathVotes, TheMajorityOrdersPointsOneJitteredPacketWouldSwap) {
+  // Two ports of one switch 300 ns apart (0 then 1), then the spine (2); stamps jitter by up to
+  // 400 ns, so one packet in the flow's first five shows port 1 before port 0.
+  PathVotes v;
+  const TimeNs gaps[][2] = {{300, 5000}, {250, 5100}, {-80, 4900}, {420, 5050}, {310, 4980}};
+  uint64_t f = 1;
+  for (const auto& g : gaps) {
+    const TimeNs t = 1000000 * TimeNs(f);
+    const Sighting s[] = {at(0, t, f), at(1, t + g[0], f + 1), at(2, t + g[1], f + 2)};
+    EXPECT_TRUE(v.add(s));
+    f += 3;
+  }
+  const Sighting alone[] = {at(2, 99, 99)};
+  EXPECT_FALSE(v.add(alone));  // one point: no vote
+  EXPECT_EQ(v.voters(), 5u);
+  EXPECT_EQ(v.order(), (std::vector<PointId>{0, 1, 2}));
+  // The misleading packet alone would have put port 1 first.
+  std::vector<PointId> one;
+  const Sighting third[] = {at(0, 0, 1), at(1, -80, 2), at(2, 4900, 3)};
+  learn_order(one, third);
+  EXPECT_EQ(one, (std::vector<PointId>{1, 0, 2}));
+}
+
 TEST(MatchCopies, OneCopyAlongThePath) {
   std::vector<PointId> order = {A, B, C};
   std::vector<Sighting> s = {at(B, 150, 2), at(C, 190, 3), at(A, 100, 1)};

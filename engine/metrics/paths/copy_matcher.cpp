@@ -50,6 +50,48 @@ void learn_order(std::vector<PointId>& order, std::span<const Sighting> sighting
   }
 }
 
+bool PathVotes::add(std::span<const Sighting> sightings) {
+  // First sighting per point by reference stamp, as learn_order takes them.
+  std::vector<Sighting> first;
+  for (const Sighting& s : sightings) {
+    auto it = std::find_if(first.begin(), first.end(), [&](const Sighting& f) { return f.point == s.point; });
+    if (it == first.end()) first.push_back(s);
+    else if (s.ref < it->ref) *it = s;
+  }
+  if (first.size() < 2) return false;
+  std::stable_sort(first.begin(), first.end(), [](const Sighting& a, const Sighting& b) { return a.ref < b.ref; });
+  size_t idx[kMaxPoints];
+  size_t n = 0;
+  for (const Sighting& f : first) {
+    size_t i = index_of(points_, f.point);
+    if (i == points_.size()) {
+      if (points_.size() == kMaxPoints) continue;
+      points_.push_back(f.point);
+    }
+    if (n < kMaxPoints) idx[n++] = i;
+  }
+  for (size_t a = 0; a < n; ++a)
+    for (size_t b = a + 1; b < n; ++b)
+      if (before_[idx[a]][idx[b]] < UINT16_MAX) ++before_[idx[a]][idx[b]];
+  ++voters_;
+  return true;
+}
+
+std::vector<PointId> PathVotes::order() const {
+  const size_t n = points_.size();
+  std::vector<std::pair<size_t, size_t>> wins;  // (wins, first-seen index)
+  for (size_t a = 0; a < n; ++a) {
+    size_t w = 0;
+    for (size_t b = 0; b < n; ++b)
+      if (b != a && before_[a][b] > before_[b][a]) ++w;
+    wins.emplace_back(w, a);
+  }
+  std::stable_sort(wins.begin(), wins.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  std::vector<PointId> out;
+  for (const auto& [w, a] : wins) out.push_back(points_[a]);
+  return out;
+}
+
 std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order,
                                const ExpectedDelay& expected) {
   std::vector<Copy> copies;

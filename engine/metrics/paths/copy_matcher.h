@@ -30,6 +30,25 @@ struct Sighting {
 /// packet); a new point goes after the known point that precedes it in this packet's order.
 void learn_order(std::vector<PointId>& order, std::span<const Sighting> sightings);
 
+/// A flow's first packets seen at several points vote on its path order: per pair of points,
+/// how many passed the one before the other (first sightings, reference stamps). One packet
+/// alone can mislead where two points are closer than the stamps' noise (two ports of one
+/// switch, a few hundred ns apart, with jittered stamps); the majority does not.
+class PathVotes {
+ public:
+  static constexpr size_t kMaxPoints = 8;  ///< points beyond these in a flow's first packets do not vote
+  /// Adds one packet's sightings; false when they cover one point only (no vote).
+  bool add(std::span<const Sighting> sightings);
+  size_t voters() const { return voters_; }
+  /// The points ordered by how many others they precede by majority (ties: first seen first).
+  std::vector<PointId> order() const;
+
+ private:
+  std::vector<PointId> points_;          ///< in the order first seen
+  uint16_t before_[kMaxPoints][kMaxPoints] = {};  ///< [a][b]: packets that passed a before b
+  size_t voters_ = 0;
+};
+
 /// One copy of a packet: its sightings in path order (at most one per point).
 using Copy = std::vector<Sighting>;
 

@@ -223,6 +223,44 @@ void Paths::apply_estimate(PathRecord& r) const {
   r.sum_ns += double(*c) * double(r.delivered);
 }
 
+std::vector<std::pair<PointId, Paths::Relative>> Paths::chain_offsets(PointId home, std::span<const Seen> seen,
+                                                                      const Ctx& ctx) {
+  std::vector<std::pair<PointId, Relative>> out;  // the points of `seen`, home first
+  for (const Seen& x : seen)
+    if (std::find_if(out.begin(), out.end(), [&](const auto& pr) { return pr.first == x.point; }) == out.end())
+      out.push_back({x.point, Relative{}});
+  std::swap(*std::find_if(out.begin(), out.end(), [&](const auto& pr) { return pr.first == home; }), out.front());
+  if (any_offset_ || out.size() < 3) {
+    for (auto& [q, r] : out) r = relative_offset(home, q, ctx);
+    return out;
+  }
+  // Prim's tree from home over the pairs' estimates, by the slack each adds: a point is reached
+  // through the points whose clocks are best related to it (two ports of a leaf relate within
+  // ns though each is microseconds uncertain against the far end of the path).
+  const size_t n = out.size();
+  std::vector<bool> done(n, false);
+  std::vector<DurationNs> best(n, kTimeMax);
+  best[0] = 0;
+  for (size_t round = 0; round < n; ++round) {
+    size_t u = n;
+    for (size_t i = 0; i < n; ++i)
+      if (!done[i] && best[i] != kTimeMax && (u == n || best[i] < best[u])) u = i;
+    if (u == n) break;  // the rest are related to none of these: their stamps as they are
+    done[u] = true;
+    for (size_t v = 0; v < n; ++v) {
+      if (done[v]) continue;
+      const Relative r = relative_offset(out[u].first, out[v].first, ctx);
+      if (r.offset == 0 && r.slack == 0) continue;  // no estimate both ways
+      const DurationNs slack = out[u].second.slack + r.slack;
+      if (slack < best[v]) {
+        best[v] = slack;
+        out[v].second = Relative{out[u].second.offset + r.offset, slack};
+      }
+    }
+  }
+  return out;
+}
+
 Paths::Relative Paths::relative_offset(PointId h, PointId q, const Ctx& ctx) {
   if (h == q) return {};
   if (any_offset_) return {explicit_offset(q, ctx).value_or(0) - explicit_offset(h, ctx).value_or(0), 0};
@@ -267,10 +305,47 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
   std::vector<Sighting> s;
   s.reserve(e.seen.size());
   const PointId home = e.seen[0].point;
+  const std::vector<std::pair<PointId, Relative>> rel = chain_offsets(home, e.seen, ctx);
   for (const Seen& x : e.seen) {
-    const Relative r = relative_offset(home, x.point, ctx);
+    const Relative r = std::find_if(rel.begin(), rel.end(), [&](const auto& pr) { return pr.first == x.point; })->second;
     s.push_back(Sighting{x.point, x.ts, x.ts - r.offset, x.frame, r.slack});
   }
+  if (!fs.decided) {
+    // The flow's first packets vote on its path; one alone can mislead (two ports of a switch
+    // closer than the stamps' noise).
+    if (!fs.votes) fs.votes = std::make_unique<PathVotes>();
+    fs.votes->add(s);
+    const bool room = fs.parked.size() < kMaxParked;
+    if (room) fs.parked.push_back(std::move(s));
+    if (fs.votes->voters() == 0 || (fs.votes->voters() < kVoters && room)) return;
+    decide(id.flow, ctx);
+    if (room) return;
+  }
+  lay(id.flow, s, ctx);
+}
+
+void Paths::decide(FlowId flow, Ctx& ctx) {
+  FlowState& fs = flows_[flow];
+  fs.decided = true;
+  fs.order = fs.votes->order();
+  fs.votes.reset();
+  std::vector<std::vector<Sighting>> waiting = std::move(fs.parked);
+  fs.parked.clear();
+  for (auto& w : waiting) lay(flow, w, ctx);
+}
+
+namespace {
+// The offset a packet's sightings took off point p's stamps (ts - ref of its sighting there).
+DurationNs offset_of(std::span<const Sighting> s, PointId p) {
+  for (const Sighting& x : s)
+    if (x.point == p) return x.ts - x.ref;
+  return 0;
+}
+}  // namespace
+
+void Paths::lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx) {
+  FlowState& fs = flows_[flow];
+  std::vector<PointId>& order = fs.order;
   const size_t known = order.size();
   learn_order(order, s);
   if (order.size() > known && !fs.ended.empty()) {
@@ -278,7 +353,7 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
     std::vector<Sighting> still;
     for (const Sighting& x : fs.ended) {
       auto at = std::find(order.begin(), order.end(), x.point);
-      if (at != order.end() && at + 1 != order.end()) count_lost(id.flow, x, *(at + 1), ctx);
+      if (at != order.end() && at + 1 != order.end()) count_lost(flow, x, *(at + 1), ctx);
       else still.push_back(x);
     }
     fs.ended = std::move(still);
@@ -298,17 +373,17 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
         // reference stamps have the estimated offsets taken off: take them off the delay too,
         // or a copy is matched by the offset (a resend as far from the right copy as the clocks
         // are apart wins).
-        if (d && !any_offset_) *d -= relative_offset(home, b, ctx).offset - relative_offset(home, a, ctx).offset;
+        if (d && !any_offset_) *d -= offset_of(s, b) - offset_of(s, a);
         return d;
       }
     return std::nullopt;
   };
-  for (const Copy& c : match_copies(s, order, expected)) apply_copy(id.flow, c, order, ctx);
+  for (const Copy& c : match_copies(s, order, expected)) apply_copy(flow, c, order, ctx);
   if (fs.parked.empty()) return;
   std::vector<std::vector<Sighting>> waiting = std::move(fs.parked);
   fs.parked.clear();
   for (const auto& w : waiting)
-    for (const Copy& c : match_copies(w, order, expected)) apply_copy(id.flow, c, order, ctx);
+    for (const Copy& c : match_copies(w, order, expected)) apply_copy(flow, c, order, ctx);
 }
 
 void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vector<PointId>& order, Ctx& ctx) {
@@ -367,6 +442,9 @@ void Paths::count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx
 
 void Paths::finish(Ctx& ctx) {
   drain(kTimeMax, ctx);
+  // Flows with fewer multi-point packets than kVoters: decided by those they had.
+  for (FlowId f = 0; f < flows_.size(); ++f)
+    if (!flows_[f].decided && flows_[f].votes && flows_[f].votes->voters()) decide(f, ctx);
   // Per flow (in the order flows were first seen), hops in path order.
   uint64_t n = 0;
   for (FlowState& fs : flows_) {

@@ -17,6 +17,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <memory>
 #include <optional>
 #include <span>
 #include <string>
@@ -79,8 +80,18 @@ class Paths final : public Component {
     /// lost past the points it had shown). Given up (and freed) once kMaxParked are kept.
     std::vector<Sighting> ended;
     bool ended_done = false;
+    /// The path is decided by the votes of the flow's first kVoters packets seen at several
+    /// points (their copies wait, parked, until then); freed once decided.
+    std::unique_ptr<PathVotes> votes;
+    bool decided = false;
   };
   static constexpr size_t kMaxParked = 64;
+  static constexpr size_t kVoters = 7;
+  /// Lays one identity's sightings (reference stamps set) along the flow's path, learning new
+  /// points of it.
+  void lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx);
+  /// Decides the flow's path from its votes and lays the packets parked until then.
+  void decide(FlowId flow, Ctx& ctx);
 
   /// A stamp of `point` on a common clock, for waiting only: minus its --clock-offset when any is
   /// given, else mapped through the core's clock relations.
@@ -93,6 +104,9 @@ class Paths final : public Component {
     DurationNs offset = 0, slack = 0;
   };
   Relative relative_offset(PointId h, PointId q, const Ctx& ctx);
+  /// The offsets of the points of a packet's sightings relative to `home`, each along the chain
+  /// of pair estimates that adds the least slack (relative_offset's direct pair where given).
+  std::vector<std::pair<PointId, Relative>> chain_offsets(PointId home, std::span<const Seen> seen, const Ctx& ctx);
   std::optional<DurationNs> explicit_offset(PointId point, const Ctx& ctx);
   /// --estimate-offsets: what to add to a raw delay of the hop, from the copies that crossed it
   /// both ways so far; nullopt when off, given by --clock-offset, or not seen both ways.
