@@ -15,16 +15,23 @@ PointId ClockRelations::root(PointId id) const {
   return id;
 }
 
-void ClockRelations::Range::add(DurationNs d) {
+bool ClockRelations::Range::add(DurationNs d) {
+  const bool moved = n == 0 || d < lo || d > hi;
   if (n == 0) lo = hi = d;
   lo = std::min(lo, d);
   hi = std::max(hi, d);
   ++n;
+  return moved;
 }
 
 ClockRelations::Estimate ClockRelations::estimate_of(const Link& l) {
-  Estimate e;
+  Estimate e = l.cached;
   e.samples = l.all.n;
+  return e;
+}
+
+ClockRelations::Estimate ClockRelations::compute(const Link& l) {
+  Estimate e;
   // Each endpoint pair seen both ways brackets the offset: one direction travels p -> q (offset +
   // delay: its lowest difference is closest), the other q -> p (offset - delay: its highest is
   // closest). Which is which shows in the data: the direction whose lowest difference lies above
@@ -88,10 +95,14 @@ void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int 
   grow(q);
   uint64_t key = uint64_t(p) << 32 | q;
   auto [it, inserted] = link_index_.emplace(key, uint32_t(links_.size()));
-  if (inserted) links_.push_back(Link{p, q});
+  if (inserted) {
+    Link& added = links_.emplace_back();
+    added.p = p;
+    added.q = q;
+  }
   Link& l = links_[it->second];
   const DurationNs d = tq - tp;
-  l.all.add(d);
+  bool moved = l.all.add(d);
   // The pairs of a link are few (the endpoints whose traffic crosses both points, up to the
   // bound): a linear search, the latest pair first (packets of one flow come in runs).
   PairRanges* pr = nullptr;
@@ -101,7 +112,8 @@ void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int 
       break;
     }
   if (!pr && l.pairs.size() < kMaxPairsPerLink) pr = &l.pairs.emplace_back(PairRanges{pair, {}});
-  if (pr) pr->way[direction].add(d);
+  if (pr) moved |= pr->way[direction].add(d);
+  if (moved) l.cached = compute(l);
   PointId rp = root(p), rq = root(q);
   if (rp == rq) return;
   // Union by size, along this link: the smaller component's root hangs below the larger's.

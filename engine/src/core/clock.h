@@ -64,7 +64,8 @@ class ClockRelations {
   struct Range {
     DurationNs lo = 0, hi = 0;
     uint64_t n = 0;
-    void add(DurationNs d);
+    /// True when `d` moved lo or hi (the first sample does).
+    bool add(DurationNs d);
   };
   struct PairRanges {
     uint64_t pair;
@@ -74,7 +75,11 @@ class ClockRelations {
     PointId p, q;  ///< p < q; samples are t_q - t_p
     Range all;     ///< every sample
     std::vector<PairRanges> pairs;
+    /// estimate_of's result but for `samples`, worked out again only when a range moved (rarely
+    /// once the closest samples are in): to_root() reads it for every packet that waits.
+    Estimate cached;
   };
+  static Estimate compute(const Link& l);
   static Estimate estimate_of(const Link& l);
   void grow(PointId id);
 
