@@ -11,11 +11,9 @@ size_t index_of(std::span<const PointId> order, PointId p) {
   return it == order.end() ? order.size() : size_t(it - order.begin());
 }
 
-}  // namespace
-
-void learn_order(std::vector<PointId>& order, std::span<const Sighting> sightings) {
-  // First sighting per point (sightings of a point come in its stamp order, but take the least
-  // reference stamp anyway).
+// The first sighting at each point (sightings of a point come in its stamp order, but take the
+// least reference stamp anyway), in reference-stamp order.
+std::vector<Sighting> first_sightings(std::span<const Sighting> sightings) {
   std::vector<Sighting> first;
   for (const Sighting& s : sightings) {
     auto it = std::find_if(first.begin(), first.end(), [&](const Sighting& f) { return f.point == s.point; });
@@ -23,6 +21,13 @@ void learn_order(std::vector<PointId>& order, std::span<const Sighting> sighting
     else if (s.ref < it->ref) *it = s;
   }
   std::stable_sort(first.begin(), first.end(), [](const Sighting& a, const Sighting& b) { return a.ref < b.ref; });
+  return first;
+}
+
+}  // namespace
+
+void learn_order(std::vector<PointId>& order, std::span<const Sighting> sightings) {
+  const std::vector<Sighting> first = first_sightings(sightings);
   size_t pos = 0;  // where the next new point goes: after the last known point of this packet
   bool any_known = false;
   for (const Sighting& s : first) {
@@ -51,15 +56,8 @@ void learn_order(std::vector<PointId>& order, std::span<const Sighting> sighting
 }
 
 bool PathVotes::add(std::span<const Sighting> sightings) {
-  // First sighting per point by reference stamp, as learn_order takes them.
-  std::vector<Sighting> first;
-  for (const Sighting& s : sightings) {
-    auto it = std::find_if(first.begin(), first.end(), [&](const Sighting& f) { return f.point == s.point; });
-    if (it == first.end()) first.push_back(s);
-    else if (s.ref < it->ref) *it = s;
-  }
+  const std::vector<Sighting> first = first_sightings(sightings);
   if (first.size() < 2) return false;
-  std::stable_sort(first.begin(), first.end(), [](const Sighting& a, const Sighting& b) { return a.ref < b.ref; });
   size_t idx[kMaxPoints];
   size_t n = 0;
   for (const Sighting& f : first) {

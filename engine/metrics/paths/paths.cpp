@@ -358,12 +358,6 @@ void Paths::lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx) {
     }
     fs.ended = std::move(still);
   }
-  if (order.size() < 2) {
-    // Seen at one point only, and so was every packet of the flow until now: lost after it, or a
-    // flow seen at one point? Told by the flow's next packets.
-    if (fs.parked.size() < kMaxParked) fs.parked.push_back(std::move(s));
-    return;
-  }
   // The hop's average delay so far tells copies resent a few µs apart from each other.
   const ExpectedDelay expected = [&](PointId a, PointId b) -> std::optional<DurationNs> {
     for (const Hop& h : fs.hops)
@@ -379,11 +373,6 @@ void Paths::lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx) {
     return std::nullopt;
   };
   for (const Copy& c : match_copies(s, order, expected)) apply_copy(flow, c, order, ctx);
-  if (fs.parked.empty()) return;
-  std::vector<std::vector<Sighting>> waiting = std::move(fs.parked);
-  fs.parked.clear();
-  for (const auto& w : waiting)
-    for (const Copy& c : match_copies(w, order, expected)) apply_copy(flow, c, order, ctx);
 }
 
 void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vector<PointId>& order, Ctx& ctx) {

@@ -72,8 +72,8 @@ class Paths final : public Component {
   struct FlowState {
     std::vector<PointId> order;  ///< the flow's points in path order
     std::vector<Hop> hops;
-    /// Packets of the flow while its path is not known (every one so far seen at one point):
-    /// whether they were lost after it is told once a packet shows the next point.
+    /// The flow's packets until its path is decided (those seen at one point only wait too:
+    /// whether they were lost after it is told by the path).
     std::vector<std::vector<Sighting>> parked;
     /// The last sightings of its first copies that ended at the last point of its path known
     /// then: lost after it if a later packet shows the path goes on (the flow's first packet
@@ -87,8 +87,8 @@ class Paths final : public Component {
   };
   static constexpr size_t kMaxParked = 64;
   static constexpr size_t kVoters = 7;
-  /// Lays one identity's sightings (reference stamps set) along the flow's path, learning new
-  /// points of it.
+  /// Lays one identity's sightings (reference stamps set) along the flow's decided path (two
+  /// points at least), learning new points of it.
   void lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx);
   /// Decides the flow's path from its votes and lays the packets parked until then.
   void decide(FlowId flow, Ctx& ctx);
