@@ -148,7 +148,28 @@ void Paths::relate_clocks(const Entry& e, const Packet& p, Ctx& ctx) {
   }
 }
 
+// A point whose clock is not related to the others yet, while it is new (or declared and not
+// seen yet), may still show copies of what waits, seconds later in the input: two sniffers'
+// files with unsynchronised clocks merged by stamp put every packet's copies that far apart.
+// Settled before them, every packet of the first seconds would count lost on its hop (and its
+// copies would never relate the clocks). So nothing is settled then, but for the packets beyond
+// --max-path-packets.
+bool Paths::discovering(const Ctx& ctx) const {
+  const PointTable& pts = ctx.points;
+  PointId some_active = kNoPoint;
+  bool unrelated = false, any_new = false;
+  for (PointId q = 0; q < pts.size(); ++q) {
+    if (pts.awaited(q, ctx.reorder_window)) return true;
+    if (!pts[q].seen || pts[q].quiet) continue;
+    if (some_active == kNoPoint) some_active = q;
+    else if (!ctx.clock.related(q, some_active)) unrelated = true;
+    any_new = any_new || pts.is_new(q, ctx.reorder_window);
+  }
+  return unrelated && any_new;
+}
+
 TimeNs Paths::bound(const Ctx& ctx) {
+  if (discovering(ctx)) return kTimeMin;
   TimeNs b = kTimeMax;
   for (PointId q = 0; q < ctx.points.size(); ++q) {
     const PointState& ps = ctx.points[q];

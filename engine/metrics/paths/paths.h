@@ -116,8 +116,10 @@ class Paths final : public Component {
   /// two points' clocks (the core's ClockRelations: how long results wait for a point, how
   /// copies are matched; never a metric).
   void relate_clocks(const Entry& e, const Packet& p, Ctx& ctx);
-  /// The earliest common-clock time every active point has passed.
+  /// The earliest common-clock time every active point has passed (kTimeMin while discovering).
   TimeNs bound(const Ctx& ctx);
+  /// Whether a point may still show copies on a clock not related to the others' yet.
+  bool discovering(const Ctx& ctx) const;
   void drain(TimeNs bound, Ctx& ctx);
   void settle(const Identity& id, Entry& e, Ctx& ctx);
   /// Lays one copy (sightings in path order) along the flow's path: its hops, its loss.

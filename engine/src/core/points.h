@@ -13,6 +13,7 @@
 //    tells when a point has gone quiet (idle).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -82,6 +83,24 @@ class PointTable {
   bool idle(PointId id, DurationNs idle_ns) const {
     const PointState& p = points_[id];
     return progress_ - (p.seen ? p.last_progress : p.declared_progress) > idle_ns;
+  }
+
+  /// How long a point whose clock is not related to the others yet is still waited for: its
+  /// clock may run seconds behind theirs, so its copies of their packets come that much later in
+  /// a file merged by stamp (two sniffers' files, mergecap), and nothing in the packets tells
+  /// how far until one is seen at both.
+  static DurationNs discovery(DurationNs window) { return std::max<DurationNs>(kNsPerSec, 4 * window); }
+  /// True while the point has handled less than discovery() of its own traffic (its horizon, on
+  /// its own clock): it may still share packets with any other point without having shown it.
+  bool is_new(PointId id, DurationNs window) const {
+    const PointState& p = points_[id];
+    return p.horizon < p.first + discovery(window);
+  }
+  /// True for a declared point with no packet yet while the capture has advanced less than
+  /// discovery() since it was declared (a point that never carries one stops being waited for).
+  bool awaited(PointId id, DurationNs window) const {
+    const PointState& p = points_[id];
+    return !p.seen && !p.quiet && progress_ - p.declared_progress < discovery(window);
   }
 
   // A stamp this far beyond the watermark needs kJumpVotes consecutive confirmations (a real
