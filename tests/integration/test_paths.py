@@ -220,7 +220,12 @@ for name, args in (("spine_ahead", ["--scenario", "nvme-2point", "--ios", "79", 
                                          "leafA-gpu=-85989730", "--loss", "0.01", "--order", "time", "--jitter-ns",
                                          "0", "--snaplen", "256", "--pmtu", "1024", "--seed", "6021"]),
                    ("first_lost_gpu", ["--scenario", "write-flows", "--flows", "3", "--messages", "12", "--points",
-                                       "4", "--loss", "0.02", "--jitter-ns", "0", "--seed", "2040"])):
+                                       "4", "--loss", "0.02", "--jitter-ns", "0", "--seed", "2040"]),
+                   # A storage server's ACK repeated 103 ns apart, both delivered, on a hop whose
+                   # delays spread over 800 ns: paired in stamp order, not crossed by the average.
+                   ("acks_back_to_back", ["--scenario", "nvme-midstream", "--ios", "67", "--clock-offset",
+                                          "leafB-stor=18947595", "--order", "blocks", "--snaplen", "256", "--seed",
+                                          "7026"])):
     cap = generate(name, *args)
     t = load_truth(cap)
     offs = {p["name"]: p.get("clock_offset_ns", 0) for p in t["points"]}

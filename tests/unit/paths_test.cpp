@@ -124,6 +124,23 @@ TEST(MatchCopies, SlackCoversAnUncertainOffset) {
   EXPECT_EQ(match_copies(s, order).size(), 2u);
 }
 
+TEST(MatchCopies, CopiesCloserThanTheDelaysVaryPairInStampOrder) {
+  // A responder's ACK sent twice, 100 ns apart, both delivered, with delays of 8,000 and 7,950
+  // ns on a hop whose average so far is 7,900 ns. By the nearest average, B's first sighting
+  // (8,000) would take A's second (100 + 7,900 = 8,000 exactly) and the copies would cross.
+  std::vector<PointId> order = {A, B};
+  std::vector<Sighting> s = {at(A, 0, 1), at(A, 100, 2), at(B, 8'000, 3), at(B, 8'050, 4)};
+  ExpectedDelay d = [](PointId, PointId) -> std::optional<DurationNs> { return 7'900; };
+  auto copies = match_copies(s, order, d);
+  ASSERT_EQ(copies.size(), 2u);
+  ASSERT_EQ(copies[0].size(), 2u);
+  ASSERT_EQ(copies[1].size(), 2u);
+  EXPECT_EQ(copies[0][0].frame, 1u);
+  EXPECT_EQ(copies[0][1].frame, 3u);
+  EXPECT_EQ(copies[1][0].frame, 2u);
+  EXPECT_EQ(copies[1][1].frame, 4u);
+}
+
 TEST(MatchCopies, TheHopsDelayMatchesCopiesWhereTheClocksAreApart) {
   // B's clock runs 30 us behind A's and no offset is known: B's stamps come before A's. With the
   // hop's delay so far, -25 us on these clocks (5 us), B's sighting at 95 us is the resend's (A
