@@ -111,17 +111,20 @@ TEST(MatchCopies, ASightingBeforeEveryCopyStartsItsOwn) {
 }
 
 TEST(MatchCopies, SlackCoversAnUncertainOffset) {
-  // B's reference stamp is 300 ns early (an estimated offset, uncertain by 500 ns): still the
-  // copy that passed A at 1000, not a copy of its own.
+  // B's reference stamp is 300 ns early (an estimated offset, uncertain by 500 ns), and A saw the
+  // packet twice (a resend at 2000): B's sighting is the copy that passed A at 1000, not a copy
+  // of its own (the resend, after it on every clock, was lost after A).
   std::vector<PointId> order = {A, B};
-  Sighting b{B, 700, 700, 2, 500};
-  std::vector<Sighting> s = {at(A, 1000, 1), b};
+  Sighting b{B, 700, 700, 3, 500};
+  std::vector<Sighting> s = {at(A, 1000, 1), at(A, 2000, 2), b};
   auto copies = match_copies(s, order);
-  ASSERT_EQ(copies.size(), 1u);
+  ASSERT_EQ(copies.size(), 2u);
   ASSERT_EQ(copies[0].size(), 2u);
-  // Without the slack it would be one.
-  s[1].slack = 0;
-  EXPECT_EQ(match_copies(s, order).size(), 2u);
+  EXPECT_EQ(copies[0][1].frame, 3u);
+  EXPECT_EQ(copies[1].size(), 1u);
+  // Without the slack B's sighting passed before either: a copy of its own.
+  s[2].slack = 0;
+  EXPECT_EQ(match_copies(s, order).size(), 3u);
 }
 
 TEST(MatchCopies, CopiesCloserThanTheDelaysVaryPairInStampOrder) {
@@ -139,6 +142,18 @@ TEST(MatchCopies, CopiesCloserThanTheDelaysVaryPairInStampOrder) {
   EXPECT_EQ(copies[0][1].frame, 3u);
   EXPECT_EQ(copies[1][0].frame, 2u);
   EXPECT_EQ(copies[1][1].frame, 4u);
+}
+
+TEST(MatchCopies, OneCopyStampedEarlierAtTheNextPortIsStillOneCopy) {
+  // Two ports of one switch 300 ns apart, stamps within +-250 ns: the copy at B stamped 18 ns
+  // before A's, before any delay of the hop is known. One sighting at each: one copy, not a
+  // copy lost after A and another first seen at B.
+  std::vector<PointId> order = {A, B};
+  std::vector<Sighting> s = {at(A, 1'000, 1), at(B, 982, 2)};
+  auto copies = match_copies(s, order);
+  ASSERT_EQ(copies.size(), 1u);
+  ASSERT_EQ(copies[0].size(), 2u);
+  EXPECT_EQ(copies[0][1].frame, 2u);
 }
 
 TEST(MatchCopies, TheHopsDelayMatchesCopiesWhereTheClocksAreApart) {

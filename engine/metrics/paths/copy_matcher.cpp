@@ -24,24 +24,14 @@ std::vector<Sighting> first_sightings(std::span<const Sighting> sightings) {
   return first;
 }
 
-// Whether sighting `s` can be the same copy as `prev`, seen at an earlier point of the path.
-// Not when it passed the earlier point after this one. That compares two points' clocks, which
-// may be apart by more than the hop (no offset estimated yet, or none at all without NVMe
-// traffic); where the hop's delay is known (`d`), it is on those same clocks: not its copy when
-// seen here earlier than that delay says by more than the delay itself (with clocks that agree,
-// the same test).
-bool could_follow(const Sighting& prev, const Sighting& s, std::optional<DurationNs> d) {
-  const DurationNs slack = s.slack + prev.slack;
-  return d ? prev.ref + *d - s.ref <= (*d < 0 ? -*d : *d) + slack : prev.ref <= s.ref + slack;
-}
-
 // As many sightings here as copies last seen at the point before: every copy went on, and
-// packets of one flow do not overtake each other on a link, so they pair in stamp order. The
-// copies may be closer together than the hop's delay varies (a responder's ACK repeated back
-// to back, 100 ns apart, across 800 ns of delays): matching each by its nearest delay could
-// cross them. False (nothing matched) when they do not pair so.
-bool match_in_order(std::vector<Copy>& copies, std::span<const Sighting> here, std::span<const PointId> order,
-                    const ExpectedDelay& expected) {
+// packets of one flow do not overtake each other on a link, so they pair in stamp order, each
+// point's own order: no two clocks are compared. The copies may be closer together than the
+// hop's delay varies (a responder's ACK repeated back to back, 100 ns apart, across 800 ns of
+// delays: matching each by its nearest delay could cross them), or than the stamps' noise (one
+// copy seen at two ports of a switch 300 ns apart, stamped +-250 ns, second port first). False
+// (nothing matched) when the copies were not all last seen at one earlier point.
+bool match_in_order(std::vector<Copy>& copies, std::span<const Sighting> here, std::span<const PointId> order) {
   // Only where every copy so far was last seen at one same earlier point (a copy that stopped
   // further back could be any of them: the greedy match decides then).
   if (copies.empty() || copies.size() != here.size()) return false;
@@ -53,10 +43,7 @@ bool match_in_order(std::vector<Copy>& copies, std::span<const Sighting> here, s
   std::vector<size_t> by_stamp(copies.size());
   for (size_t c = 0; c < copies.size(); ++c) by_stamp[c] = c;
   std::stable_sort(by_stamp.begin(), by_stamp.end(),
-                   [&](size_t a, size_t b) { return copies[a].back().ref < copies[b].back().ref; });
-  const std::optional<DurationNs> d = expected ? expected(from, p) : std::nullopt;
-  for (size_t k = 0; k < here.size(); ++k)
-    if (!could_follow(copies[by_stamp[k]].back(), here[k], d)) return false;
+                   [&](size_t a, size_t b) { return copies[a].back().ts < copies[b].back().ts; });
   for (size_t k = 0; k < here.size(); ++k) copies[by_stamp[k]].push_back(here[k]);
   return true;
 }
@@ -137,7 +124,7 @@ std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<co
       if (s.point == p) at.push_back(s);
     if (at.empty()) continue;
     std::stable_sort(at.begin(), at.end(), [](const Sighting& a, const Sighting& b) { return a.ts < b.ts; });
-    if (match_in_order(copies, at, order, expected)) continue;
+    if (match_in_order(copies, at, order)) continue;
     for (const Sighting& s : at) {
       // Candidates: copies not seen here yet that passed their last point before this sighting.
       // A copy last seen at the point just before this one is preferred to one that stopped
@@ -150,7 +137,13 @@ std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<co
         if (prev.point == p) continue;  // already seen here (points come in path order)
         const size_t pos = index_of(order, prev.point);
         std::optional<DurationNs> d = expected ? expected(prev.point, p) : std::nullopt;
-        if (!could_follow(prev, s, d)) continue;
+        // Passed the earlier point after this one: not its copy. That compares two points'
+        // clocks, which may be apart by more than the hop (no offset estimated yet, or none at
+        // all without NVMe traffic); where the hop's delay is known, it is on those same clocks:
+        // not its copy when seen here earlier than that delay says by more than the delay itself
+        // (with clocks that agree, the same test).
+        const DurationNs slack = s.slack + prev.slack;
+        if (d ? prev.ref + *d - s.ref > (*d < 0 ? -*d : *d) + slack : prev.ref > s.ref + slack) continue;
         DurationNs miss = 0;
         if (d) {
           miss = prev.ref + *d - s.ref;
