@@ -115,6 +115,10 @@ void register_fields(int proto) {
               "I/O latency at the point that measured it (IOL1 where roles are known; the only point otherwise), microseconds", HFILL}},
     {&f.fct, {"FCT (µs)", "rdmatel.fct", FT_DOUBLE, BASE_NONE, nullptr, 0,
               "Flow completion time of the RDMA message at this point: last packet minus first, retransmissions included, microseconds", HFILL}},
+    {&f.fct_multi, {"FCT, message of several packets (µs)", "rdmatel.msg.fct_multi", FT_DOUBLE, BASE_NONE, nullptr, 0,
+                    "rdmatel.fct where the message has two packets or more (hidden; the profile's FCT column): a "
+                    "single-packet message (an NVMe capsule, a one-packet SEND) has FCT 0 by definition",
+                    HFILL}},
     {&f.fet, {"FET (bit/s)", "rdmatel.fet", FT_DOUBLE, BASE_NONE, nullptr, 0,
               "Effective throughput of the message: (bytes - retransmitted bytes) * 8 / FCT, bits per second", HFILL}},
     {&f.fnr, {"FNR", "rdmatel.fnr", FT_DOUBLE, BASE_NONE, nullptr, 0,

@@ -16,7 +16,7 @@ struct Fields {
       io_storage6 = -1, io_stage = -1, io_cmd_frame = -1, io_rsp_frame = -1, io_status = -1, io_complete = -1,
       io_copy = -1, io_length = -1, io_opcode = -1, io_fctype = -1, io_admin = -1;
   int dal = -1, dpl = -1, rtt = -1, iol1 = -1, iol2 = -1, iol = -1;
-  int fct = -1, fet = -1, fnr = -1, msg_kind = -1, msg_bytes = -1, msg_retrans_bytes = -1, msg_packets = -1,
+  int fct = -1, fct_multi = -1, fet = -1, fnr = -1, msg_kind = -1, msg_bytes = -1, msg_retrans_bytes = -1, msg_packets = -1,
       msg_retrans_packets = -1, msg_naks = -1, msg_first_psn = -1, msg_last_psn = -1, msg_complete = -1,
       msg_first_frame = -1, msg_last_frame = -1, msg_imm = -1;
   int slow = -1, alert = -1;

@@ -230,6 +230,11 @@ void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
   if (m->first_frame != pinfo->num) gen(proto_tree_add_uint(t, fields.msg_first_frame, tvb, 0, 0, uint32_t(m->first_frame)));
   proto_item* fct = add_us_value(t, fields.fct, tvb, ns_to_us(m->fct_ns()));
   gen(fct);
+  if (m->packets > 1) {
+    proto_item* multi = add_us_value(t, fields.fct_multi, tvb, ns_to_us(m->fct_ns()));
+    gen(multi);
+    proto_item_set_hidden(multi);
+  }
   char what[512] = "";
   if (!state.alert_rules().empty()) alert_text(what, sizeof what, state.alert_rules(), *m);
   if (*what) {

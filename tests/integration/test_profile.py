@@ -67,7 +67,7 @@ try:
             problems.append(f"heuristic_protos {line.strip()!r}: not a heuristic to turn off ({p.stderr.strip()[:200]})")
 
     prefs = ts.run("-G", "currentprefs", "-C", NAME).stdout
-    for want in ('"%Cus:rdmatel.point:0:R"', '"%Cus:rdmatel.rtt:0:R"', '"%Cus:rdmatel.iol:0:R"', '"%Cus:rdmatel.fct:0:R"',
+    for want in ('"%Cus:rdmatel.point:0:R"', '"%Cus:rdmatel.rtt:0:R"', '"%Cus:rdmatel.iol:0:R"', '"%Cus:rdmatel.msg.fct_multi:0:R"',
                  "\nrdmatel.slow_rtt: 50", "\nrdmatel.slow_iol1: 500", "\nrdmatel.slow_fct: 100"):
         if want not in prefs:
             problems.append(f"tshark -G currentprefs -C {NAME} lacks {want.strip()}")

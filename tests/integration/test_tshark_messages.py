@@ -9,7 +9,7 @@ from rdmatel_testlib import Tshark, fail, fail_if, load_truth, us
 plugin, captures = sys.argv[1], sys.argv[2:]
 FIELDS = ["frame.number", "rdmatel.msg.kind", "rdmatel.fct", "rdmatel.fet", "rdmatel.fnr", "rdmatel.msg.bytes",
           "rdmatel.msg.retrans_bytes", "rdmatel.msg.naks", "rdmatel.msg.packets", "rdmatel.msg.retrans_packets",
-          "rdmatel.msg.first_psn", "rdmatel.msg.complete"]
+          "rdmatel.msg.first_psn", "rdmatel.msg.complete", "rdmatel.msg.fct_multi"]
 
 
 def close(a, b):
@@ -38,6 +38,11 @@ try:
                                 f"{row['rdmatel.msg.kind']} truth {m['first_psn']}/{m['kind']}")
             if us(row["rdmatel.fct"]) != us(m["fct_us"]):
                 problems.append(f"{cap}: frame {m['last_frame']}: fct {row['rdmatel.fct']} truth {m['fct_us']}")
+            # The profile's FCT column: blank on single-packet messages (FCT 0 by definition).
+            want_multi = m["fct_us"] if m["packets"] > 1 else ""
+            if not close(want_multi, row["rdmatel.msg.fct_multi"]):
+                problems.append(f"{cap}: frame {m['last_frame']}: msg.fct_multi {row['rdmatel.msg.fct_multi']!r} "
+                                f"for {m['packets']} packets, fct {m['fct_us']}")
             for f, k in (("rdmatel.fet", "fet_bps"), ("rdmatel.fnr", "fnr")):
                 if not close(m.get(k), row[f]):
                     problems.append(f"{cap}: frame {m['last_frame']}: {f} {row[f]!r} truth {m.get(k)}")
