@@ -156,6 +156,19 @@ TEST(MatchCopies, OneCopyStampedEarlierAtTheNextPortIsStillOneCopy) {
   EXPECT_EQ(copies[0][1].frame, 2u);
 }
 
+TEST(PairSlack, TwoPortsOfALeafRelateThroughEachOtherNotThroughTheReference) {
+  // A the reference; C reached through B: B 6,500 ns uncertain against A, C 113 ns against B.
+  const PointId C = 2;
+  std::vector<Sighting> s = {Sighting{A, 0, 0, 1, 0, kNoPoint}, Sighting{B, 0, 0, 2, 6'500, A},
+                             Sighting{C, 0, 0, 3, 6'613, B}};
+  EXPECT_EQ(pair_slack(s, s[1], s[2]), 113);
+  EXPECT_EQ(pair_slack(s, s[2], s[1]), 113);
+  EXPECT_EQ(pair_slack(s, s[0], s[2]), 6'613);
+  // Unrelated points (no chain): each as uncertain as it is.
+  std::vector<Sighting> apart = {Sighting{B, 0, 0, 2, 500, kNoPoint}, Sighting{C, 0, 0, 3, 700, kNoPoint}};
+  EXPECT_EQ(pair_slack(apart, apart[0], apart[1]), 1'200);
+}
+
 TEST(MatchCopies, TheHopsDelayMatchesCopiesWhereTheClocksAreApart) {
   // B's clock runs 30 us behind A's and no offset is known: B's stamps come before A's. With the
   // hop's delay so far, -25 us on these clocks (5 us), B's sighting at 95 us is the resend's (A

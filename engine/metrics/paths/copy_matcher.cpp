@@ -114,6 +114,24 @@ std::vector<PointId> PathVotes::order() const {
   return out;
 }
 
+DurationNs pair_slack(std::span<const Sighting> all, const Sighting& a, const Sighting& b) {
+  if (a.point == b.point) return 0;
+  auto up = [&](PointId p) -> const Sighting* {
+    for (const Sighting& x : all)
+      if (x.point == p) return &x;
+    return nullptr;
+  };
+  // The chains are short (a handful of points); bounded walks all the same.
+  const size_t limit = all.size() + 1;
+  const Sighting* x = &a;
+  for (size_t i = 0; x && i < limit; ++i, x = x->via == kNoPoint ? nullptr : up(x->via)) {
+    const Sighting* y = &b;
+    for (size_t j = 0; y && j < limit; ++j, y = y->via == kNoPoint ? nullptr : up(y->via))
+      if (y->point == x->point) return a.slack + b.slack - 2 * x->slack;  // their common ancestor
+  }
+  return a.slack + b.slack;  // no common chain: each as uncertain as it is
+}
+
 std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order,
                                const ExpectedDelay& expected) {
   std::vector<Copy> copies;
@@ -142,7 +160,7 @@ std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<co
         // all without NVMe traffic); where the hop's delay is known, it is on those same clocks:
         // not its copy when seen here earlier than that delay says by more than the delay itself
         // (with clocks that agree, the same test).
-        const DurationNs slack = s.slack + prev.slack;
+        const DurationNs slack = pair_slack(sightings, s, prev);
         if (d ? prev.ref + *d - s.ref > (*d < 0 ? -*d : *d) + slack : prev.ref > s.ref + slack) continue;
         DurationNs miss = 0;
         if (d) {

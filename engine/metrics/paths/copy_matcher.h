@@ -22,7 +22,18 @@ struct Sighting {
   TimeNs ref = 0;  ///< the stamp on the reference clock (explicit offsets or clock relations)
   uint64_t frame = 0;
   DurationNs slack = 0;  ///< how far `ref` may be off (the uncertainty of the offset used)
+  /// The point whose clock this one's offset was reached through (each point's offset to the
+  /// reference is a chain of pair estimates); kNoPoint for the reference and unrelated points.
+  /// Two sightings' reference stamps are as far off from each other as the chain between them:
+  /// two ports of a leaf reached one through the other relate within ns, though each is µs
+  /// uncertain against the reference.
+  PointId via = kNoPoint;
 };
+
+/// How far apart two sightings' reference stamps may be off, relative to each other: the slack
+/// of the chain between their points (through the sightings of `all`, which hold every point
+/// of the chains).
+DurationNs pair_slack(std::span<const Sighting> all, const Sighting& a, const Sighting& b);
 
 /// Learns a flow's point order from one identity's sightings: the points it saw, ordered by
 /// their first sighting's reference stamp, are merged into `order`. Points already in `order`

@@ -111,9 +111,17 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   if (added) {
     Entry& e = queue_.emplace_back();
     e.id = id;
-    e.ref_due = ref_time(p.point, p.ts, ctx) + timeout_;
+    const TimeNs ref = ref_time(p.point, p.ts, ctx);
+    e.ref_due = ref + timeout_;
+    e.ref_limit = ref + kMaxWaits * timeout_;
   } else {
-    relate_clocks(queue_[uint32_t(seq - front_seq_)], p, ctx);
+    Entry& e = queue_[uint32_t(seq - front_seq_)];
+    relate_clocks(e, p, ctx);
+    // Settled a timeout after its first sighting, a packet resent for longer would have its
+    // copies then in flight split from their sightings before (lost at one hop, first seen at
+    // the next): it waits a timeout after its latest. Entries behind it in the queue wait
+    // for it (bounded by ref_limit and --max-path-packets).
+    e.ref_due = std::min(e.ref_limit, std::max(e.ref_due, ref_time(p.point, p.ts, ctx) + timeout_));
   }
   queue_[uint32_t(seq - front_seq_)].seen.push_back(Seen{p.point, p.ts, p.frame});
   if (queue_.size() > max_pending_) {
@@ -252,7 +260,10 @@ std::vector<std::pair<PointId, Paths::Relative>> Paths::chain_offsets(PointId ho
       out.push_back({x.point, Relative{}});
   std::swap(*std::find_if(out.begin(), out.end(), [&](const auto& pr) { return pr.first == home; }), out.front());
   if (any_offset_ || out.size() < 3) {
-    for (auto& [q, r] : out) r = relative_offset(home, q, ctx);
+    for (auto& [q, r] : out) {
+      r = relative_offset(home, q, ctx);
+      if (q != home) r.via = home;
+    }
     return out;
   }
   // Prim's tree from home over the pairs' estimates, by the slack each adds: a point is reached
@@ -275,7 +286,7 @@ std::vector<std::pair<PointId, Paths::Relative>> Paths::chain_offsets(PointId ho
       const DurationNs slack = out[u].second.slack + r.slack;
       if (slack < best[v]) {
         best[v] = slack;
-        out[v].second = Relative{out[u].second.offset + r.offset, slack};
+        out[v].second = Relative{out[u].second.offset + r.offset, slack, out[u].first};
       }
     }
   }
@@ -329,7 +340,7 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
   const std::vector<std::pair<PointId, Relative>> rel = chain_offsets(home, e.seen, ctx);
   for (const Seen& x : e.seen) {
     const Relative r = std::find_if(rel.begin(), rel.end(), [&](const auto& pr) { return pr.first == x.point; })->second;
-    s.push_back(Sighting{x.point, x.ts, x.ts - r.offset, x.frame, r.slack});
+    s.push_back(Sighting{x.point, x.ts, x.ts - r.offset, x.frame, r.slack, r.via});
   }
   if (!fs.decided) {
     // The flow's first packets vote on its path; one alone can mislead (two ports of a switch

@@ -62,7 +62,8 @@ class Paths final : public Component {
   /// A packet waiting for its copies: its sightings so far.
   struct Entry {
     Identity id;
-    TimeNs ref_due = 0;  ///< first sighting's stamp on the common clock + timeout
+    TimeNs ref_due = 0;    ///< latest sighting's stamp on the common clock + timeout (at most ref_limit)
+    TimeNs ref_limit = 0;  ///< first sighting's + kMaxWaits timeouts
     SmallVector<Seen, 3> seen;
   };
   struct Hop {
@@ -86,6 +87,9 @@ class Paths final : public Component {
     bool decided = false;
   };
   static constexpr size_t kMaxParked = 64;
+  /// A packet resent again and again (go-back-N under heavy loss) waits for its copies a timeout
+  /// after its latest sighting, up to this many timeouts after its first.
+  static constexpr int64_t kMaxWaits = 10;
   static constexpr size_t kVoters = 7;
   /// Lays one identity's sightings (reference stamps set) along the flow's decided path (two
   /// points at least), learning new points of it.
@@ -102,6 +106,7 @@ class Paths final : public Component {
   /// more than its uncertainty (one direction only, it still holds the delay); else 0.
   struct Relative {
     DurationNs offset = 0, slack = 0;
+    PointId via = kNoPoint;  ///< chain_offsets: the point it was reached through
   };
   Relative relative_offset(PointId h, PointId q, const Ctx& ctx);
   /// The offsets of the points of a packet's sightings relative to `home`, each along the chain
