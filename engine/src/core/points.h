@@ -71,7 +71,10 @@ class PointTable {
 
   /// Records a stamp that arrived at `id` (before reordering): advances its watermark.
   void observe(PointId id, TimeNs ts);
-  /// The point's horizon given the reorder window (monotonic).
+  /// Where the point's horizon goes given the reorder window (monotonic), without moving it: the
+  /// engine hands on the packets up to there first.
+  TimeNs next_horizon(PointId id, DurationNs window) const;
+  /// Moves the point's horizon to next_horizon().
   TimeNs advance_horizon(PointId id, DurationNs window);
 
   /// Capture progress G: the largest elapsed time of any point (clock-independent).
