@@ -14,21 +14,6 @@ constexpr size_t kMaxEnded = 1 << 16;
 // capture progress; then they are reported with what is known.
 constexpr size_t kMaxDeferred = 1 << 16;
 
-// How long a point that carries packets but shares none with an I/O's points is still waited
-// for: its clock may run seconds behind and its copies come later in the input.
-DurationNs discovery(DurationNs window) { return std::max<DurationNs>(kNsPerSec, 4 * window); }
-
-}  // namespace
-
-namespace {
-
-// A point is new until it has handled `discovery` of its own traffic (its horizon, its own
-// clock): before that it may share packets with any other point without having shown it.
-bool is_new(const PointTable& pts, PointId q, DurationNs window) {
-  const PointState& p = pts[q];
-  return p.horizon < p.first + discovery(window);
-}
-
 }  // namespace
 
 void IoQuality::compute_horizons(Ctx& ctx) {
@@ -56,7 +41,7 @@ void IoQuality::compute_horizons(Ctx& ctx) {
     } else {
       h.component_min[root] = std::min(h.component_min[root], t);
     }
-    if (!(mark & 2) && is_new(pts, q, ctx.reorder_window)) {
+    if (!(mark & 2) && pts.is_new(q, ctx.reorder_window)) {
       mark |= 2;
       ++h.new_roots;
       h.a_new_root = root;
@@ -72,7 +57,7 @@ TimeNs IoQuality::bound_for(PointId home, Ctx& ctx) const {
   // clock seconds behind: while either of them is new, wait for it.
   auto other_than_root = [&](size_t count, PointId example) { return count > 1 || (count == 1 && example != root); };
   if (other_than_root(h.new_roots, h.a_new_root)) return kTimeMin;
-  if (is_new(ctx.points, home, ctx.reorder_window) && other_than_root(h.active_roots, h.an_active_root))
+  if (ctx.points.is_new(home, ctx.reorder_window) && other_than_root(h.active_roots, h.an_active_root))
     return kTimeMin;
   if (root >= h.seen_root.size() || !(h.seen_root[root] & 1)) return kTimeMax;  // every related point is quiet
   return h.component_min[root] - ctx.clock.to_root(home);

@@ -13,6 +13,7 @@
 //    tells when a point has gone quiet (idle).
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <limits>
 #include <string>
@@ -76,6 +77,16 @@ class PointTable {
   TimeNs next_horizon(PointId id, DurationNs window) const;
   /// Moves the point's horizon to next_horizon().
   TimeNs advance_horizon(PointId id, DurationNs window);
+
+  /// How long a point that carries packets but shares none with another yet is still waited for
+  /// (its clock may run seconds behind, its copies come later in the input).
+  static DurationNs discovery(DurationNs window) { return std::max<DurationNs>(kNsPerSec, 4 * window); }
+  /// A point is new until it has handled `discovery` of its own traffic (its horizon, its own
+  /// clock): before that it may share packets with any other point without having shown it.
+  bool is_new(PointId id, DurationNs window) const {
+    const PointState& p = points_[id];
+    return p.horizon < p.first + discovery(window);
+  }
 
   /// Capture progress G: the largest elapsed time of any point (clock-independent).
   DurationNs progress() const { return progress_; }
