@@ -116,6 +116,23 @@ cap = generate("cross5", "--scenario", "mixed", "--points", "5", "--cross", "--r
 compare("cross5", load_truth(cap)["hops"], export_paths(cap),
         shift=lambda a, b: (-3414 if b == "leafB-up" else 0) - (-3414 if a == "leafB-up" else 0))
 
+# 1b''. I/Os spread out (100 over 2 s): each one's packets follow a pause longer than the path
+#      timeout, so a point's reorder buffer hands on a whole I/O at once. Packets seen at the first
+#      point must still wait for their copies in the second point's batch: no loss in the truth
+#      (--loss 0), none may be reported.
+cap = generate("spread", "--scenario", "nvme-2point", "--points", "2", "--loss", "0", "--ios", "100",
+               "--duration-s", "2", "--order", "time", "--jitter-ns", "0", "--seed", "9135")
+compare("spread", load_truth(cap)["hops"], export_paths(cap))
+
+# 1b'''. The storage leaf's clock 100 ms ahead (more than the path timeout), no offset given, over
+#       a capture longer than it: a packet's copy at the storage leaf comes 100 ms of stamps later
+#       in the input. The packets must wait for it (the clocks are related from such packets):
+#       the truth's hops, raw (the offset is in the delays), no loss.
+cap = generate("ahead", "--scenario", "nvme-2point", "--points", "2", "--loss", "0", "--ios", "200",
+               "--duration-s", "1", "--clock-offset", "leafB-stor=100000000", "--seed", "9135")
+compare("ahead", load_truth(cap)["hops"], export_paths(cap),
+        shift=lambda a, b: (100000000 if b == "leafB-stor" else 0) - (100000000 if a == "leafB-stor" else 0))
+
 # 1c. The bound on waiting packets: reached, it warns once and the run still succeeds.
 p = run_cli(cli, "export", "paths", cap3, "--no-progress", "--max-path-packets", "50")
 if p.stderr.count("--max-path-packets") != 1:

@@ -113,7 +113,11 @@ struct Stream {
   Space space = Space::kRequest;
   bool has_newest = false;
   uint32_t newest = 0;  ///< newest PSN this point has seen in this stream
-  bool gap_allowed = false;  ///< a READ REQUEST of unknown size came last: the next PSN may jump
+  /// A READ REQUEST came last while the path MTU was unknown (so how many PSNs it takes): its
+  /// first PSN and DMA length, sized by the next packet when that one tells the MTU, and until
+  /// then the next PSN may jump.
+  bool read_unsized = false;
+  uint32_t unsized_psn = 0, unsized_len = 0;
   bool has_acked = false;
   uint32_t acked = 0;             ///< newest PSN an ACK covered (request space)
   std::deque<OpenMessage> messages;  ///< open messages in PSN order

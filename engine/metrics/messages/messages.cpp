@@ -496,7 +496,21 @@ void Messages::on_read_request(const Packet& p, Ctx& ctx) {
   if (s.has_newest && !psn::newer(last, s.newest)) return;
   s.newest = last;
   s.has_newest = true;
-  s.gap_allowed = mtu == 0;
+  s.read_unsized = mtu == 0;
+  s.unsized_psn = psn;
+  s.unsized_len = len;
+}
+
+void Messages::size_unsized_read(Stream& s, const Flow& flow) {
+  // The first FIRST or MIDDLE packet of a capture that starts mid-stream often comes just after
+  // a READ REQUEST (an NVMe write's data is read, then the next read's data written): sized
+  // now, the READ's PSNs are not a gap, and a jump beyond them is one, as with the MTU known.
+  if (!s.read_unsized) return;
+  const uint32_t mtu = mtu_of(flow);
+  if (!mtu) return;
+  s.read_unsized = false;
+  const uint32_t last = ReadLog::last_psn(s.unsized_psn, s.unsized_len, mtu);
+  if (psn::newer(last, s.newest)) s.newest = last;
 }
 
 Stream* Messages::read_requests(Ctx& ctx, const Packet& p) const {
@@ -551,15 +565,16 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     if (len > mtu && len <= kMaxMtu) mtu = uint32_t(len);
     if (len > fabric_mtu_ && len <= kMaxMtu) fabric_mtu_ = uint32_t(len);
   }
+  size_unsized_read(s, ctx.flows[p.flow]);
   bool retrans = s.has_newest && !psn::newer(psn, s.newest);
   // READ RESPONSE PSNs jump from one READ to the next (the requester's other requests sit in
   // between): a new response message skipping PSNs is not a loss.
-  bool jump_ok = s.gap_allowed || (space == Space::kResponse && starts);
+  bool jump_ok = s.read_unsized || (space == Space::kResponse && starts);
   bool oos = s.has_newest && psn::newer(psn, s.newest) && psn != psn::add(s.newest, 1) && !jump_ok;
   if (!s.has_newest || psn::newer(psn, s.newest)) {
     s.newest = psn;
     s.has_newest = true;
-    s.gap_allowed = false;
+    s.read_unsized = false;
   }
   FlowPeriodRecord& fp = period(*s.owner, p.ts, ctx);
   ++fp.packets;

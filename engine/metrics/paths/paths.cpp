@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <limits>
 #include <string>
 
 #include "engine/src/util/hash.h"
@@ -90,9 +91,9 @@ std::optional<DurationNs> Paths::explicit_offset(PointId point, const Ctx& ctx) 
   return offsets_[point];
 }
 
-TimeNs Paths::ref_time(PointId point, TimeNs ts, const Ctx& ctx) {
-  if (any_offset_) return ts - explicit_offset(point, ctx).value_or(0);
-  return ts + ctx.clock.to_root(point);
+TimeNs Paths::on_clock_of(PointId home, PointId q, TimeNs ts, const Ctx& ctx) {
+  if (any_offset_) return ts - explicit_offset(q, ctx).value_or(0) + explicit_offset(home, ctx).value_or(0);
+  return ctx.clock.map(ts, q, home);
 }
 
 void Paths::on_packet(const Packet& p, Ctx& ctx) {
@@ -111,17 +112,18 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   if (added) {
     Entry& e = queue_.emplace_back();
     e.id = id;
-    const TimeNs ref = ref_time(p.point, p.ts, ctx);
-    e.ref_due = ref + timeout_;
-    e.ref_limit = ref + kMaxWaits * timeout_;
+    e.due = p.ts + timeout_;
   } else {
     Entry& e = queue_[uint32_t(seq - front_seq_)];
     relate_clocks(e, p, ctx);
     // Settled a timeout after its first sighting, a packet resent for longer would have its
     // copies then in flight split from their sightings before (lost at one hop, first seen at
-    // the next): it waits a timeout after its latest. Entries behind it in the queue wait
-    // for it (bounded by ref_limit and --max-path-packets).
-    e.ref_due = std::min(e.ref_limit, std::max(e.ref_due, ref_time(p.point, p.ts, ctx) + timeout_));
+    // the next): it waits a timeout after its latest (at the first one's point, whose clock
+    // `due` is on). Entries behind it in the queue wait for it (bounded by kMaxWaits and
+    // --max-path-packets).
+    const Seen& first = e.seen[0];
+    if (p.point == first.point)
+      e.due = std::min(first.ts + kMaxWaits * timeout_, std::max(e.due, p.ts + timeout_));
   }
   queue_[uint32_t(seq - front_seq_)].seen.push_back(Seen{p.point, p.ts, p.frame});
   if (queue_.size() > max_pending_) {
@@ -137,7 +139,7 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   }
   // A point whose reorder buffer overflowed hands packets on before its horizon passes them:
   // settle by what the points handled too, not only at horizon advances.
-  if ((++since_drain_ & 1023) == 0) drain(bound(ctx), ctx);
+  if ((++since_drain_ & 1023) == 0) drain(ctx);
 }
 
 void Paths::relate_clocks(const Entry& e, const Packet& p, Ctx& ctx) {
@@ -156,43 +158,46 @@ void Paths::relate_clocks(const Entry& e, const Packet& p, Ctx& ctx) {
   }
 }
 
-// A point whose clock is not related to the others yet, while it is new (or declared and not
-// seen yet), may still show copies of what waits, seconds later in the input: two sniffers'
-// files with unsynchronised clocks merged by stamp put every packet's copies that far apart.
-// Settled before them, every packet of the first seconds would count lost on its hop (and its
-// copies would never relate the clocks). So nothing is settled then, but for the packets beyond
-// --max-path-packets.
-bool Paths::discovering(const Ctx& ctx) const {
-  const PointTable& pts = ctx.points;
-  PointId some_active = kNoPoint;
-  bool unrelated = false, any_new = false;
-  for (PointId q = 0; q < pts.size(); ++q) {
-    if (pts.awaited(q, ctx.reorder_window)) return true;
-    if (!pts[q].seen || pts[q].quiet) continue;
-    if (some_active == kNoPoint) some_active = q;
-    else if (!ctx.clock.related(q, some_active)) unrelated = true;
-    any_new = any_new || pts.is_new(q, ctx.reorder_window);
-  }
-  return unrelated && any_new;
+// A declared point that carried no packet yet, while the capture is new to it, may still show
+// copies of what waits, seconds later in the input: two sniffers' files with unsynchronised
+// clocks, merged by stamp, put the second one's first packet as far after the first one's as
+// its clock runs behind. Settled before it, every packet of the first seconds would count lost
+// on its hop (and its copies would never relate the clocks). So nothing is settled then, but
+// for the packets beyond --max-path-packets.
+bool Paths::awaiting(const Ctx& ctx) const {
+  for (PointId q = 0; q < ctx.points.size(); ++q)
+    if (ctx.points.awaited(q, ctx.reorder_window)) return true;
+  return false;
 }
 
-TimeNs Paths::bound(const Ctx& ctx) {
-  if (discovering(ctx)) return kTimeMin;
+TimeNs Paths::bound_for(PointId home, const Ctx& ctx) {
+  const PointTable& pts = ctx.points;
   TimeNs b = kTimeMax;
-  for (PointId q = 0; q < ctx.points.size(); ++q) {
-    const PointState& ps = ctx.points[q];
+  for (PointId q = 0; q < pts.size(); ++q) {
+    const PointState& ps = pts[q];
     if (!ps.seen || ps.quiet) continue;  // a quiet point holds nothing back
     // Everything stamped before a point's horizon has been handled, and, packets being handled
     // in each point's stamp order, everything before the latest packet it handled.
     const TimeNs now = q < handled_.size() ? std::max(ps.horizon, handled_[q]) : ps.horizon;
-    b = std::min(b, ref_time(q, now, ctx));
+    TimeNs t = on_clock_of(home, q, now, ctx);
+    if (!any_offset_ && !ctx.clock.related(home, q) &&
+        (pts.is_new(q, ctx.reorder_window) || pts.is_new(home, ctx.reorder_window))) {
+      // The clocks are not related yet: that takes a packet seen at both, which waits here. Its
+      // copy at q comes as much later in the input as q's clock runs ahead (10 ms or 10 s), so
+      // taking q's stamps for home's (raw) settles it alone first whenever the clocks are
+      // further apart than the timeout, and they are never related. While either point is new,
+      // q's stamps are also read as if the two captures started together (elapsed since each
+      // one's first packet), and the later of the two readings is waited for.
+      t = std::min(t, now - ps.first + pts[home].first);
+    }
+    b = std::min(b, t);
   }
   return b;
 }
 
 void Paths::on_advance(PointId, Ctx& ctx) {
   if (queue_.empty()) return;
-  drain(bound(ctx), ctx);
+  drain(ctx);
 }
 
 Paths::Entry Paths::pop_oldest() {
@@ -202,8 +207,19 @@ Paths::Entry Paths::pop_oldest() {
   return e;
 }
 
-void Paths::drain(TimeNs b, Ctx& ctx) {
-  while (!queue_.empty() && queue_.front().ref_due <= b) {
+void Paths::drain(Ctx& ctx, bool all) {
+  if (!all && awaiting(ctx)) return;
+  constexpr TimeNs kUnknown = std::numeric_limits<TimeNs>::min();  // below any bound_for
+  bounds_.assign(ctx.points.size(), kUnknown);
+  while (!queue_.empty()) {
+    if (!all) {
+      // Due on its first sighting's own clock: the clock relations learned since it came in
+      // apply (a common clock fixed when it came would be out of date once they are).
+      const Seen& first = queue_.front().seen[0];
+      TimeNs& b = bounds_[first.point];
+      if (b == kUnknown) b = bound_for(first.point, ctx);
+      if (queue_.front().due > b) break;
+    }
     Entry e = pop_oldest();
     settle(e.id, e, ctx);
   }
@@ -462,7 +478,7 @@ void Paths::count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx
 }
 
 void Paths::finish(Ctx& ctx) {
-  drain(kTimeMax, ctx);
+  drain(ctx, true);
   // Flows with fewer multi-point packets than kVoters: decided by those they had.
   for (FlowId f = 0; f < flows_.size(); ++f)
     if (!flows_[f].decided && flows_[f].votes && flows_[f].votes->voters()) decide(f, ctx);

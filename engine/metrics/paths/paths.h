@@ -59,11 +59,13 @@ class Paths final : public Component {
     TimeNs ts;
     uint64_t frame;
   };
-  /// A packet waiting for its copies: its sightings so far.
+  /// A packet waiting for its copies: its sightings so far. It is due once every point has
+  /// passed `due` (on its first sighting's point's clock, see bound_for).
   struct Entry {
     Identity id;
-    TimeNs ref_due = 0;    ///< latest sighting's stamp on the common clock + timeout (at most ref_limit)
-    TimeNs ref_limit = 0;  ///< first sighting's + kMaxWaits timeouts
+    /// Its latest sighting at the first one's point + the timeout, at most kMaxWaits timeouts
+    /// after the first (a packet resent again and again keeps its copies together).
+    TimeNs due = 0;
     SmallVector<Seen, 3> seen;
   };
   struct Hop {
@@ -97,9 +99,10 @@ class Paths final : public Component {
   /// Decides the flow's path from its votes and lays the packets parked until then.
   void decide(FlowId flow, Ctx& ctx);
 
-  /// A stamp of `point` on a common clock, for waiting only: minus its --clock-offset when any is
-  /// given, else mapped through the core's clock relations.
-  TimeNs ref_time(PointId point, TimeNs ts, const Ctx& ctx);
+  /// A stamp `ts` of point `q` on point `home`'s clock, for waiting only: through the
+  /// --clock-offsets when any is given, else the core's clock relations; between points not
+  /// related yet, see bound_for.
+  TimeNs on_clock_of(PointId home, PointId q, TimeNs ts, const Ctx& ctx);
   /// How far point q's clock runs ahead of point h's, for ordering points and matching copies,
   /// and how far that may be off: from --clock-offset when any is given (exact); else the core's
   /// estimate for the pair once packets went both ways between them and it differs from 0 by
@@ -121,11 +124,13 @@ class Paths final : public Component {
   /// two points' clocks (the core's ClockRelations: how long results wait for a point, how
   /// copies are matched; never a metric).
   void relate_clocks(const Entry& e, const Packet& p, Ctx& ctx);
-  /// The earliest common-clock time every active point has passed (kTimeMin while discovering).
-  TimeNs bound(const Ctx& ctx);
-  /// Whether a point may still show copies on a clock not related to the others' yet.
-  bool discovering(const Ctx& ctx) const;
-  void drain(TimeNs bound, Ctx& ctx);
+  /// The latest time on `home`'s clock every active point has passed (handled all its packets
+  /// stamped before).
+  TimeNs bound_for(PointId home, const Ctx& ctx);
+  /// Whether a declared point that carried no packet yet is still waited for.
+  bool awaiting(const Ctx& ctx) const;
+  /// Settles the waiting packets that are due (all of them with `all`), oldest first.
+  void drain(Ctx& ctx, bool all = false);
   void settle(const Identity& id, Entry& e, Ctx& ctx);
   /// Lays one copy (sightings in path order) along the flow's path: its hops, its loss.
   void apply_copy(FlowId flow, std::span<const Sighting> copy, const std::vector<PointId>& order, Ctx& ctx);
@@ -155,6 +160,7 @@ class Paths final : public Component {
   std::deque<PathRecord> records_;
   std::vector<Sighting> scratch_;
   std::vector<TimeNs> handled_;  ///< by point: the latest stamp it handled
+  std::vector<TimeNs> bounds_;   ///< by home point: bound_for, worked out once per drain
   uint32_t since_drain_ = 0;
 };
 

@@ -381,11 +381,15 @@ class Engine::Impl {
     return true;
   }
 
-  // Releases the packets of `id` that the horizon has passed, in stamp order.
+  // Releases the packets of `id` that the horizon has passed, in stamp order. The horizon moves
+  // once they are handled, not before: it says every packet stamped at or before it has been
+  // handled, and components read it while these are (paths settles packets as they come: a
+  // horizon moved ahead of a batch still buffered let it take a copy still to come for lost).
   void release(PointId id) {
     PointState& p = points_[id];
-    TimeNs horizon = points_.advance_horizon(id, window_);
-    while (!p.buffer.empty() && p.buffer.front().ts <= horizon) release_front(id, false);
+    const TimeNs target = points_.next_horizon(id, window_);
+    while (!p.buffer.empty() && p.buffer.front().ts <= target) release_front(id, false);
+    const TimeNs horizon = points_.advance_horizon(id, window_);
     if (horizon - last_advance_[id] >= kAdvanceQuantum) {
       last_advance_[id] = horizon;
       for (auto& c : components_) c->on_advance(id, ctx_);

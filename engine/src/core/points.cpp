@@ -43,10 +43,13 @@ void PointTable::observe(PointId id, TimeNs ts) {
   p.last_progress = progress_;
 }
 
+TimeNs PointTable::next_horizon(PointId id, DurationNs window) const {
+  const PointState& p = points_[id];
+  return p.seen ? std::max(p.horizon, p.watermark - window) : p.horizon;
+}
+
 TimeNs PointTable::advance_horizon(PointId id, DurationNs window) {
-  PointState& p = points_[id];
-  if (p.seen) p.horizon = std::max(p.horizon, p.watermark - window);
-  return p.horizon;
+  return points_[id].horizon = next_horizon(id, window);
 }
 
 }  // namespace rdmatel

@@ -72,8 +72,21 @@ class PointTable {
 
   /// Records a stamp that arrived at `id` (before reordering): advances its watermark.
   void observe(PointId id, TimeNs ts);
-  /// The point's horizon given the reorder window (monotonic).
+  /// Where the point's horizon goes given the reorder window (monotonic), without moving it: the
+  /// engine hands on the packets up to there first.
+  TimeNs next_horizon(PointId id, DurationNs window) const;
+  /// Moves the point's horizon to next_horizon().
   TimeNs advance_horizon(PointId id, DurationNs window);
+
+  /// How long a point that carries packets but shares none with another yet is still waited for
+  /// (its clock may run seconds behind, its copies come later in the input).
+  static DurationNs discovery(DurationNs window) { return std::max<DurationNs>(kNsPerSec, 4 * window); }
+  /// A point is new until it has handled `discovery` of its own traffic (its horizon, its own
+  /// clock): before that it may share packets with any other point without having shown it.
+  bool is_new(PointId id, DurationNs window) const {
+    const PointState& p = points_[id];
+    return p.horizon < p.first + discovery(window);
+  }
 
   /// Capture progress G: the largest elapsed time of any point (clock-independent).
   DurationNs progress() const { return progress_; }
@@ -85,17 +98,6 @@ class PointTable {
     return progress_ - (p.seen ? p.last_progress : p.declared_progress) > idle_ns;
   }
 
-  /// How long a point whose clock is not related to the others yet is still waited for: its
-  /// clock may run seconds behind theirs, so its copies of their packets come that much later in
-  /// a file merged by stamp (two sniffers' files, mergecap), and nothing in the packets tells
-  /// how far until one is seen at both.
-  static DurationNs discovery(DurationNs window) { return std::max<DurationNs>(kNsPerSec, 4 * window); }
-  /// True while the point has handled less than discovery() of its own traffic (its horizon, on
-  /// its own clock): it may still share packets with any other point without having shown it.
-  bool is_new(PointId id, DurationNs window) const {
-    const PointState& p = points_[id];
-    return p.horizon < p.first + discovery(window);
-  }
   /// True for a declared point with no packet yet while the capture has advanced less than
   /// discovery() since it was declared (a point that never carries one stops being waited for).
   bool awaited(PointId id, DurationNs window) const {
