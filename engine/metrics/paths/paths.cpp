@@ -128,9 +128,12 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   queue_[uint32_t(seq - front_seq_)].seen.push_back(Seen{p.point, p.ts, p.frame});
   if (queue_.size() > max_pending_) {
     ctx.warn("max_path_packets", [&] {
-      return "more than " + std::to_string(max_pending_) +
-             " packets waiting for their copies at other points (--max-path-packets): the oldest are settled "
-             "early, copies still to come count as lost";
+      std::string why;
+      for (PointId q = 0; q < ctx.points.size() && why.empty(); ++q)
+        if (ctx.points.awaited(q))
+          why = " (point " + ctx.points[q].name + " has carried no packet yet: its clock may run behind the others')";
+      return "more than " + std::to_string(max_pending_) + " packets waiting for their copies at other points" + why +
+             " (--max-path-packets): the oldest are settled early, copies still to come count as lost";
     });
     while (queue_.size() > max_pending_) {
       Entry old = pop_oldest();
@@ -158,15 +161,15 @@ void Paths::relate_clocks(const Entry& e, const Packet& p, Ctx& ctx) {
   }
 }
 
-// A declared point that carried no packet yet, while the capture is new to it, may still show
-// copies of what waits, seconds later in the input: two sniffers' files with unsynchronised
-// clocks, merged by stamp, put the second one's first packet as far after the first one's as
-// its clock runs behind. Settled before it, every packet of the first seconds would count lost
-// on its hop (and its copies would never relate the clocks). So nothing is settled then, but
-// for the packets beyond --max-path-packets.
+// A declared point that carried no packet yet may still show copies of what waits, seconds
+// later in the input: two sniffers' files with unsynchronised clocks, merged by stamp, put the
+// second one's first packet as far after the first one's as its clock runs behind. Settled
+// before it, every packet of the first seconds would count lost on its hop (and its copies
+// would never relate the clocks). So nothing is settled until it carries one or goes quiet
+// (--idle-point), but for the packets beyond --max-path-packets.
 bool Paths::awaiting(const Ctx& ctx) const {
   for (PointId q = 0; q < ctx.points.size(); ++q)
-    if (ctx.points.awaited(q, ctx.reorder_window)) return true;
+    if (ctx.points.awaited(q)) return true;
   return false;
 }
 

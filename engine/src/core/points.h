@@ -98,11 +98,12 @@ class PointTable {
     return progress_ - (p.seen ? p.last_progress : p.declared_progress) > idle_ns;
   }
 
-  /// True for a declared point with no packet yet while the capture has advanced less than
-  /// discovery() since it was declared (a point that never carries one stops being waited for).
-  bool awaited(PointId id, DurationNs window) const {
+  /// True for a declared point with no packet yet, until it goes quiet (the idle time without
+  /// one): its first packet may come as far into a file merged by stamp as its clock runs behind
+  /// the others'.
+  bool awaited(PointId id) const {
     const PointState& p = points_[id];
-    return !p.seen && !p.quiet && progress_ - p.declared_progress < discovery(window);
+    return !p.seen && !p.quiet;
   }
 
   // A stamp this far beyond the watermark needs kJumpVotes consecutive confirmations (a real
