@@ -266,6 +266,31 @@ TEST(ClockRelations, EndpointPairsBracketTheOffsetWhateverWayTheyCross) {
   EXPECT_EQ(one.estimate(0, 1)->offset, off + 3000);
 }
 
+TEST(ClockRelations, WhichWayAPairCrossesTwoPointsFromTheSamplesAlone) {
+  // Two ports of one switch, 300 ns apart, b's clock 11 µs ahead, stamps jittered by ±400 ns:
+  // single samples (and the offset's bracket) can point either way, the averages cannot.
+  ClockRelations c;
+  const DurationNs off = 11'000;
+  const DurationNs jitter[] = {-400, 350, -120, 400, 60, -390, 210, -30};
+  for (size_t i = 0; i < 8; ++i) {
+    c.add_sample(0, kT, 1, kT + off + 300 + jitter[i], 0, 7);      // pair 7, direction 0: a -> b
+    c.add_sample(0, kT + 300, 1, kT + off + jitter[7 - i], 1, 7);  // pair 7, direction 1: b -> a
+  }
+  ASSERT_TRUE(c.passes_first(0, 1, 7, 0));
+  EXPECT_TRUE(*c.passes_first(0, 1, 7, 0));
+  EXPECT_FALSE(*c.passes_first(1, 0, 7, 0));  // asked the other way round
+  EXPECT_FALSE(*c.passes_first(0, 1, 7, 1));
+  EXPECT_TRUE(*c.passes_first(1, 0, 7, 1));
+  // A resend seen first at b, a millisecond late, only pushes its direction further its way.
+  c.add_sample(0, kT, 1, kT + off + kNsPerMs, 0, 7);
+  EXPECT_TRUE(*c.passes_first(0, 1, 7, 0));
+  // Not sampled both ways, or another pair, or other points: not known.
+  c.add_sample(0, kT, 1, kT + off + 300, 0, 8);
+  EXPECT_FALSE(c.passes_first(0, 1, 8, 0));
+  EXPECT_FALSE(c.passes_first(0, 1, 9, 0));
+  EXPECT_FALSE(c.passes_first(0, 2, 7, 0));
+}
+
 TEST(ClockRelations, ComponentsMapThroughIntermediatePoints) {
   ClockRelations c;
   c.add_sample(0, 1000, 1, 2'001'000, 0);  // 1 is 2 ms ahead of 0

@@ -62,6 +62,25 @@ TEST(PathVotes, TheMajorityOrdersPointsOneJitteredPacketWouldSwap) {
   EXPECT_EQ(one, (std::vector<PointId>{1, 0, 2}));
 }
 
+TEST(PathVotes, PairsKnownFromBothWaysOverruleTheVotes) {
+  // Every packet's reference stamps put port 1 before port 0 (an offset estimate 1 µs off for
+  // ports 300 ns apart); the flow's samples both ways say 0 comes first: that wins, and the
+  // pairs it does not know keep their votes.
+  PathVotes v;
+  for (uint64_t f = 1; f < 20; f += 3) {
+    const TimeNs t = 1000000 * TimeNs(f);
+    const Sighting s[] = {at(0, t, f), at(1, t - 700, f + 1), at(2, t + 5000, f + 2)};
+    EXPECT_TRUE(v.add(s));
+  }
+  EXPECT_EQ(v.order(), (std::vector<PointId>{1, 0, 2}));
+  v.settle_pairs([](PointId a, PointId b) -> std::optional<bool> {
+    if (a == 0 && b == 1) return true;
+    if (a == 1 && b == 0) return false;
+    return std::nullopt;
+  });
+  EXPECT_EQ(v.order(), (std::vector<PointId>{0, 1, 2}));
+}
+
 TEST(MatchCopies, OneCopyAlongThePath) {
   std::vector<PointId> order = {A, B, C};
   std::vector<Sighting> s = {at(B, 150, 2), at(C, 190, 3), at(A, 100, 1)};

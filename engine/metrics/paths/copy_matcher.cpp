@@ -114,6 +114,15 @@ std::vector<PointId> PathVotes::order() const {
   return out;
 }
 
+void PathVotes::settle_pairs(const std::function<std::optional<bool>(PointId, PointId)>& first) {
+  for (size_t a = 0; a < points_.size(); ++a)
+    for (size_t b = a + 1; b < points_.size(); ++b)
+      if (const std::optional<bool> f = first(points_[a], points_[b])) {
+        before_[a][b] = *f ? 1 : 0;
+        before_[b][a] = *f ? 0 : 1;
+      }
+}
+
 DurationNs pair_slack(std::span<const Sighting> all, const Sighting& a, const Sighting& b) {
   if (a.point == b.point) return 0;
   auto up = [&](PointId p) -> const Sighting* {

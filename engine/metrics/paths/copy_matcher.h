@@ -53,6 +53,9 @@ class PathVotes {
   size_t voters() const { return voters_; }
   /// The points ordered by how many others they precede by majority (ties: first seen first).
   std::vector<PointId> order() const;
+  /// Where `first(a, b)` knows whether the flow passes a before b some other way (the packets
+  /// that crossed both points both ways, core/clock.h), that decides the pair, not the votes.
+  void settle_pairs(const std::function<std::optional<bool>(PointId a, PointId b)>& first);
 
  private:
   std::vector<PointId> points_;          ///< in the order first seen

@@ -145,15 +145,18 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   if ((++since_drain_ & 1023) == 0) drain(ctx);
 }
 
+// The clock relations' name of a flow's pair of endpoints and its direction within the pair.
+static std::pair<uint64_t, int> endpoint_pair(const FlowKey& key) {
+  const uint64_t a = hash_ip(key.src), b = hash_ip(key.dst);
+  return {hash_mix(std::min(a, b) * 31 + std::max(a, b)), a < b ? 0 : 1};
+}
+
 void Paths::relate_clocks(const Entry& e, const Packet& p, Ctx& ctx) {
   // Only a packet's first sighting at each point: a later one is a resend or a duplicate, whose
   // difference to the other point holds the time between the copies too.
   for (const Seen& s : e.seen)
     if (s.point == p.point) return;
-  const FlowKey& key = ctx.flows[p.flow].key;
-  const uint64_t a = hash_ip(key.src), b = hash_ip(key.dst);
-  const uint64_t pair = hash_mix(std::min(a, b) * 31 + std::max(a, b));
-  const int direction = a < b ? 0 : 1;
+  const auto [pair, direction] = endpoint_pair(ctx.flows[p.flow].key);
   for (size_t i = 0; i < e.seen.size(); ++i) {
     bool first = true;
     for (size_t j = 0; j < i && first; ++j) first = e.seen[j].point != e.seen[i].point;
@@ -378,6 +381,12 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
 void Paths::decide(FlowId flow, Ctx& ctx) {
   FlowState& fs = flows_[flow];
   fs.decided = true;
+  // Stamps compared across points, even with the offsets taken off, order two ports of one
+  // switch by less than the offsets' uncertainty and the stamps' jitter (a few hundred ns):
+  // where the flow's endpoints sent packets both ways across two points, which way this flow
+  // goes between them shows from the samples themselves, with no clock compared.
+  const auto [pair, direction] = endpoint_pair(ctx.flows[flow].key);
+  fs.votes->settle_pairs([&](PointId a, PointId b) { return ctx.clock.passes_first(a, b, pair, direction); });
   fs.order = fs.votes->order();
   fs.votes.reset();
   std::vector<std::vector<Sighting>> waiting = std::move(fs.parked);

@@ -17,7 +17,8 @@ PointId ClockRelations::root(PointId id) const {
 
 bool ClockRelations::Range::add(DurationNs d) {
   const bool moved = n == 0 || d < lo || d > hi;
-  if (n == 0) lo = hi = d;
+  if (n == 0) lo = hi = base = d;
+  sum += double(d - base);
   lo = std::min(lo, d);
   hi = std::max(hi, d);
   ++n;
@@ -149,6 +150,23 @@ std::optional<ClockRelations::Estimate> ClockRelations::estimate(PointId p, Poin
   Estimate e = estimate_of(links_[it->second]);
   if (swapped) e.offset = -e.offset;
   return e;
+}
+
+std::optional<bool> ClockRelations::passes_first(PointId p, PointId q, uint64_t pair, int direction) const {
+  const bool swapped = p > q;
+  if (swapped) std::swap(p, q);
+  auto it = link_index_.find(uint64_t(p) << 32 | q);
+  if (it == link_index_.end()) return std::nullopt;
+  direction = direction ? 1 : 0;
+  for (const PairRanges& pr : links_[it->second].pairs) {
+    if (pr.pair != pair) continue;
+    const Range& mine = pr.way[direction];
+    const Range& other = pr.way[1 - direction];
+    if (!mine.n || !other.n || mine.mean() == other.mean()) return std::nullopt;
+    const bool p_first = mine.mean() > other.mean();  // t_q - t_p larger: it travels p -> q
+    return swapped ? !p_first : p_first;
+  }
+  return std::nullopt;
 }
 
 }  // namespace rdmatel

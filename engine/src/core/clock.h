@@ -59,11 +59,22 @@ class ClockRelations {
   };
   std::vector<PairEstimate> pairs() const;
 
+  /// Whether packets of the endpoint pair `pair` travelling `direction` pass p before q, from the
+  /// samples alone, whatever the clocks: their differences t_q - t_p average offset + delay when
+  /// they travel p -> q and offset - delay the other way, so the direction with the larger
+  /// average travels p -> q. Jitter averages out, and the samples that stray furthest (a resend
+  /// seen first at the later point, queueing) stray away from the other direction. nullopt when
+  /// the pair was not sampled both ways between the two points.
+  std::optional<bool> passes_first(PointId p, PointId q, uint64_t pair, int direction) const;
+
  private:
   /// The smallest and largest difference t_q - t_p of some samples.
   struct Range {
     DurationNs lo = 0, hi = 0;
     uint64_t n = 0;
+    DurationNs base = 0;  ///< the first sample: the sum is of differences to it (exact in a double)
+    double sum = 0;
+    double mean() const { return double(base) + sum / double(n); }
     /// True when `d` moved lo or hi (the first sample does).
     bool add(DurationNs d);
   };
