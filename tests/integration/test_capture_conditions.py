@@ -50,10 +50,10 @@ GENERATED = {
 }
 
 
-def generate(name, args, ios="100", seed=seed):
+def generate(name, args, ios="100", seed=seed, loss="0.01"):
     out = os.path.join(tmp, name + ".pcapng")
     extra = [] if "mixed" in args else ["--ios", ios]
-    p = subprocess.run([synth, *args, *extra, "--loss", "0.01", "--seed", str(seed), "--out", out],
+    p = subprocess.run([synth, *args, *extra, "--loss", loss, "--seed", str(seed), "--out", out],
                        capture_output=True, text=True, timeout=300)
     if p.returncode != 0:
         fail(f"generator failed for {args}: {p.stderr}")
@@ -98,6 +98,13 @@ caps = {name: generate(name, args) for name, args in GENERATED.items()}
 # READ's own copy comes later). Its PSNs are sized by the next packet's MTU: the jump past them is
 # out of sequence, as when the MTU is known (it was missed: oos_packets 0, truth 1).
 caps["unsized_read"] = generate("unsized_read", ["--scenario", "nvme-2point", "--points", "2"], ios="86", seed=9429)
+# A READ REQUEST before any packet of the capture showed the MTU (single-packet messages only so
+# far), then a PSN gap (the next packet stamped 400 ns later than the one after it): the READ
+# ends at one of five PSNs, one per IB MTU, and the PSN seen next follows none of them, so it is
+# out of sequence whatever the MTU (it was let through: oos_packets 10, truth 11).
+caps["read_before_any_mtu"] = generate("read_before_any_mtu", ["--scenario", "nvme-2point", "--points", "4",
+                                                               "--clock-offset", "leafA-gpu=11354", "--jitter-ns",
+                                                               "400"], ios="144", seed=11039, loss="0")
 for name in ("ipv4_vlan", "ipv6_vlan"):
     snapped = os.path.join(tmp, name + "_snap128.pcapng")
     subprocess.run(["editcap", "-s", "128", caps[name], snapped], check=True, capture_output=True)

@@ -244,13 +244,23 @@ for name, args in (("spine_ahead", ["--scenario", "nvme-2point", "--ios", "79", 
                    # stamped at the second port first (delays down to -155 ns), none lost.
                    ("jitter_past_the_hop", ["--scenario", "nvme-2point", "--ios", "131", "--points", "4", "--routed",
                                             "--loss", "0", "--order", "time", "--jitter-ns", "250", "--seed", "7002"]),
+                   # Two ports of a leaf 300-600 ns apart, one of them with its clock 11 us (180 us)
+                   # off, stamps +-400 ns: the offset estimate is less exact than the ports are
+                   # apart, so only the flows' samples both ways tell which port comes first (the
+                   # hops were laid the wrong way round, raw -12 us and +180 us).
+                   ("ports_apart_offset_11us", ["--scenario", "nvme-2point", "--ios", "144", "--points", "4",
+                                                "--clock-offset", "leafA-gpu=11354", "--loss", "0", "--jitter-ns",
+                                                "400", "--seed", "11039"]),
+                   ("ports_apart_offset_180us", ["--scenario", "nvme-midstream", "--ios", "69", "--points", "5",
+                                                 "--clock-offset", "leafB-up=179889", "--loss", "0", "--vlan", "0",
+                                                 "--jitter-ns", "400", "--seed", "11004"]),
                    ("acks_back_to_back", ["--scenario", "nvme-midstream", "--ios", "67", "--clock-offset",
                                           "leafB-stor=18947595", "--order", "blocks", "--snaplen", "256", "--seed",
                                           "7026"])):
     cap = generate(name, *args)
     t = load_truth(cap)
     offs = {p["name"]: p.get("clock_offset_ns", 0) for p in t["points"]}
-    if name == "jitter_past_the_hop":
+    if name == "jitter_past_the_hop" or name.startswith("ports_apart"):
         if not any(h["delivered"] and h["min_ns"] < 0 for h in t["hops"]):
             problems.append(f"{name}: no copy stamped at the next port first: the case proves nothing")
     elif not any(h["delivered"] and h["packets"] > h["delivered"] for h in t["hops"]):

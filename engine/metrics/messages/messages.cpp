@@ -501,13 +501,25 @@ void Messages::on_read_request(const Packet& p, Ctx& ctx) {
   s.unsized_len = len;
 }
 
-void Messages::size_unsized_read(Stream& s, const Flow& flow) {
+void Messages::size_unsized_read(Stream& s, const Flow& flow, uint32_t psn) {
   // The first FIRST or MIDDLE packet of a capture that starts mid-stream often comes just after
   // a READ REQUEST (an NVMe write's data is read, then the next read's data written): sized
   // now, the READ's PSNs are not a gap, and a jump beyond them is one, as with the MTU known.
   if (!s.read_unsized) return;
-  const uint32_t mtu = mtu_of(flow);
-  if (!mtu) return;
+  uint32_t mtu = mtu_of(flow);
+  if (!mtu) {
+    // No packet has shown the MTU yet (single-packet messages only, so far). It is one of IB's
+    // five, so the READ ends at one of five PSNs: the next request PSN after one of them is no
+    // gap (and tells the MTU), one beyond the shortest span is a gap whatever the MTU.
+    bool inside = true;
+    for (uint32_t m = kMaxMtu; m >= 256 && !mtu; m /= 2) {
+      const uint32_t last = ReadLog::last_psn(s.unsized_psn, s.unsized_len, m);
+      if (psn == psn::add(last, 1)) mtu = m;
+      if (m == kMaxMtu) inside = !psn::newer(psn, last);
+    }
+    if (!mtu && inside) return;  // within every span: not a request after the READ
+    if (!mtu) mtu = kMaxMtu;
+  }
   s.read_unsized = false;
   const uint32_t last = ReadLog::last_psn(s.unsized_psn, s.unsized_len, mtu);
   if (psn::newer(last, s.newest)) s.newest = last;
@@ -565,7 +577,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     if (len > mtu && len <= kMaxMtu) mtu = uint32_t(len);
     if (len > fabric_mtu_ && len <= kMaxMtu) fabric_mtu_ = uint32_t(len);
   }
-  size_unsized_read(s, ctx.flows[p.flow]);
+  size_unsized_read(s, ctx.flows[p.flow], psn);
   bool retrans = s.has_newest && !psn::newer(psn, s.newest);
   // READ RESPONSE PSNs jump from one READ to the next (the requester's other requests sit in
   // between): a new response message skipping PSNs is not a loss.

@@ -56,8 +56,9 @@ class Messages final : public Component {
   void on_data(const Packet& p, Ctx& ctx, Space space);
   void on_aeth(const Packet& p, Ctx& ctx);
   void on_read_request(const Packet& p, Ctx& ctx);
-  /// Sizes the READ REQUEST that came last in `s` once the path MTU is known (Stream::read_unsized).
-  void size_unsized_read(Stream& s, const Flow& flow);
+  /// Sizes the READ REQUEST that came last in `s` once the path MTU is known (Stream::read_unsized),
+  /// or once the next request's PSN `psn` tells it.
+  void size_unsized_read(Stream& s, const Flow& flow, uint32_t psn);
   /// A CNP: counted in the period of the flow whose sender it slows down (its peer).
   void on_cnp(const Packet& p, Ctx& ctx);
   void on_pfc(const Packet& p);
