@@ -291,6 +291,28 @@ TEST(ClockRelations, WhichWayAPairCrossesTwoPointsFromTheSamplesAlone) {
   EXPECT_FALSE(c.passes_first(0, 2, 7, 0));
 }
 
+TEST(ClockRelations, OverlappingDirectionsShowHowFarTheStampsStray) {
+  // Exact clocks (offset 0), ports 100 ns apart, stamps off by up to ±250 ns: pair 1's two
+  // directions overlap by 120 ns and bracket nothing; pair 2's happen not to overlap and bracket
+  // [50, 58], which misses the true offset 0. The noise seen says the offset is no closer than
+  // ±120 ns to known.
+  ClockRelations c;
+  for (DurationNs d : {-20, 400}) c.add_sample(0, kT, 1, kT + d, 0, 1);   // pair 1, a -> b
+  for (DurationNs d : {-300, 100}) c.add_sample(0, kT, 1, kT + d, 1, 1);  // pair 1, b -> a
+  for (DurationNs d : {58, 300}) c.add_sample(0, kT, 1, kT + d, 0, 2);    // pair 2, a -> b
+  for (DurationNs d : {-200, 50}) c.add_sample(0, kT, 1, kT + d, 1, 2);   // pair 2, b -> a
+  auto e = c.estimate(0, 1);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->offset, 54);
+  EXPECT_EQ(e->uncertainty, 4);
+  EXPECT_EQ(e->noise, 120);
+  // Without the noisy pair, nothing shows the stamps stray.
+  ClockRelations clean;
+  for (DurationNs d : {58, 300}) clean.add_sample(0, kT, 1, kT + d, 0, 2);
+  for (DurationNs d : {-200, 50}) clean.add_sample(0, kT, 1, kT + d, 1, 2);
+  EXPECT_EQ(clean.estimate(0, 1)->noise, 0);
+}
+
 TEST(ClockRelations, ComponentsMapThroughIntermediatePoints) {
   ClockRelations c;
   c.add_sample(0, 1000, 1, 2'001'000, 0);  // 1 is 2 ms ahead of 0

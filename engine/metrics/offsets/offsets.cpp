@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/metrics/offsets/offsets.h"
 
+#include <algorithm>
+
 #include "rdmatel/records.h"
 #include "rdmatel/schema.h"
 
@@ -18,7 +20,8 @@ const Column kOffsetColumns[] = {
      "Add it to the point's stamps to get the reference's clock (the reference's clock minus the point's), ns; "
      "what --clock-offset takes"},
     {"uncertainty_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = off(p).uncertainty_ns; return true; },
-     "The offset lies within ± this, ns (half the smallest round trip between the points)"},
+     "The offset lies within ± this, ns (half the smallest round trip between the points, and at least as "
+     "much as the stamps are seen to stray)"},
     {"samples", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = off(p).samples; return true; },
      "Packets seen at both points"},
     {"both_directions", ValueType::kBool, [](const void* p, Value& v) { v.b = off(p).both_directions; return true; },
@@ -44,7 +47,8 @@ void Offsets::finish(Ctx& ctx) {
     r.point = e.q;
     r.reference = e.p;
     r.offset_ns = -e.estimate.offset;  // the estimate is the point's clock minus the reference's
-    r.uncertainty_ns = e.estimate.uncertainty;
+    // The bracket is exact for exact stamps; noisy ones move its ends by as much as they stray.
+    r.uncertainty_ns = std::max(e.estimate.uncertainty, e.estimate.noise);
     r.samples = e.estimate.samples;
     r.both_directions = e.estimate.both_directions;
     ctx.emit(kOffsetSchema, &r);

@@ -44,7 +44,13 @@ ClockRelations::Estimate ClockRelations::compute(const Link& l) {
     if (!pr.way[0].n || !pr.way[1].n) continue;
     e.both_directions = true;
     const int fwd = pr.way[0].lo >= pr.way[1].hi ? 0 : pr.way[1].lo >= pr.way[0].hi ? 1 : -1;
-    if (fwd < 0) continue;  // overlapping (reordered samples, a copy matched to the wrong one)
+    if (fwd < 0) {
+      // Overlapping: stamp noise larger than the delays (jittered software stamps, two ports of
+      // one switch), or a copy matched to the wrong one. It brackets nothing, but tells how
+      // far the stamps stray.
+      e.noise = std::max(e.noise, std::min(pr.way[1].hi - pr.way[0].lo, pr.way[0].hi - pr.way[1].lo));
+      continue;
+    }
     const DurationNs d = pr.way[1 - fwd].hi, u = pr.way[fwd].lo;
     if (!any || u - d < best_up - best_down) best_down = d, best_up = u;
     down = any ? std::max(down, d) : d;

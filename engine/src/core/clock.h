@@ -50,6 +50,10 @@ class ClockRelations {
     DurationNs uncertainty = 0;
     uint64_t samples = 0;
     bool both_directions = false;
+    /// How far the stamps are seen to stray: the most by which one endpoint pair's two directions
+    /// overlap (with exact stamps they cannot: one way is offset + delay, the other offset -
+    /// delay). Stamp noise moves the brackets' ends too, so a stated uncertainty is at least this.
+    DurationNs noise = 0;
   };
   std::optional<Estimate> estimate(PointId p, PointId q) const;
   /// Every directly sampled pair of points (p < q), in the order first sampled.
