@@ -111,6 +111,13 @@ caps["read_before_any_mtu"] = generate("read_before_any_mtu", ["--scenario", "nv
 caps["jittered_ports_offset"] = generate("jittered_ports_offset", ["--scenario", "nvme-2point", "--points", "5",
                                                                    "--vlan", "2", "--jitter-ns", "250", "--snaplen",
                                                                    "144", "--no-connect"], ios="135", seed=11019)
+# A capture starting just after a READ REQUEST: its responses come, some lost, then a READ
+# re-issued for the rest (its PSN inside the message's) and their resends: one message, whose READ
+# was never seen (it was split in two at the re-issued READ's FIRST: 15 + 17 packets, truth 32).
+caps["reissued_read_unseen_original"] = generate(
+    "reissued_read_unseen_original", ["--scenario", "nvme-midstream", "--points", "3", "--clock-offset", "spine1=2124",
+                                      "--clock-offset", "leafB-stor=-1081379", "--routed", "--ipv6", "--pmtu",
+                                      "1024"], ios="68", seed=13038, loss="0.03")
 for name in ("ipv4_vlan", "ipv6_vlan"):
     snapped = os.path.join(tmp, name + "_snap128.pcapng")
     subprocess.run(["editcap", "-s", "128", caps[name], snapped], check=True, capture_output=True)

@@ -538,12 +538,17 @@ Stream* Messages::read_requests(Ctx& ctx, const Packet& p) const {
   return req;
 }
 
-bool Messages::other_read(Ctx& ctx, const Packet& p, std::pair<uint32_t, uint32_t> read, uint32_t first) const {
+bool Messages::other_read(Ctx& ctx, const Packet& p, std::pair<uint32_t, uint32_t> read, const Message& m) const {
   // No READ holds both the message's first PSN and the response's. (A READ re-issued for the
   // rest holds only the rest; the one it re-issues holds both.)
+  const uint32_t first = m.rec.first_psn;
   if (psn::in_range(first, read.first, read.second)) return false;
   Stream* req = read_requests(ctx, p);
-  return req && !req->reads.one_holds_both(first, p.roce.bth.psn);
+  if (!req || req->reads.one_holds_both(first, p.roce.bth.psn)) return false;
+  // The message's own READ unseen (sent before the capture began): a READ whose first PSN lies
+  // among the message's asks again for its rest, since a new READ's PSNs come after all of an
+  // earlier one's.
+  return req->reads.any_holds(first) || !m.has_last || !psn::in_range(read.first, first, m.rec.last_psn);
 }
 
 std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(Ctx& ctx, const Packet& p) const {
@@ -617,7 +622,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   if (m && m->rec.kind != kind_of(p.roce.op->op_class)) m = nullptr;
   // Nor is a response of another READ (the next READ's LAST, its FIRST and this one's LAST lost
   // before the point).
-  if (m && read && other_read(ctx, p, *read, m->rec.first_psn)) m = nullptr;
+  if (m && read && other_read(ctx, p, *read, *m)) m = nullptr;
   if (!m && retrans) {
     for (const auto& [first, last] : s.finished)
       if (psn::in_range(psn, first, last)) {
@@ -633,7 +638,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     if (it != s.messages.begin()) {
       Message* prev = std::prev(it)->m;
       if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind &&
-          (!read || !other_read(ctx, p, *read, prev->rec.first_psn))) {
+          (!read || !other_read(ctx, p, *read, *prev))) {
         absorb(ctx, *prev, *m);
         m = prev;
       }

@@ -70,9 +70,8 @@ class Messages final : public Component {
   std::optional<std::pair<uint32_t, uint32_t>> read_range(Ctx& ctx, const Packet& p) const;
   /// The stream of READ REQUESTs a READ RESPONSE answers, its ranges those of the flow's MTU.
   Stream* read_requests(Ctx& ctx, const Packet& p) const;
-  /// True when READ RESPONSE `p` (of READ range `read`) answers another READ than the one of a
-  /// message starting at PSN `first`.
-  bool other_read(Ctx& ctx, const Packet& p, std::pair<uint32_t, uint32_t> read, uint32_t first) const;
+  /// True when READ RESPONSE `p` (of READ range `read`) answers another READ than message `m`'s.
+  bool other_read(Ctx& ctx, const Packet& p, std::pair<uint32_t, uint32_t> read, const Message& m) const;
   uint32_t mtu_of(const Flow& f) const;
   FlowPoint& flow_point(FlowId flow, PointId point);
   FlowPoint* find_flow_point(FlowId flow, PointId point) const;
