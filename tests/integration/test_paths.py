@@ -254,6 +254,12 @@ for name, args in (("spine_ahead", ["--scenario", "nvme-2point", "--ios", "79", 
                    ("ports_apart_offset_180us", ["--scenario", "nvme-midstream", "--ios", "69", "--points", "5",
                                                  "--clock-offset", "leafB-up=179889", "--loss", "0", "--vlan", "0",
                                                  "--jitter-ns", "400", "--seed", "11004"]),
+                   # Four identical ACKs repeated 150-350 ns apart, stamped +-250 ns at both points:
+                   # stamps cross them, each point's capture order does not (min delay 13.751 us,
+                   # truth 13.696).
+                   ("acks_repeated_jittered", ["--scenario", "nvme-2point", "--ios", "97", "--routed", "--loss",
+                                               "0.03", "--ipv6", "--order", "time", "--jitter-ns", "250", "--seed",
+                                               "14028"]),
                    ("acks_back_to_back", ["--scenario", "nvme-midstream", "--ios", "67", "--clock-offset",
                                           "leafB-stor=18947595", "--order", "blocks", "--snaplen", "256", "--seed",
                                           "7026"])):

@@ -25,8 +25,8 @@ std::vector<Sighting> first_sightings(std::span<const Sighting> sightings) {
 }
 
 // As many sightings here as copies last seen at the point before: every copy went on, and
-// packets of one flow do not overtake each other on a link, so they pair in stamp order, each
-// point's own order: no two clocks are compared. The copies may be closer together than the
+// packets of one flow do not overtake each other on a link, so they pair in each point's own
+// order: no two clocks are compared. The copies may be closer together than the
 // hop's delay varies (a responder's ACK repeated back to back, 100 ns apart, across 800 ns of
 // delays: matching each by its nearest delay could cross them), or than the stamps' noise (one
 // copy seen at two ports of a switch 300 ns apart, stamped +-250 ns, second port first). False
@@ -40,11 +40,17 @@ bool match_in_order(std::vector<Copy>& copies, std::span<const Sighting> here, s
     if (c.back().point != from) return false;
   const PointId p = here.front().point;
   if (index_of(order, from) >= index_of(order, p)) return false;
-  std::vector<size_t> by_stamp(copies.size());
-  for (size_t c = 0; c < copies.size(); ++c) by_stamp[c] = c;
-  std::stable_sort(by_stamp.begin(), by_stamp.end(),
-                   [&](size_t a, size_t b) { return copies[a].back().ts < copies[b].back().ts; });
-  for (size_t k = 0; k < here.size(); ++k) copies[by_stamp[k]].push_back(here[k]);
+  // In each point's capture order (frame numbers), not its stamps: copies of one packet belong to
+  // one flow, which a NIC hands to one receive queue, so a point records them in the order they
+  // passed it, while stamps taken in software stray by more than identical packets sent back to
+  // back are apart (four repeated ACKs 150-350 ns apart, stamped +-250 ns).
+  std::vector<size_t> in_order(copies.size());
+  for (size_t c = 0; c < copies.size(); ++c) in_order[c] = c;
+  std::stable_sort(in_order.begin(), in_order.end(),
+                   [&](size_t a, size_t b) { return copies[a].back().frame < copies[b].back().frame; });
+  std::vector<Sighting> arrived(here.begin(), here.end());
+  std::stable_sort(arrived.begin(), arrived.end(), [](const Sighting& a, const Sighting& b) { return a.frame < b.frame; });
+  for (size_t k = 0; k < arrived.size(); ++k) copies[in_order[k]].push_back(arrived[k]);
   return true;
 }
 
