@@ -316,6 +316,25 @@ for h in t["hops"]:
 if not any(h["lost"] for h in t["hops"]):
     problems.append("resend_storm: no lost copy in the truth: the case proves nothing")
 
+# 2g. Ring files of a capture written in dumpcap-like blocks (a point's packets in runs), given
+#     together: the session merges them by stamp, so frame numbers keep a point's order only within
+#     a file. Copies resent 100 us apart pair by stamp (pairing them by frame crossed them: hop
+#     delays from -121 us to +102 us); the ring's hops equal the single file's and the truth's.
+cap = generate("ring_blocks", "--scenario", "nvme-3point", "--ios", "97", "--loss", "0.01", "--ipv6", "--jitter-ns",
+               "100", "--no-connect", "--seed", "15008")
+ring_dir = os.path.join(tmp, "ring_blocks")
+os.makedirs(ring_dir)
+subprocess.run(["editcap", "-c", "884", cap, os.path.join(ring_dir, "r.pcapng")], check=True, capture_output=True)
+ring_files = sorted(os.path.join(ring_dir, f) for f in os.listdir(ring_dir))
+if len(ring_files) < 3:
+    problems.append(f"ring_blocks: editcap wrote {len(ring_files)} files: the case proves nothing")
+t = load_truth(cap)
+strip = lambda rs: sorted(json.dumps({k: v for k, v in r.items() if k != "first_frame"}, sort_keys=True) for r in rs)
+single = export_paths(cap)
+compare("ring_blocks", t["hops"], single)
+if strip(export_paths(*ring_files)) != strip(single):
+    problems.append("ring_blocks: the ring files' hops differ from the single file's")
+
 # 3. The analyze report: a Hops section naming the lossy hop; none with one point.
 rep = run_cli(cli, "analyze", cap3, "--no-progress").stdout
 if "Hops (" not in rep or "lossiest hops" not in rep:

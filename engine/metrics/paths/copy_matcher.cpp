@@ -24,9 +24,28 @@ std::vector<Sighting> first_sightings(std::span<const Sighting> sightings) {
   return first;
 }
 
+// One point's sightings of one identity in the order they passed it. Copies further apart than
+// kBurst (a resend: a round trip at least) by stamp order; a burst of copies closer than that
+// (identical ACKs sent back to back) by frame number: they belong to one flow, which a capturing
+// NIC hands to one receive queue, so a point records them in the order they passed, while
+// software stamps stray by more than such copies are apart (four repeated ACKs 150-350 ns apart,
+// stamped +-250 ns). Not frame numbers alone: ring files given together are merged by stamp, and
+// their frames keep a point's order only within each file.
+constexpr DurationNs kBurst = 2000;
+template <typename T, typename Get>
+void capture_order(std::vector<T>& v, Get get) {
+  std::stable_sort(v.begin(), v.end(), [&](const T& a, const T& b) { return get(a).ts < get(b).ts; });
+  for (size_t i = 0; i < v.size();) {
+    size_t j = i + 1;
+    while (j < v.size() && get(v[j]).ts - get(v[j - 1]).ts < kBurst) ++j;
+    std::stable_sort(v.begin() + i, v.begin() + j, [&](const T& a, const T& b) { return get(a).frame < get(b).frame; });
+    i = j;
+  }
+}
+
 // As many sightings here as copies last seen at the point before: every copy went on, and
 // packets of one flow do not overtake each other on a link, so they pair in each point's own
-// order: no two clocks are compared. The copies may be closer together than the
+// order (capture_order): no two clocks are compared. The copies may be closer together than the
 // hop's delay varies (a responder's ACK repeated back to back, 100 ns apart, across 800 ns of
 // delays: matching each by its nearest delay could cross them), or than the stamps' noise (one
 // copy seen at two ports of a switch 300 ns apart, stamped +-250 ns, second port first). False
@@ -40,16 +59,11 @@ bool match_in_order(std::vector<Copy>& copies, std::span<const Sighting> here, s
     if (c.back().point != from) return false;
   const PointId p = here.front().point;
   if (index_of(order, from) >= index_of(order, p)) return false;
-  // In each point's capture order (frame numbers), not its stamps: copies of one packet belong to
-  // one flow, which a NIC hands to one receive queue, so a point records them in the order they
-  // passed it, while stamps taken in software stray by more than identical packets sent back to
-  // back are apart (four repeated ACKs 150-350 ns apart, stamped +-250 ns).
   std::vector<size_t> in_order(copies.size());
   for (size_t c = 0; c < copies.size(); ++c) in_order[c] = c;
-  std::stable_sort(in_order.begin(), in_order.end(),
-                   [&](size_t a, size_t b) { return copies[a].back().frame < copies[b].back().frame; });
+  capture_order(in_order, [&](size_t c) -> const Sighting& { return copies[c].back(); });
   std::vector<Sighting> arrived(here.begin(), here.end());
-  std::stable_sort(arrived.begin(), arrived.end(), [](const Sighting& a, const Sighting& b) { return a.frame < b.frame; });
+  capture_order(arrived, [](const Sighting& x) -> const Sighting& { return x; });
   for (size_t k = 0; k < arrived.size(); ++k) copies[in_order[k]].push_back(arrived[k]);
   return true;
 }

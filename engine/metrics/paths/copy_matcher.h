@@ -75,9 +75,10 @@ using Copy = std::vector<Sighting>;
 /// usual delay is known (`expected(from, to)`, e.g. its average so far), the copy whose stamp
 /// plus that delay lies nearest is taken instead of the latest: copies of a packet resent a
 /// few µs apart keep their order. Where a point has as many sightings as there are copies, all
-/// last seen at one earlier point, they pair in each point's capture order, by frame number (no
-/// copy overtakes another on a link; identical packets sent back to back are closer together
-/// than the delays vary, and than software stamps stray).
+/// last seen at one earlier point, they pair in the order they passed each point: by stamp, and
+/// by frame number within a burst of copies closer than 2 µs (no copy overtakes another on a
+/// link; identical packets sent back to back are closer together than the delays vary, and than
+/// software stamps stray).
 using ExpectedDelay = std::function<std::optional<DurationNs>(PointId from, PointId to)>;
 std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order,
                                const ExpectedDelay& expected = {});
