@@ -206,6 +206,31 @@ TEST(MatchCopies, TheHopsDelayMatchesCopiesWhereTheClocksAreApart) {
   EXPECT_EQ(match_copies(s, order).size(), 3u);
 }
 
+TEST(MatchCopies, ABurstOfCopiesKeepsItsOrderOverTheLink) {
+  // A NAK repeated five times 100 ns apart passes A, then B with delays 1300 down to 990 ns (the
+  // hop's average so far 1000 ns); a sixth copy, 5 us later, is lost before B. Matched one
+  // sighting at a time, each B sighting took the copy nearest 1000 ns and crossed them (delays
+  // 1000, 950, 1160, 1270, 1390 ns); no copy overtakes another on the link, so each pairs with
+  // its own (1300, 1250, 1160, 1070, 990 ns).
+  std::vector<PointId> order = {A, B};
+  std::vector<Sighting> s;
+  const TimeNs a[] = {0, 100, 200, 300, 400, 5000};
+  const TimeNs b[] = {1300, 1350, 1360, 1370, 1390};
+  for (uint64_t i = 0; i < 6; ++i) s.push_back(at(A, a[i], 1 + i));
+  for (uint64_t i = 0; i < 5; ++i) s.push_back(at(B, b[i], 11 + i));
+  ExpectedDelay d = [](PointId, PointId) -> std::optional<DurationNs> { return 1000; };
+  auto copies = match_copies(s, order, d);
+  ASSERT_EQ(copies.size(), 6u);
+  for (const Copy& c : copies) {
+    if (c[0].frame == 6) {
+      EXPECT_EQ(c.size(), 1u);  // the lost one
+      continue;
+    }
+    ASSERT_EQ(c.size(), 2u);
+    EXPECT_EQ(c[1].frame, c[0].frame + 10) << "copy of A frame " << c[0].frame;
+  }
+}
+
 TEST(MatchCopies, APacketFirstSeenLaterStartsItsOwnCopy) {
   // The capture at A started after this copy passed it: only B and C saw it.
   std::vector<PointId> order = {A, B, C};

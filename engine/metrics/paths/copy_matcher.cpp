@@ -161,6 +161,81 @@ DurationNs pair_slack(std::span<const Sighting> all, const Sighting& a, const Si
   return a.slack + b.slack;  // no common chain: each as uncertain as it is
 }
 
+// Whether sighting `s` can be the copy last seen as `prev`, and how well it fits: the same test
+// and measure as the greedy match below (nullopt: it passed the earlier point after this one).
+std::optional<DurationNs> fit(std::span<const Sighting> all, const Sighting& prev, const Sighting& s,
+                              std::optional<DurationNs> d) {
+  const DurationNs slack = pair_slack(all, s, prev);
+  if (d ? prev.ref + *d - s.ref > (*d < 0 ? -*d : *d) + slack : prev.ref > s.ref + slack) return std::nullopt;
+  if (!d) return std::max<DurationNs>(0, s.ref - prev.ref);  // the latest is the nearest
+  const DurationNs miss = prev.ref + *d - s.ref;
+  return miss < 0 ? -miss : miss;
+}
+
+// The copies last seen at the point just before `here`'s and the sightings here, both in the
+// order they passed (capture_order), matched so that none overtakes another on the link: an
+// order-preserving alignment with as many pairs as fit, then the smallest total misfit. A packet
+// resent in bursts (a NAK repeated 5 to 8 times 100 ns apart, hundreds of times over 10 ms, some
+// copies lost) pairs burst by burst; matched one sighting at a time, the nearest delay crossed
+// copies of a burst and left one lost and one unmatched. Marks the sightings it placed; false
+// when it did not run (no such copy, or too many to align).
+bool align_with_previous(std::vector<Copy>& copies, std::span<const Sighting> all, std::span<const Sighting> here,
+                         PointId prev_point, const ExpectedDelay& expected, std::vector<bool>& placed) {
+  std::vector<size_t> cand;
+  for (size_t c = 0; c < copies.size(); ++c)
+    if (copies[c].back().point == prev_point) cand.push_back(c);
+  const size_t n = cand.size(), m = here.size();
+  constexpr size_t kMaxCells = size_t(1) << 18;  // beyond it (a storm of storms) the greedy match alone
+  if (n == 0 || (n + 1) * (m + 1) > kMaxCells) return false;
+  capture_order(cand, [&](size_t c) -> const Sighting& { return copies[c].back(); });
+  std::vector<size_t> idx(m);
+  for (size_t k = 0; k < m; ++k) idx[k] = k;
+  capture_order(idx, [&](size_t k) -> const Sighting& { return here[k]; });
+  const std::optional<DurationNs> d = expected ? expected(prev_point, here.front().point) : std::nullopt;
+  struct Cell {
+    uint32_t pairs = 0;
+    DurationNs misfit = 0;
+    uint8_t from = 0;  // 0 start, 1 skip a copy, 2 skip a sighting, 3 pair
+  };
+  auto better = [](const Cell& x, const Cell& y) { return x.pairs != y.pairs ? x.pairs > y.pairs : x.misfit < y.misfit; };
+  std::vector<Cell> dp((n + 1) * (m + 1));
+  auto at = [&](size_t i, size_t j) -> Cell& { return dp[i * (m + 1) + j]; };
+  for (size_t i = 0; i <= n; ++i)
+    for (size_t j = 0; j <= m; ++j) {
+      if (i == 0 && j == 0) continue;
+      Cell best;
+      bool any = false;
+      if (i > 0) best = at(i - 1, j), best.from = 1, any = true;
+      if (j > 0) {
+        Cell c = at(i, j - 1);
+        c.from = 2;
+        if (!any || better(c, best)) best = c, any = true;
+      }
+      if (i > 0 && j > 0)
+        if (const std::optional<DurationNs> f = fit(all, copies[cand[i - 1]].back(), here[idx[j - 1]], d)) {
+          Cell c = at(i - 1, j - 1);
+          ++c.pairs;
+          c.misfit += *f;
+          c.from = 3;
+          if (better(c, best)) best = c;
+        }
+      at(i, j) = best;
+    }
+  for (size_t i = n, j = m; i > 0 || j > 0;) {
+    const uint8_t from = at(i, j).from;
+    if (from == 3) {
+      copies[cand[i - 1]].push_back(here[idx[j - 1]]);
+      placed[idx[j - 1]] = true;
+      --i, --j;
+    } else if (from == 1) {
+      --i;
+    } else {
+      --j;
+    }
+  }
+  return true;
+}
+
 std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order,
                                const ExpectedDelay& expected) {
   std::vector<Copy> copies;
@@ -172,7 +247,14 @@ std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<co
     if (at.empty()) continue;
     std::stable_sort(at.begin(), at.end(), [](const Sighting& a, const Sighting& b) { return a.ts < b.ts; });
     if (match_in_order(copies, at, order)) continue;
-    for (const Sighting& s : at) {
+    const size_t here_pos = index_of(order, p);
+    const PointId prev_point = here_pos > 0 ? order[here_pos - 1] : kNoPoint;
+    std::vector<bool> placed(at.size(), false);
+    const bool aligned =
+        prev_point != kNoPoint && align_with_previous(copies, sightings, at, prev_point, expected, placed);
+    for (size_t k = 0; k < at.size(); ++k) {
+      if (placed[k]) continue;
+      const Sighting& s = at[k];
       // Candidates: copies not seen here yet that passed their last point before this sighting.
       // A copy last seen at the point just before this one is preferred to one that stopped
       // earlier (lost, or missed by a point); among those last seen at the same point, the one
@@ -182,23 +264,17 @@ std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<co
       for (size_t c = 0; c < copies.size(); ++c) {
         const Sighting& prev = copies[c].back();
         if (prev.point == p) continue;  // already seen here (points come in path order)
+        if (aligned && prev.point == prev_point) continue;  // the alignment left it: lost before here
         const size_t pos = index_of(order, prev.point);
         std::optional<DurationNs> d = expected ? expected(prev.point, p) : std::nullopt;
-        // Passed the earlier point after this one: not its copy. That compares two points'
+        // Passed the earlier point after this one: not its copy (fit). That compares two points'
         // clocks, which may be apart by more than the hop (no offset estimated yet, or none at
         // all without NVMe traffic); where the hop's delay is known, it is on those same clocks:
         // not its copy when seen here earlier than that delay says by more than the delay itself
         // (with clocks that agree, the same test).
-        const DurationNs slack = pair_slack(sightings, s, prev);
-        if (d ? prev.ref + *d - s.ref > (*d < 0 ? -*d : *d) + slack : prev.ref > s.ref + slack) continue;
-        DurationNs miss = 0;
-        if (d) {
-          miss = prev.ref + *d - s.ref;
-          if (miss < 0) miss = -miss;
-        } else {
-          miss = s.ref - prev.ref;  // the latest is the nearest
-          if (miss < 0) miss = 0;
-        }
+        const std::optional<DurationNs> f = fit(sightings, prev, s, d);
+        if (!f) continue;
+        const DurationNs miss = *f;
         if (best == copies.size() || pos > best_pos || (pos == best_pos && miss < best_miss)) {
           best = c;
           best_pos = pos;
