@@ -10,12 +10,12 @@
 // requests back to back. What tells a mirror is that it doubles a flow's packets systematically.
 // So, per point and flow, packets are counted as they arrive, with those that have an identical
 // twin (the engine's identity hash: flow, PSN, opcode, IP ID, lengths, first payload bytes) within
-// the window; once a quarter of them (of two at least) have one, the flow is doubled at the point,
+// the window; once 40 % of them (of two at least) have one, the flow is doubled at the point,
 // and a packet handed on within the window after its identical twin is dropped as its copy.
 // Packets wait a reorder window before they are handed on, so the verdict comes from the packets
-// around them, not only from those before. Flows are followed only once the point has shown a
-// twin in 50 packets (so a capture without a mirror pays two lookups in small tables per packet);
-// their counts start then.
+// around them, not only from those before. Copies are looked for only once the point has shown a
+// twin in 50 packets (a capture without a mirror pays two lookups in small tables and a count per
+// packet).
 //
 // Per point: two tables of 4,096 slots in sets of 4 (arrival, hand-on; 64 KB each), allocated at
 // its first RoCE packet; a full set forgets its oldest packet (whose copy is then counted, as
@@ -28,8 +28,6 @@
 #include <vector>
 
 #include "engine/src/decode/packet.h"
-#include "engine/src/util/flat_map.h"
-#include "engine/src/util/hash.h"
 #include "rdmatel/types.h"
 
 namespace rdmatel {
@@ -45,12 +43,11 @@ class MirrorCopies {
     if (!is_twin) remember(arrived_, hash, ts, twin);
     ++packets_;
     twins_ += is_twin;
-    // Flows are followed once the point shows twins at all (one packet in 50): a capture without
-    // a mirror pays no per-flow lookup.
-    if (!following_) {
-      if (packets_ < kFollowAfter || twins_ * 50 < packets_) return;
-      following_ = true;
-    }
+    if (!following_ && packets_ >= kFollowAfter && twins_ * 50 >= packets_) following_ = true;
+    // Every packet counts for its flow, from the first: counted only from the point's first twins
+    // on, a flow's few go-back-N resends read as half its packets.
+    if (flow == kNoFlow) return;
+    if (flow >= flows_.size()) flows_.resize(size_t(flow) + 1);
     Counts& c = flows_[flow];
     ++c.packets;
     c.twins += is_twin;
@@ -101,19 +98,18 @@ class MirrorCopies {
     }
     *s = Slot{hash, ts};
   }
-  struct FlowHash {
-    uint64_t operator()(FlowId f) const { return hash_mix(f); }
-  };
   static constexpr uint64_t kFollowAfter = 64;
   bool doubled(FlowId flow) const {
-    const Counts* c = flows_.find(flow);
-    return c && c->packets >= kMinPackets && uint64_t(c->twins) * 4 >= c->packets;
+    const Counts* c = flow < flows_.size() ? &flows_[flow] : nullptr;
+    // A mirror doubles every packet of the flow: half its packets are twins. Go-back-N resends
+    // within the window come near that only when most of a flow is resent at once.
+    return c && c->packets >= kMinPackets && uint64_t(c->twins) * 5 >= uint64_t(c->packets) * 2;
   }
 
   std::vector<Slot> arrived_, handed_;
   uint64_t packets_ = 0, twins_ = 0;
   bool following_ = false;
-  FlatMap<FlowId, Counts, FlowHash> flows_;
+  std::vector<Counts> flows_;  ///< by flow id (dense, bounded by --max-flows)
 };
 
 }  // namespace rdmatel
