@@ -118,6 +118,14 @@ caps["reissued_read_unseen_original"] = generate(
     "reissued_read_unseen_original", ["--scenario", "nvme-midstream", "--points", "3", "--clock-offset", "spine1=2124",
                                       "--clock-offset", "leafB-stor=-1081379", "--routed", "--ipv6", "--pmtu",
                                       "1024"], ios="68", seed=13038, loss="0.03")
+# A SEND's LAST and the next SEND's FIRST lost before the storage leaf, the LAST after them
+# stamped 36 ns before the FIRST it follows (jitter), then go-back-N resends: the LAST stays with
+# its own message, not with the one before (a PSN between them unseen may be a FIRST; it was:
+# the first message got 3 packets, truth 2, the second 4, truth 5).
+caps["jitter_between_messages"] = generate("jitter_between_messages", ["--scenario", "nvme-2point", "--clock-offset",
+                                                                       "leafA-gpu=-1271", "--routed", "--order", "time",
+                                                                       "--jitter-ns", "100", "--psn-wrap"],
+                                           ios="140", seed=18019, loss="0.03")
 for name in ("ipv4_vlan", "ipv6_vlan"):
     snapped = os.path.join(tmp, name + "_snap128.pcapng")
     subprocess.run(["editcap", "-s", "128", caps[name], snapped], check=True, capture_output=True)

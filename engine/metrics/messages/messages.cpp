@@ -633,11 +633,15 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   }
   if (m && !m->has_first) {
     // A message seen without its FIRST (lost before this point) whose head has now been
-    // resent as a message of its own: the two are one message. (Not responses of two READs.)
+    // resent as a message of its own: the two are one message. (Not responses of two READs;
+    // nor where a PSN between them is still unseen: it may be the FIRST of a message between,
+    // as when a SEND's LAST and the next SEND's FIRST were lost and the LAST after them was
+    // stamped first.)
     auto it = locate(s, m);
     if (it != s.messages.begin()) {
       Message* prev = std::prev(it)->m;
       if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind &&
+          psn::add(prev->contig_end, 1) == m->rec.first_psn &&
           (!read || !other_read(ctx, p, *read, *prev))) {
         absorb(ctx, *prev, *m);
         m = prev;
