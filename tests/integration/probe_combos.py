@@ -76,6 +76,17 @@ def draw(rng):
         a.append("--no-connect")
     if rng.random() < 0.2:
         a += ["--pmtu", rng.choice(["512", "1024", "2048"])]
+    # Topology and designed faults (drawn last, so the combinations above keep their seeds' draws).
+    if nvme and rng.random() < 0.3:
+        a += ["--hosts", str(rng.randint(1, 3)), "--storages", str(rng.randint(1, 3)), "--queues",
+              str(rng.randint(1, 3))]
+    if len(names) > 1 and rng.random() < 0.2:
+        i = rng.randrange(len(names) - 1)
+        pair = (names[i], names[i + 1]) if rng.random() < 0.5 else (names[i + 1], names[i])
+        a += ["--drop-between", f"{pair[0]}:{pair[1]}={rng.choice(['0.01', '0.03', '0.05'])}"]
+    if len(names) > 1 and rng.random() < 0.2:
+        i = rng.randrange(len(names) - 1)
+        a += ["--ecn-mark", f"{names[i]}:{names[i + 1]}={rng.choice(['0.05', '0.2', '0.5'])}"]
     return a, nvme
 
 
