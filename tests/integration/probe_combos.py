@@ -78,7 +78,8 @@ def draw(rng):
         a += ["--pmtu", rng.choice(["512", "1024", "2048"])]
     # Topology and designed faults (drawn last, so the combinations above keep their seeds' draws).
     if nvme and rng.random() < 0.3:
-        a += ["--hosts", str(rng.randint(1, 3)), "--storages", str(rng.randint(1, 3)), "--queues",
+        least = 2 if "--cross" in a else 1  # hosts and storage servers behind both leaves
+        a += ["--hosts", str(rng.randint(least, 3)), "--storages", str(rng.randint(least, 3)), "--queues",
               str(rng.randint(1, 3))]
     if len(names) > 1 and rng.random() < 0.2:
         i = rng.randrange(len(names) - 1)
