@@ -28,6 +28,8 @@
 #include <vector>
 
 #include "engine/src/decode/packet.h"
+#include "engine/src/util/flat_map.h"
+#include "engine/src/util/hash.h"
 #include "rdmatel/types.h"
 
 namespace rdmatel {
@@ -47,7 +49,6 @@ class MirrorCopies {
     // Every packet counts for its flow, from the first: counted only from the point's first twins
     // on, a flow's few go-back-N resends read as half its packets.
     if (flow == kNoFlow) return;
-    if (flow >= flows_.size()) flows_.resize(size_t(flow) + 1);
     Counts& c = flows_[flow];
     ++c.packets;
     c.twins += is_twin;
@@ -98,9 +99,12 @@ class MirrorCopies {
     }
     *s = Slot{hash, ts};
   }
+  struct FlowHash {
+    uint64_t operator()(FlowId f) const { return hash_mix(f); }
+  };
   static constexpr uint64_t kFollowAfter = 64;
   bool doubled(FlowId flow) const {
-    const Counts* c = flow < flows_.size() ? &flows_[flow] : nullptr;
+    const Counts* c = flows_.find(flow);
     // A mirror doubles every packet of the flow: half its packets are twins. Go-back-N resends
     // within the window come near that only when most of a flow is resent at once.
     return c && c->packets >= kMinPackets && uint64_t(c->twins) * 5 >= uint64_t(c->packets) * 2;
@@ -109,7 +113,7 @@ class MirrorCopies {
   std::vector<Slot> arrived_, handed_;
   uint64_t packets_ = 0, twins_ = 0;
   bool following_ = false;
-  std::vector<Counts> flows_;  ///< by flow id (dense, bounded by --max-flows)
+  FlatMap<FlowId, Counts, FlowHash> flows_;  ///< the flows seen at this point (not every flow id)
 };
 
 }  // namespace rdmatel
