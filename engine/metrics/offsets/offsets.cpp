@@ -1,8 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/metrics/offsets/offsets.h"
 
-#include <algorithm>
-
 #include "rdmatel/records.h"
 #include "rdmatel/schema.h"
 
@@ -48,7 +46,7 @@ void Offsets::finish(Ctx& ctx) {
     r.reference = e.p;
     r.offset_ns = -e.estimate.offset;  // the estimate is the point's clock minus the reference's
     // The bracket is exact for exact stamps; noisy ones move its ends by as much as they stray.
-    r.uncertainty_ns = std::max(e.estimate.uncertainty, e.estimate.noise);
+    r.uncertainty_ns = e.estimate.within();
     r.samples = e.estimate.samples;
     r.both_directions = e.estimate.both_directions;
     ctx.emit(kOffsetSchema, &r);

@@ -322,8 +322,8 @@ Paths::Relative Paths::relative_offset(PointId h, PointId q, const Ctx& ctx) {
   if (!e || !e->both_directions) return {};
   // An estimate within its uncertainty of 0 is no evidence of an offset (I/Os crossing between
   // hosts on both sides mix the directions it sorts samples by): keep the stamps, with the slack.
-  // Noisy stamps move the estimate by as much as they are seen to stray (ClockRelations::noise).
-  const DurationNs unc = std::max(e->uncertainty, e->noise);
+  // Noisy stamps move the estimate by as much as they are seen to stray (Estimate::within).
+  const DurationNs unc = e->within();
   const DurationNs mag = e->offset < 0 ? -e->offset : e->offset;
   if (mag <= unc) return {0, unc + mag};
   return {e->offset, unc};

@@ -54,6 +54,8 @@ class ClockRelations {
     /// overlap (with exact stamps they cannot: one way is offset + delay, the other offset -
     /// delay). Stamp noise moves the brackets' ends too, so a stated uncertainty is at least this.
     DurationNs noise = 0;
+    /// How far the offset may be off: the bracket's half width, and at least the noise.
+    DurationNs within() const { return uncertainty > noise ? uncertainty : noise; }
   };
   std::optional<Estimate> estimate(PointId p, PointId q) const;
   /// Every directly sampled pair of points (p < q), in the order first sampled.
