@@ -58,12 +58,13 @@ PointId CaptureState::declare_point(uint32_t interface_id, const char* name) {
   return id;
 }
 
-void CaptureState::process(uint32_t frame, TimeNs ts, bool has_ts, PointId point, int wtap_encap, const uint8_t* data,
-                           uint32_t cap_len, uint32_t wire_len) {
+void CaptureState::process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t interface_id, PointId point,
+                           int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len) {
   FrameIn in;
   in.frame = frame;
   in.ts = ts;
   in.has_ts = has_ts;
+  in.source = interface_id;  // one file: each interface is a capture of its own
   in.point = point;
   in.link = link_type_from_wtap_encap(wtap_encap);
   in.data = data;

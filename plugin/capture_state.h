@@ -77,7 +77,7 @@ class CaptureState {
                int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len) {
     auto it = points_by_interface_.find(interface_id);
     PointId point = it != points_by_interface_.end() ? it->second : declare_point(interface_id, interface_name(interface_id));
-    process(frame, ts, has_ts, point, wtap_encap, data, cap_len, wire_len);
+    process(frame, ts, has_ts, interface_id, point, wtap_encap, data, cap_len, wire_len);
   }
   /// Ends the first pass (called when the first revisited frame shows up): flushes the engine
   /// and indexes the final records by the frame that counts them.
@@ -112,8 +112,8 @@ class CaptureState {
 
  private:
   PointId declare_point(uint32_t interface_id, const char* name);
-  void process(uint32_t frame, TimeNs ts, bool has_ts, PointId point, int wtap_encap, const uint8_t* data,
-               uint32_t cap_len, uint32_t wire_len);
+  void process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t interface_id, PointId point, int wtap_encap,
+               const uint8_t* data, uint32_t cap_len, uint32_t wire_len);
 
   struct WarningList final : RecordSink {
     void on_warning(const Warning& w) override { texts.push_back(w.text); }

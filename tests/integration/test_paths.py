@@ -309,8 +309,9 @@ for sign in ("", "-"):
 #     copies were settled a path timeout after its first sighting, splitting copies in flight
 #     from their sightings before (1,965 false losses on a leaf's two ports), and two ports of a
 #     leaf were matched as loosely as each is related to the far end (µs). Each hop's losses
-#     equal the truth's. (The generator writes some repeated ACKs twice at the same nanosecond,
-#     which rdmatel rightly takes for one frame given twice: packet counts are not compared.)
+#     equal the truth's, and so do its packets: the generator stamps some repeated ACKs at the same
+#     nanosecond (noise of +-N ns over copies 100 ns apart), which were taken for one frame given
+#     twice (one packet short on a hop).
 cap = generate("resend_storm", "--scenario", "nvme-2point", "--ios", "74", "--points", "5", "--clock-offset",
                "spine1=42267", "--routed", "--cross", "--loss", "0.03", "--vlan", "2", "--ipv6", "--order", "blocks",
                "--pmtu", "512", "--seed", "8026")
@@ -318,8 +319,9 @@ t = load_truth(cap)
 have = {key(r): r for r in export_paths(cap)}
 for h in t["hops"]:
     r = have.get(key(h))
-    if r is None or int(r["lost"]) != h["lost"]:
-        problems.append(f"resend_storm: {key(h)} lost {None if r is None else r['lost']}, truth {h['lost']}")
+    if r is None or int(r["lost"]) != h["lost"] or int(r["packets"]) != h["packets"]:
+        problems.append(f"resend_storm: {key(h)} packets / lost {None if r is None else (r['packets'], r['lost'])}, "
+                        f"truth {h['packets']} / {h['lost']}")
 if not any(h["lost"] for h in t["hops"]):
     problems.append("resend_storm: no lost copy in the truth: the case proves nothing")
 
@@ -345,9 +347,9 @@ if strip(export_paths(*ring_files)) != strip(single):
 # 2h. A host's NAK repeated in bursts of 5-8 copies 100 ns apart, hundreds of times over 10 ms
 #     (go-back-N at 3 % loss, 512-byte MTU, 5 points), some copies lost: no copy overtakes another
 #     on a link, so each burst pairs in order (matched one sighting at a time by the nearest delay,
-#     copies crossed: a hop's max delay 1.518 us, truth 1.193). Min and max delay of every hop equal
-#     the truth's (the generator writes some repeated copies twice at the same nanosecond, which
-#     rdmatel takes for one frame given twice: counts are not compared).
+#     copies crossed: a hop's max delay 1.518 us, truth 1.193). Packets, losses, min and max delay
+#     of every hop equal the truth's (copies the generator stamps at the same nanosecond are two
+#     frames of one capture, not one given twice).
 cap = generate("nak_bursts", "--scenario", "nvme-3point", "--ios", "80", "--points", "5", "--routed", "--loss", "0.03",
                "--ipv6", "--order", "blocks", "--psn-wrap", "--pmtu", "512", "--seed", "16053")
 have = {key(r): r for r in export_paths(cap)}
@@ -356,6 +358,9 @@ for h in load_truth(cap)["hops"]:
     if h["delivered"] and (r is None or us_to_ns(r["min_us"]) != h["min_ns"] or us_to_ns(r["max_us"]) != h["max_ns"]):
         problems.append(f"nak_bursts: {key(h)} delays {None if r is None else (r['min_us'], r['max_us'])} us, "
                         f"truth {h['min_ns']} .. {h['max_ns']} ns")
+    if r is not None and (int(r["packets"]), int(r["lost"])) != (h["packets"], h["lost"]):
+        problems.append(f"nak_bursts: {key(h)} packets / lost {r['packets']} / {r['lost']}, "
+                        f"truth {h['packets']} / {h['lost']}")
 
 # 3. The analyze report: a Hops section naming the lossy hop; none with one point.
 rep = run_cli(cli, "analyze", cap3, "--no-progress").stdout

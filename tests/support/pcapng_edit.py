@@ -88,6 +88,28 @@ class Capture:
         pkt.body = bytes(body)
 
     # ---- edits ----
+    def set_resolution(self, resol):
+        """Every interface stamps in units of 10^-resol s (6: microseconds, as dumpcap and classic
+        pcap do): each stamp is cut down to the unit, the IDBs' if_tsresol rewritten."""
+        stamps = [self.stamp_ns(p) for p in self.packets]
+        for b in self.head:
+            if b.type != IDB:
+                continue
+            body, o, found = bytearray(b.body), 8, False
+            while o + 4 <= len(body):
+                code, olen = struct.unpack_from("<HH", body, o)
+                if code == 0:
+                    break
+                if code == 9:
+                    body[o + 4], found = resol, True
+                o += 4 + ((olen + 3) & ~3)
+            if not found:
+                raise ValueError("an interface without if_tsresol")
+            b.body = bytes(body)
+        self.if_tsresol = [resol] * len(self.if_tsresol)
+        for p, ns in zip(self.packets, stamps):
+            self.set_stamp_ns(p, ns)
+
     def shift_point(self, name, ns):
         """Adds `ns` to every stamp of interface `name` (an unsynchronised capture clock)."""
         iface = self.if_names.index(name)

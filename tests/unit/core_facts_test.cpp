@@ -75,7 +75,7 @@ Packet pkt(TimeNs ts, uint32_t seq, uint64_t key = 0, uint32_t len = 100) {
 std::vector<uint32_t> drain(ReorderBuffer& b, size_t* repeats = nullptr) {
   std::vector<uint32_t> order;
   while (!b.empty()) {
-    if (b.front_repeats()) {
+    if (b.front_repeats().any()) {
       if (repeats) ++*repeats;
     } else {
       order.push_back(b.front().seq);
@@ -116,6 +116,28 @@ TEST(ReorderBuffer, DropsTheSamePacketGivenTwice) {
   size_t repeats = 0;
   EXPECT_EQ(drain(b, &repeats), (std::vector<uint32_t>{0, 3, 1, 4}));
   EXPECT_EQ(repeats, 1u);
+}
+
+// A NAK and its repeat stamped in one microsecond, given by two files: each copy is told by which
+// capture gave the identical packets before it (engine.cpp decides what is a copy from that).
+TEST(ReorderBuffer, CountsIdenticalPacketsBeforeTheFrontByCapture) {
+  ReorderBuffer b;
+  auto from = [](Packet p, uint16_t source) {
+    p.source = source;
+    return p;
+  };
+  b.insert(from(pkt(1000, 0, 7), 0), 42);
+  b.insert(from(pkt(1000, 1, 7), 0), 42);
+  b.insert(from(pkt(1000, 2, 7), 1), 42);
+  b.insert(from(pkt(1000, 3, 7), 1), 42);
+  const std::vector<std::pair<uint32_t, uint32_t>> want = {{0, 0}, {1, 0}, {0, 2}, {1, 2}};
+  for (const auto& [same, other] : want) {
+    ASSERT_FALSE(b.empty());
+    EXPECT_EQ(b.front_repeats().same_source, same) << "packet " << b.front().seq;
+    EXPECT_EQ(b.front_repeats().other_sources, other) << "packet " << b.front().seq;
+    b.pop_front();
+  }
+  EXPECT_TRUE(b.empty());
 }
 
 // Stamps running backwards (a hostile or broken file) put every packet at the front: they go to

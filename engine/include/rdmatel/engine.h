@@ -31,6 +31,10 @@ struct FrameIn {
   const uint8_t* data = nullptr;
   uint32_t cap_len = 0;
   uint32_t wire_len = 0;
+  /// Which capture of the point the frame comes from (a file, or an interface of one): the same
+  /// packet twice at one stamp from two captures is one packet given twice; from one capture it
+  /// may be a NAK and its repeat (engine.cpp, given_twice).
+  uint32_t source = 0;
 };
 
 /// What the engine counted.

@@ -22,6 +22,9 @@ constexpr DurationNs kAdvanceQuantum = kNsPerMs;
 // Bytes at the start of a frame's payload that, with its decoded headers, tell two packets with
 // the same stamp apart when recognising the same packet given twice.
 constexpr uint32_t kHashedPayload = 16;
+// A capture seen giving a request twice gives its repeated ACKs twice for this long after it too
+// (given_twice).
+constexpr DurationNs kCopiesSpan = kNsPerMs;
 // How often (in capture progress) the engine looks for points that went quiet.
 constexpr DurationNs kQuietScanEvery = 10 * kNsPerMs;
 
@@ -48,6 +51,10 @@ struct RoleOverride {
   PointRole role;
   bool matched = false;
 };
+
+// A mirror records both copies in one capture: identical packets from two captures of a point (a
+// file given twice) are not its twins, so the identity is told apart by capture for it.
+uint64_t mirror_key(uint64_t hash, uint16_t source) { return hash ^ (uint64_t(source) * 0x9E3779B97F4A7C15ull); }
 
 }  // namespace
 
@@ -206,13 +213,15 @@ class Engine::Impl {
     const uint32_t seq = seq_++;
     const bool mirror_checked = mirror_window_ > 0 && roce.is_roce() && roce.bth.opcode != kOpcodeCnp;
     const uint64_t hash = identity_hash(order_key, wire_len, roce, in);
-    if (mirror_checked) points_[in.point].mirror_copies.observe(flow_id, hash, ts, mirror_window_);
+    if (mirror_checked)
+      points_[in.point].mirror_copies.observe(flow_id, mirror_key(hash, uint16_t(in.source)), ts, mirror_window_);
     // Everything but the stamp, order and length, which the buffer sets.
     auto fill = [&](Packet& p) {
       p.frame = in.frame;
       p.point = in.point;
       p.flow = flow_id;
       p.roce.assign(roce);
+      p.source = uint16_t(in.source);
       if (roce.is_roce()) {
         summarize_capsule(roce, in.data, p.capsule);
         // A SEND long enough for an NVMe command whose SQE the snap length cut before byte 40
@@ -352,7 +361,7 @@ class Engine::Impl {
     PointState& p = points_[id];
     const Packet& front = p.buffer.front();
     if (advance) p.horizon = std::max(p.horizon, front.ts);
-    if (!p.buffer.front_repeats()) {
+    if (!given_twice(p, front)) {
       if (!mirror_copy(p, front, p.buffer.front_hash())) handle(front);
     } else {
       ++stats_.duplicates;
@@ -364,12 +373,32 @@ class Engine::Impl {
     p.buffer.pop_front();
   }
 
+  // Whether the front of point `p`'s buffer is a copy of a packet handed on just before it, with
+  // the same stamp, flow, PSN, length and bytes. Given by another capture (a file given twice,
+  // overlapping ring files), it is. Within one capture it may be a NIC's ACK, NAK or CNP sent
+  // again at once (storms repeat them 100 ns apart: the same stamp in microseconds, and now and
+  // then in nanoseconds stamped with noise), or a PFC frame repeated: those count as frames unless
+  // the capture is seen giving its requests twice around then (files merged with an overlap:
+  // mergecap puts the copies in one file), where every frame is there twice and every second one
+  // is a copy. A request (data, READ) is never sent again within the stamps' noise.
+  bool given_twice(PointState& p, const Packet& front) {
+    const ReorderBuffer::Repeats earlier = p.buffer.front_repeats();
+    if (!earlier.any()) return false;
+    // Another capture gave it as often as this one up to it (a ring file ending between a NAK and
+    // its repeat gives one copy, the next file both).
+    if (earlier.other_sources > earlier.same_source) return true;
+    if (packet_class(front) & (kPacketAck | kPacketCnp | kPacketPfc))
+      return front.ts <= p.copies_until && earlier.same_source % 2 == 1;
+    p.copies_until = std::max(p.copies_until, front.ts + kCopiesSpan);
+    return true;
+  }
+
   // A RoCE packet identical to one the point handed on just before, in a flow the point records
   // twice (mirror_copies.h): counted once. CNPs are left alone: NICs send identical CNPs to a
   // sender microseconds apart.
   bool mirror_copy(PointState& p, const Packet& pkt, uint64_t hash) {
     if (mirror_window_ <= 0 || !pkt.is_roce() || packet_class(pkt) == kPacketCnp) return false;
-    if (!p.mirror_copies.is_copy(pkt.flow, hash, pkt.ts, mirror_window_)) return false;
+    if (!p.mirror_copies.is_copy(pkt.flow, mirror_key(hash, pkt.source), pkt.ts, mirror_window_)) return false;
     ++stats_.mirror_copies;
     warnings_.warn("mirror_copies", [&] {
       return "packets recorded twice at point " + p.name + " within " + std::to_string(mirror_window_ / 1000) +

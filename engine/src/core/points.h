@@ -47,6 +47,9 @@ struct PointState {
   /// handled, and nothing waits for it (cleared by its next packet).
   bool quiet = false;
   ReorderBuffer buffer;
+  /// Until this stamp, the point's capture is seen giving packets twice (a copy of a request at its
+  /// stamp): repeated ACKs there are copies too (engine.cpp, given_twice).
+  TimeNs copies_until = kTimeMin;
   MirrorCopies mirror_copies;
 
   /// Whether a user names this point by `name`: its interface name or numeric interface id (as

@@ -13,8 +13,8 @@
 //
 // The same packet given twice (a file given twice, overlapping ring files) has the same stamp,
 // flow, PSN, length and bytes, so its copies leave the buffer one right after the other (only
-// other packets of the same stamp, flow and PSN can come between): front_repeats() tells the
-// copy from the original.
+// other packets of the same stamp, flow and PSN can come between): front_repeats() finds the
+// packet the front may be a copy of.
 #pragma once
 
 #include <algorithm>
@@ -58,14 +58,21 @@ class ReorderBuffer {
   /// The identity hash the front was inserted with.
   uint64_t front_hash() const { return front_entry().hash; }
 
-  /// True when the front is a copy of a packet released just before it (same stamp, flow, PSN,
-  /// length and bytes).
-  bool front_repeats() const {
+  /// How many packets released before the front have its stamp, flow, PSN, length and bytes:
+  /// given by the front's own capture (`same_source`) and by others. Which capture gave them
+  /// tells a copy from a repeat (engine.cpp, given_twice).
+  struct Repeats {
+    uint32_t same_source = 0, other_sources = 0;
+    bool any() const { return same_source || other_sources; }
+  };
+  Repeats front_repeats() const {
+    Repeats r;
     const Entry& f = front_entry();
-    if (f.packet.ts != group_ts_ || f.packet.order_key != group_key_) return false;
+    if (f.packet.ts != group_ts_ || f.packet.order_key != group_key_) return r;
     for (size_t i = 0; i < group_size_; ++i)
-      if (group_[i].hash == f.hash && group_[i].wire_len == f.packet.wire_len) return true;
-    return false;
+      if (group_[i].hash == f.hash && group_[i].wire_len == f.packet.wire_len)
+        ++(group_[i].source == f.packet.source ? r.same_source : r.other_sources);
+    return r;
   }
 
   void pop_front() {
@@ -75,7 +82,7 @@ class ReorderBuffer {
       group_key_ = f.packet.order_key;
       group_size_ = 0;
     }
-    if (group_size_ < kGroup) group_[group_size_++] = Released{f.hash, f.packet.wire_len};
+    if (group_size_ < kGroup) group_[group_size_++] = Released{f.hash, f.packet.wire_len, f.packet.source};
     if (from_ring()) {
       head_ = (head_ + 1) & (slots_.size() - 1);
       --size_;
@@ -96,14 +103,10 @@ class ReorderBuffer {
     Packet packet;
     uint64_t hash;
   };
-  struct Released {
-    uint64_t hash;
-    uint32_t wire_len;
-  };
   static constexpr size_t kInitial = 64;
   static constexpr size_t kShrinkAbove = 1 << 16;
   static constexpr size_t kMaxShift = 16;  ///< further behind than this: the heap
-  static constexpr size_t kGroup = 8;      ///< copies recognised among this many of one stamp, flow and PSN
+  static constexpr size_t kGroup = 16;     ///< copies recognised among this many of one stamp, flow and PSN
 
   static bool before(const Entry& a, const Entry& b) {
     if (a.packet.ts != b.packet.ts) return a.packet.ts < b.packet.ts;
@@ -152,6 +155,11 @@ class ReorderBuffer {
   TimeNs group_ts_ = 0;
   uint64_t group_key_ = 0;
   size_t group_size_ = 0;
+  struct Released {
+    uint64_t hash;
+    uint32_t wire_len;
+    uint16_t source;
+  };
   Released group_[kGroup];
 };
 

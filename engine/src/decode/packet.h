@@ -107,6 +107,7 @@ struct Packet {
   FlowId flow = kNoFlow;  ///< RoCE packets: (src IP, dst IP, dst QPN), from the flow table
   PacketHeaders roce;     ///< kind tells RoCE from PFC
   CapsuleSummary capsule;
+  uint16_t source = 0;  ///< FrameIn::source (low bits: only equality matters)
 
   bool is_roce() const { return roce.kind == FrameKind::kRoce; }
   bool is_pfc() const { return roce.kind == FrameKind::kPfc; }

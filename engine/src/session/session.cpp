@@ -24,6 +24,7 @@ struct Input {
   TimeNs last_ts = 0;     ///< of the last packet delivered (stamp-less packets merge there)
   std::vector<PointId> points;  ///< by interface index; kNoPoint until decided
   std::vector<bool> decided;
+  std::vector<uint32_t> sources;  ///< by interface index: FrameIn::source, numbered in first use
 };
 
 }  // namespace
@@ -45,9 +46,12 @@ class Session::Impl {
     }
   }
 
+  static constexpr uint32_t kUnnumbered = ~0u;
+
   Engine engine_;
   std::vector<Input> inputs_;
   SessionSummary summary_;
+  uint32_t next_source_ = 0;
 
   // Named interfaces are points at once (same name and link type = same point, across files);
   // an unnamed one is decided at its first packet (see point_of()). With one input there is
@@ -110,6 +114,14 @@ class Session::Impl {
   // An unnamed interface of one of several files: the same point as the unnamed interface of
   // that number in a file that has ended (ring buffers, split files follow each other), another
   // point when such a file is still being read (two sniffers at once).
+  // Which capture (input and interface) the frame comes from.
+  void source_of(Input& in, uint32_t id, FrameIn& f) {
+    if (id >= in.source->interfaces().size()) return;
+    if (id >= in.sources.size()) in.sources.resize(id + 1, kUnnumbered);
+    if (in.sources[id] == kUnnumbered) in.sources[id] = next_source_++;
+    f.source = in.sources[id];
+  }
+
   PointId point_of(Input& in, uint32_t id) {
     if (id >= in.points.size()) declare_known(in);
     if (id >= in.points.size()) return kNoPoint;
@@ -159,6 +171,7 @@ class Session::Impl {
       f.data = c.data;
       f.cap_len = c.cap_len;
       f.wire_len = c.wire_len;
+      source_of(in, c.interface, f);
       engine_.push(f);
       if (c.has_ts) {
         in.last_ts = c.ts;
