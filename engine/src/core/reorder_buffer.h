@@ -19,6 +19,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstring>
 #include <vector>
 
 #include "engine/src/decode/packet.h"
@@ -84,7 +85,7 @@ class ReorderBuffer {
     }
     if (group_size_ < kGroup) group_[group_size_++] = Released{f.hash, f.packet.wire_len, f.packet.source};
     if (from_ring()) {
-      head_ = (head_ + 1) & (slots_.size() - 1);
+      head_ = head_ + 1 == slots_.size() ? 0 : head_ + 1;
       --size_;
     } else {
       std::pop_heap(late_.begin(), late_.end(), after);
@@ -139,13 +140,24 @@ class ReorderBuffer {
   bool from_ring() const { return size_ > 0 && (late_.empty() || !before(late_.front(), at(0))); }
   const Entry& front_entry() const { return from_ring() ? at(0) : late_.front(); }
 
-  Entry& at(size_t i) { return slots_[(head_ + i) & (slots_.size() - 1)]; }
-  const Entry& at(size_t i) const { return slots_[(head_ + i) & (slots_.size() - 1)]; }
+  // Slot of the i-th entry from the front (i < capacity).
+  size_t slot(size_t i) const {
+    const size_t j = head_ + i;
+    return j >= slots_.size() ? j - slots_.size() : j;
+  }
+  Entry& at(size_t i) { return slots_[slot(i)]; }
+  const Entry& at(size_t i) const { return slots_[slot(i)]; }
+  // By half again (not doubled: the ring holds the hold's packets with at most a third unused),
+  // in place; the entries from the front to the old end move to the new end, so the ring's order
+  // still runs from the front through the end and on from slot 0.
   void grow() {
-    BigArray<Entry> bigger(slots_.size() == 0 ? kInitial : slots_.size() * 2);
-    for (size_t i = 0; i < size_; ++i) bigger[i] = at(i);
-    slots_ = std::move(bigger);
-    head_ = 0;
+    const size_t old = slots_.size();
+    slots_.grow_to(old == 0 ? kInitial : old + old / 2);
+    if (size_ == 0 || head_ == 0) return;
+    const size_t moved = old - head_;
+    Entry* base = &slots_[0];
+    std::memmove(static_cast<void*>(base + slots_.size() - moved), base + head_, moved * sizeof(Entry));
+    head_ = slots_.size() - moved;
   }
 
   BigArray<Entry> slots_;

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// A fixed-size array of trivially copyable elements for large, long-lived buffers (the reorder
-// buffers hold a quarter of a second of packets: tens of MB). Beyond 2 MiB it is mapped directly
-// and the kernel is asked for transparent huge pages: one fault per 2 MiB instead of per 4 KiB.
+// An array of trivially copyable elements for large, long-lived buffers (the reorder buffers hold
+// a quarter of a second of packets: tens of MB). Beyond 2 MiB it is mapped directly and the kernel
+// is asked for transparent huge pages: one fault per 2 MiB instead of per 4 KiB. Grown in place
+// (mremap moves the pages, it does not copy or zero them again): the old and the new array never
+// both take memory, and only the added part is faulted in.
 #pragma once
 
 #include <sys/mman.h>
 
 #include <cstddef>
 #include <cstdlib>
+#include <cstring>
 #include <new>
 #include <type_traits>
 #include <utility>
@@ -46,6 +49,28 @@ class BigArray {
       mapped_ = std::exchange(o.mapped_, false);
     }
     return *this;
+  }
+
+  /// Grows to `n` elements (n >= size()), keeping the first size() (the rest is zero-filled).
+  void grow_to(size_t n) {
+    const size_t bytes = n * sizeof(T);
+    if (mapped_) {
+      void* p = mremap(data_, bytes_, bytes, MREMAP_MAYMOVE);
+      if (p == MAP_FAILED) throw std::bad_alloc();
+      madvise(p, bytes, MADV_HUGEPAGE);
+      data_ = static_cast<T*>(p);
+    } else if (bytes >= kMapAbove) {
+      BigArray bigger(n);
+      if (size_) std::memcpy(static_cast<void*>(bigger.data_), data_, bytes_);
+      *this = std::move(bigger);
+    } else {
+      void* p = std::realloc(data_, bytes);
+      if (!p) throw std::bad_alloc();
+      std::memset(static_cast<char*>(p) + bytes_, 0, bytes - bytes_);
+      data_ = static_cast<T*>(p);
+    }
+    size_ = n;
+    bytes_ = bytes;
   }
 
   size_t size() const { return size_; }
