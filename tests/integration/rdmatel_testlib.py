@@ -142,6 +142,14 @@ def io_key(rec):
     return (rec["host"], rec["storage"], int(rec["qpn"]), int(rec["cid"]), rec.get("cmd_frame"), rec.get("t2_ns"))
 
 
+def measurable_ios(truth_ios):
+    """The truth's I/Os the capture shows to be NVMe-oF: those on queue pairs where some I/O
+    completed. A queue pair whose commands no completion answers in the capture cannot be told
+    from another protocol over SEND; rdmatel leaves its commands out (and warns)."""
+    answered = {(io["host"], io["storage"], io["qpn"]) for io in truth_ios if io.get("complete")}
+    return [io for io in truth_ios if (io["host"], io["storage"], io["qpn"]) in answered]
+
+
 def compare_ios(truth_ios, got_ios, label):
     """Every truth I/O must appear exactly once with identical timestamps and metrics."""
     problems = []

@@ -169,7 +169,7 @@ TEST(Roles, LongestSpanIsNearestTheHost) {
   IpAddress h = ip(10, 1, 0, 1), s = ip(10, 2, 0, 1);
   // Spans 900 > 800 > 700 µs: leafA nearest the host, leafB nearest the storage server.
   Roles::Sighting sg[3] = {{leaf_a, true, 900}, {spine, true, 800}, {leaf_b, true, 700}};
-  r.add_evidence(h, s, sg);
+  for (int i = 0; i < 2; ++i) r.add_evidence(h, s, sg);  // two I/Os: one vote alone decides nothing
   PointId seen[3] = {leaf_a, spine, leaf_b};
   Roles::Sides sides = r.sides(h, s, seen, pts, false);
   EXPECT_EQ(sides.compute, leaf_a);
@@ -192,8 +192,10 @@ TEST(Roles, PerEndpointLeafMirror) {
   IpAddress h1 = ip(10, 1, 0, 1), h2 = ip(10, 1, 0, 2), s1 = ip(10, 2, 0, 1), s2 = ip(10, 2, 0, 2);
   Roles::Sighting io1[2] = {{a, true, 500}, {b, true, 400}};  // h1 -> s1
   Roles::Sighting io2[2] = {{a, true, 300}, {b, true, 350}};  // h2 -> s2
-  r.add_evidence(h1, s1, io1);
-  r.add_evidence(h2, s2, io2);
+  for (int i = 0; i < 2; ++i) {
+    r.add_evidence(h1, s1, io1);
+    r.add_evidence(h2, s2, io2);
+  }
   PointId both[2] = {a, b};
   EXPECT_EQ(r.sides(h1, s1, both, pts, false).compute, a);
   EXPECT_EQ(r.sides(h2, s2, both, pts, false).compute, b);
@@ -220,9 +222,37 @@ TEST(Roles, TtlOrdersPointsWhereTheFabricIsRouted) {
   IpAddress h = ip(10, 1, 0, 1), s = ip(10, 2, 0, 1);
   // No completion anywhere (no spans): the command's TTL is higher nearer the host.
   Roles::Sighting sg[2] = {{b, false, 0, 61, -1}, {a, false, 0, 63, -1}};
-  r.add_evidence(h, s, sg);
+  for (int i = 0; i < 2; ++i) r.add_evidence(h, s, sg);
   PointId seen[2] = {a, b};
   EXPECT_EQ(r.sides(h, s, seen, pts, false).compute, a);
+}
+
+// Two ports of the storage leaf a few hundred ns apart, stamps noisier than that: the first I/O
+// seen at both may vote the wrong way round. Sides wait until every pair with the nearest point
+// is outvoted by two votes (or take the evidence as it is at the end: fallback); the first I/O
+// of a capture was reported with its storage side at the uplink port (probe seed 23029).
+TEST(Roles, OneVoteAloneDecidesNoSide) {
+  PointTable pts;
+  PointId up = pts.declare("leafB-up", 0, 0), stor = pts.declare("leafB-stor", 1, 0);
+  Roles r;
+  IpAddress h = ip(10, 1, 0, 1), s = ip(10, 2, 0, 1);
+  Roles::Sighting wrong[2] = {{up, true, 500'000}, {stor, true, 500'300}};  // the uplink's span shorter
+  Roles::Sighting right[2] = {{up, true, 500'900}, {stor, true, 500'000}};
+  PointId both[2] = {up, stor};
+  r.add_evidence(h, s, wrong);
+  EXPECT_FALSE(r.sides(h, s, both, pts, false).storage_known);
+  EXPECT_EQ(r.sides(h, s, both, pts, true).storage, up);  // at the end, what there is
+  const uint64_t before = r.version();
+  r.add_evidence(h, s, right);  // 1 : 1
+  EXPECT_FALSE(r.sides(h, s, both, pts, false).storage_known);
+  r.add_evidence(h, s, right);  // 1 : 2, one vote apart
+  EXPECT_FALSE(r.sides(h, s, both, pts, false).storage_known);
+  r.add_evidence(h, s, right);  // 1 : 3: settled
+  Roles::Sides sides = r.sides(h, s, both, pts, false);
+  EXPECT_TRUE(sides.storage_known);
+  EXPECT_EQ(sides.storage, stor);
+  EXPECT_EQ(sides.compute, up);
+  EXPECT_GT(r.version(), before);  // deferred I/Os hear of it
 }
 
 TEST(Roles, ContradictionsAndConfiguredRolesAreReported) {

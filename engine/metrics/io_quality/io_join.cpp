@@ -112,6 +112,13 @@ void IoQuality::finish(Ctx& ctx) {
   all_created_.clear();
   homes_.clear();
   flush_deferred(ctx, true);
+  if (stats_.unconfirmed_dropped)
+    ctx.warn("unconfirmed_commands", [&] {
+      return "SENDs that read as NVMe commands on queue pairs where no completion answered any: " +
+             std::to_string(stats_.unconfirmed_dropped) +
+             ", not counted as I/Os (another protocol over SEND, or a queue whose completions the capture "
+             "does not hold: it ends or starts mid-I/O, or misses one direction)";
+    });
   if (stats_.late_copies)
     ctx.warn("late_io_copies", [&] {
       return std::to_string(stats_.late_copies) +

@@ -37,8 +37,16 @@ void Roles::recompute(Evidence& e) {
     for (PointId x : {p.a, p.b})
       if (!beaten(x) && std::find(nearest.begin(), nearest.end(), x) == nearest.end()) nearest.push_back(x);
   std::sort(nearest.begin(), nearest.end());
-  if (nearest != e.nearest) {
+  bool settled = true;
+  for (const Pair& p : e.pairs) {
+    const bool involved = std::binary_search(nearest.begin(), nearest.end(), p.a) ||
+                          std::binary_search(nearest.begin(), nearest.end(), p.b);
+    const uint64_t margin = p.a_nearer > p.b_nearer ? p.a_nearer - p.b_nearer : p.b_nearer - p.a_nearer;
+    if (involved && margin < kSettledMargin) settled = false;
+  }
+  if (nearest != e.nearest || settled != e.settled) {
     e.nearest = std::move(nearest);
+    e.settled = settled;
     ++version_;
   }
 }
@@ -104,7 +112,7 @@ PointId Roles::pick(const IpAddress& ip, Side side, PointRole role, std::span<co
     return best(e, candidates);
   }
   auto usable = [&](PointId p) { return points[p].configured == PointRole::kUnknown; };
-  if (e && !e->nearest.empty()) {
+  if (e && !e->nearest.empty() && (e->settled || fallback)) {
     bool decided = false;
     for (PointId p : e->nearest) {
       // A configured point of this role is nearest but did not see this I/O: decided, none.

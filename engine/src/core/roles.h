@@ -10,7 +10,7 @@
 // points, for its host and for its storage server.
 //
 // Per endpoint, the points no other point outvotes are its nearest points: the compute side of a
-// host, the storage side of a storage server. A mirror of a whole leaf switch thus is the compute
+// host, the storage side of a storage server (once no pair with them rests on one vote alone). A mirror of a whole leaf switch thus is the compute
 // side of its hosts and the storage side of its storage servers. Configured roles (--point) come
 // first; a configured role the traffic contradicts, and contradictory votes, are reported.
 #pragma once
@@ -83,7 +83,12 @@ class Roles {
   struct Evidence {
     std::vector<Pair> pairs;
     std::vector<PointId> nearest;  ///< points no other point outvotes
+    /// Every pair with a nearest point is outvoted by kSettledMargin votes at least: one I/O's
+    /// vote can be wrong (two ports of a switch a few hundred ns apart, stamps noisier than
+    /// that), so sides are decided on it only at the end (fallback).
+    bool settled = false;
   };
+  static constexpr uint64_t kSettledMargin = 2;
   static constexpr size_t kMaxPairsPerEndpoint = 256;
   static constexpr size_t kMaxEndpoints = 1 << 20;
 
