@@ -72,7 +72,7 @@ stage() {  # key label stage
 
 echo "capture: $capture, $packets packets, $((bytes / 1000000)) MB; $(nproc) cores: $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo
-echo "| run                                      |  wall s |   cpu s | M pkt/s |   MB/s | peak MB |"
+echo "| run                                      |  wall s |   cpu s | M pkt/s |   MB/s | peak MiB |"
 echo "|---|---:|---:|---:|---:|---:|"
 stage bare "bare loop over the mapping (touch BTH)" bare
 stage reader "fast reader" reader
