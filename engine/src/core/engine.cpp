@@ -275,9 +275,24 @@ class Engine::Impl {
 
   void finish() {
     if (finished_) return;
+    // The packets still held (a reorder window of each point's) leave as they would have had the
+    // capture gone on: each point's horizon moves up through them a quantum at a time, the points
+    // in turn, and components hear of every step. What ended long before the last packet is
+    // finalised before the rest comes, so state stays at its running size (handing everything
+    // on at once held two windows of messages and I/Os at the end).
+    for (bool held = true; held;) {
+      held = false;
+      for (PointId id = 0; id < points_.size(); ++id) {
+        PointState& p = points_[id];
+        if (p.buffer.empty()) continue;
+        held = true;
+        const TimeNs until = p.buffer.front().ts + kAdvanceQuantum;  // stamps are clamped: no overflow
+        while (!p.buffer.empty() && p.buffer.front().ts <= until) release_front(id, true);
+        for (auto& c : components_) c->on_advance(id, ctx_);
+      }
+    }
     for (PointId id = 0; id < points_.size(); ++id) {
       PointState& p = points_[id];
-      while (!p.buffer.empty()) release_front(id, true);
       // Everything the point carried is handled: its horizon is its newest stamp. What is still
       // open after this last advance ends with the capture.
       if (p.seen) p.horizon = std::max(p.horizon, p.watermark);
