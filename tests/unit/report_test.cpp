@@ -40,6 +40,22 @@ TEST(Distribution, NearestRankPercentiles) {
   EXPECT_TRUE(d.exact());
 }
 
+// Latencies are kept in 32 bits while they fit; one beyond (over 2.1 s) widens them all, and the
+// percentiles stay exact either way.
+TEST(Distribution, ExactAcrossTheThirtyTwoBitLimit) {
+  Distribution d;
+  const DurationNs big = DurationNs(3) * 1000 * 1000 * 1000;  // 3 s
+  for (int i = 1; i <= 99; ++i) d.add(DurationNs(i) * 1000);
+  EXPECT_EQ(d.percentile(50), 50'000);
+  d.add(big);
+  d.add(-big);
+  EXPECT_TRUE(d.exact());
+  EXPECT_EQ(d.percentile(100), big);
+  EXPECT_EQ(d.percentile(0.5), -big);
+  EXPECT_EQ(d.percentile(50), 50'000);  // rank 51 of 101: -3 s, then 1..50 us
+  EXPECT_EQ(d.count(), 101u);
+}
+
 TEST(Distribution, HistogramModeStaysWithinOnePercent) {
   Distribution d;
   const int n = int(Distribution::kExactLimit) * 2;

@@ -49,13 +49,23 @@ void Distribution::add(DurationNs v) {
   ++count_;
   sum_ += v;
   if (histogram_.empty()) {
-    samples_.push_back(v);
+    constexpr DurationNs kNarrowMin = std::numeric_limits<int32_t>::min(), kNarrowMax = std::numeric_limits<int32_t>::max();
+    if (wide_.empty() && v >= kNarrowMin && v <= kNarrowMax) {
+      narrow_.push_back(int32_t(v));
+    } else {
+      if (wide_.empty()) {
+        wide_.assign(narrow_.begin(), narrow_.end());
+        std::vector<int32_t>().swap(narrow_);
+      }
+      wide_.push_back(v);
+    }
     sorted_ = false;
-    if (samples_.size() <= kExactLimit) return;
+    if (count_ <= kExactLimit) return;
     histogram_.assign(kBuckets, 0);
-    for (DurationNs s : samples_) count_in_histogram(s);
-    samples_.clear();
-    samples_.shrink_to_fit();
+    for (int32_t s : narrow_) count_in_histogram(s);
+    for (DurationNs s : wide_) count_in_histogram(s);
+    std::vector<int32_t>().swap(narrow_);
+    std::vector<DurationNs>().swap(wide_);
     return;
   }
   count_in_histogram(v);
@@ -67,10 +77,11 @@ DurationNs Distribution::percentile(double p) const {
   rank = std::clamp<uint64_t>(rank, 1, count_);
   if (histogram_.empty()) {
     if (!sorted_) {
-      std::sort(samples_.begin(), samples_.end());
+      std::sort(narrow_.begin(), narrow_.end());
+      std::sort(wide_.begin(), wide_.end());
       sorted_ = true;
     }
-    return samples_[rank - 1];
+    return wide_.empty() ? DurationNs(narrow_[rank - 1]) : wide_[rank - 1];
   }
   uint64_t seen = 0;
   for (size_t i = 0; i < histogram_.size(); ++i) {
