@@ -13,8 +13,8 @@
 //
 // The same packet given twice (a file given twice, overlapping ring files) has the same stamp,
 // flow, PSN, length and bytes, so its copies leave the buffer one right after the other (only
-// other packets of the same stamp, flow and PSN can come between): front_repeats() finds the
-// packet the front may be a copy of.
+// other packets of the same stamp, flow and PSN can come between): front_repeats() counts the
+// identical packets just before the front, by capture (the same one or another).
 #pragma once
 
 #include <algorithm>

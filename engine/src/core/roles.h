@@ -10,9 +10,10 @@
 // points, for its host and for its storage server.
 //
 // Per endpoint, the points no other point outvotes are its nearest points: the compute side of a
-// host, the storage side of a storage server (once no pair with them rests on one vote alone). A mirror of a whole leaf switch thus is the compute
-// side of its hosts and the storage side of its storage servers. Configured roles (--point) come
-// first; a configured role the traffic contradicts, and contradictory votes, are reported.
+// host, the storage side of a storage server (once no pair with them rests on one vote alone). A
+// mirror of a whole leaf switch thus is the compute side of its hosts and the storage side of its
+// storage servers. Configured roles (--point) come first; a configured role the traffic
+// contradicts, and contradictory votes, are reported.
 #pragma once
 
 #include <cstdint>

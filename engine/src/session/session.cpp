@@ -111,9 +111,6 @@ class Session::Impl {
     in.decided[id] = true;
   }
 
-  // An unnamed interface of one of several files: the same point as the unnamed interface of
-  // that number in a file that has ended (ring buffers, split files follow each other), another
-  // point when such a file is still being read (two sniffers at once).
   // Which capture (input and interface) the frame comes from.
   void source_of(Input& in, uint32_t id, FrameIn& f) {
     if (id >= in.source->interfaces().size()) return;
@@ -122,6 +119,9 @@ class Session::Impl {
     f.source = in.sources[id];
   }
 
+  // An unnamed interface of one of several files: the same point as the unnamed interface of
+  // that number in a file that has ended (ring buffers, split files follow each other), another
+  // point when such a file is still being read (two sniffers at once).
   PointId point_of(Input& in, uint32_t id) {
     if (id >= in.points.size()) declare_known(in);
     if (id >= in.points.size()) return kNoPoint;
