@@ -19,7 +19,11 @@ size_t SpikeDetector::series(const std::string& scope) {
 bool SpikeDetector::add(size_t id, int64_t period, double v, std::vector<Spike>& out) {
   Series& s = series_[id];
   if (period < s.judged_before) return false;  // later than the lag: its period was judged
-  Cell& c = s.open[period];
+  if (!s.last_cell || s.last_period != period) {
+    s.last_cell = &s.open[period];
+    s.last_period = period;
+  }
+  Cell& c = *s.last_cell;
   c.sum += v;
   ++c.n;
   while (!s.open.empty() && s.open.begin()->first < period - lag_) close_oldest(s, out);
@@ -38,6 +42,7 @@ void SpikeDetector::finish(std::vector<Spike>& out) {
 void SpikeDetector::close_oldest(Series& s, std::vector<Spike>& out) {
   const auto [period, cell] = *s.open.begin();
   s.open.erase(s.open.begin());
+  if (s.last_period == period) s.last_cell = nullptr;
   s.judged_before = period + 1;
   if (cell.n < rule_.min_samples) return;
   const double mean = cell.sum / double(cell.n);

@@ -64,6 +64,10 @@ class SpikeDetector {
   struct Series {
     std::string scope;
     std::map<int64_t, Cell> open;
+    /// The period the last sample went to (records come in bursts of one period): its cell is
+    /// found without searching `open`. Map nodes stay put until erased.
+    int64_t last_period = 0;
+    Cell* last_cell = nullptr;
     std::deque<double> history;  ///< the last kHistory calm periods' means
     int64_t judged_before = std::numeric_limits<int64_t>::min();
   };

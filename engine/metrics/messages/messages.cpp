@@ -190,10 +190,12 @@ Message* Messages::find(Stream& s, uint32_t psn) const {
 // Messages finished out of queue order (evicted, merged, acknowledged) leave dead references
 // behind; queues are pruned from the front as time passes, but time need not pass. Compacting
 // once the dead outnumber the open keeps each queue within twice the open messages.
-void Messages::push_ref(std::deque<Ref>& queue, Ref ref) {
+template <typename Entry>
+void Messages::push_ref(std::deque<Entry>& queue, Entry entry) {
   if (queue.size() >= 2 * open_count_ + 1024)
-    queue.erase(std::remove_if(queue.begin(), queue.end(), [&](const Ref& r) { return !live(r); }), queue.end());
-  queue.push_back(ref);
+    queue.erase(std::remove_if(queue.begin(), queue.end(), [&](const Entry& e) { return !live(ref_of(e)); }),
+                queue.end());
+  queue.push_back(entry);
 }
 
 Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first) {
@@ -205,7 +207,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
                " RDMA messages open at once: the oldest are reported early (limit max_messages)";
       });
       ++stats_.evicted;
-      finalize(ctx, *open_.front().m);
+      finalize(ctx, message(open_.front()));
       open_.pop_front();
     }
   }
@@ -226,6 +228,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
     m = &pool_.emplace_back();
     m->slot = uint32_t(pool_.size() - 1);
     open_ids_.push_back(0);
+    by_slot_.push_back(m);
   }
   const Flow& f = ctx.flows[s.flow];
   m->rec.id = next_id_++;
@@ -391,7 +394,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   if (from.acked && !into.acked) {
     into.acked = true;
     into.acked_at = from.acked_at;
-    push_ref(queues(into.rec.point).acked, ref(into));
+    push_ref(queues(into.rec.point).acked, acked_ref(into));
   }
   // `from` disappears without a record of its own; annotating front ends learn where it went.
   if (frame_notes_) {
@@ -723,7 +726,7 @@ void Messages::on_aeth(const Packet& p, Ctx& ctx) {
     if (!m->acked) {
       m->acked = true;
       m->acked_at = p.ts;
-      push_ref(queues(p.point).acked, ref(*m));
+      push_ref(queues(p.point).acked, acked_ref(*m));
     }
     ++s.acked_count;
   }
@@ -814,14 +817,14 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
   const TimeNs horizon = ctx.points[point].horizon;
   // Acknowledged: nothing more can come once the reorder window has passed the ACK.
   while (!q.acked.empty()) {
-    Ref r = q.acked.front();
-    if (!live(r)) {
+    const AckedRef a = q.acked.front();
+    if (!live(a.ref)) {
       q.acked.pop_front();
       continue;
     }
-    if (horizon <= r.m->acked_at + window_) break;
+    if (horizon <= a.acked_at() + window_) break;
     q.acked.pop_front();
-    finalize(ctx, *r.m);
+    finalize(ctx, message(a.ref));
   }
   // Idle: no packet for the message timeout. A message touched since it was queued goes back
   // in the queue with its new deadline, so one busy message never holds the others back.
@@ -831,7 +834,7 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
       q.idle.pop_front();
       continue;
     }
-    Message& m = *r.m;
+    Message& m = message(r);
     if (horizon > m.rec.last_ns + message_timeout_) {
       q.idle.pop_front();
       finalize(ctx, m);
@@ -860,7 +863,7 @@ void Messages::finish(Ctx& ctx) {
     }
   unpaired_naks_.clear();
   for (Ref r : open_)
-    if (live(r)) finalize(ctx, *r.m);
+    if (live(r)) finalize(ctx, message(r));
   open_.clear();
   // Remaining periods in a stable order: flow, point, period.
   std::vector<std::pair<FlowPoint*, int64_t>> rest;

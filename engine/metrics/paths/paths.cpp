@@ -135,10 +135,7 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
       return "more than " + std::to_string(max_pending_) + " packets waiting for their copies at other points" + why +
              " (--max-path-packets): the oldest are settled early, copies still to come count as lost";
     });
-    while (queue_.size() > max_pending_) {
-      Entry old = pop_oldest();
-      settle(old.id, old, ctx);
-    }
+    while (queue_.size() > max_pending_) settle_oldest(ctx);
   }
   // A point whose reorder buffer overflowed hands packets on before its horizon passes them:
   // settle by what the points handled too, not only at horizon advances.
@@ -206,11 +203,14 @@ void Paths::on_advance(PointId, Ctx& ctx) {
   drain(ctx);
 }
 
-Paths::Entry Paths::pop_oldest() {
-  Entry e = std::move(queue_.front());
+void Paths::settle_oldest(Ctx& ctx) {
+  // Settled where it lies: settling adds nothing to the queue, and moving the entry out first
+  // copied its sightings once per packet.
+  Entry& e = queue_.front();
+  index_.erase(IdentityHash{}(e.id), front_seq_);
+  settle(e.id, e, ctx);
   queue_.pop_front();
-  index_.erase(IdentityHash{}(e.id), front_seq_++);
-  return e;
+  ++front_seq_;
 }
 
 void Paths::drain(Ctx& ctx, bool all) {
@@ -226,8 +226,7 @@ void Paths::drain(Ctx& ctx, bool all) {
       if (b == kUnknown) b = bound_for(first.point, ctx);
       if (queue_.front().due > b) break;
     }
-    Entry e = pop_oldest();
-    settle(e.id, e, ctx);
+    settle_oldest(ctx);
   }
 }
 

@@ -154,8 +154,8 @@ class Paths final : public Component {
   std::deque<Entry> queue_;
   uint32_t front_seq_ = 0;  ///< creation number of queue_.front() (modulo 2^32: the queue is shorter)
   SeqIndex index_;          ///< identity hash -> creation number
-  /// Takes the oldest waiting packet off the queue and the index.
-  Entry pop_oldest();
+  /// Settles the oldest waiting packet and takes it off the queue and the index.
+  void settle_oldest(Ctx& ctx);
   std::vector<FlowState> flows_;  ///< by flow id
   std::deque<PathRecord> records_;
   std::vector<Sighting> scratch_;

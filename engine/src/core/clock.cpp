@@ -101,7 +101,8 @@ void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int 
   }
   grow(q);
   uint64_t key = uint64_t(p) << 32 | q;
-  auto [it, inserted] = link_index_.emplace(key, uint32_t(links_.size()));
+  // try_emplace: emplace would allocate a node for every sample, to find the link is known.
+  auto [it, inserted] = link_index_.try_emplace(key, uint32_t(links_.size()));
   if (inserted) {
     Link& added = links_.emplace_back();
     added.p = p;

@@ -25,7 +25,9 @@ void Roles::vote(const IpAddress& ip, Side side, PointId nearer, PointId farther
 }
 
 void Roles::recompute(Evidence& e) {
-  std::vector<PointId> nearest;
+  // Every I/O seen at two points votes: the scratch list keeps its memory between votes.
+  std::vector<PointId>& nearest = scratch_;
+  nearest.clear();
   auto beaten = [&](PointId x) {
     for (const Pair& p : e.pairs) {
       if (p.a == x && p.b_nearer > p.a_nearer) return true;
@@ -45,7 +47,7 @@ void Roles::recompute(Evidence& e) {
     if (involved && margin < kSettledMargin) settled = false;
   }
   if (nearest != e.nearest || settled != e.settled) {
-    e.nearest = std::move(nearest);
+    e.nearest = nearest;
     e.settled = settled;
     ++version_;
   }

@@ -103,6 +103,7 @@ class Roles {
 
   std::unordered_map<EndpointKey, Evidence, EndpointKeyHash> endpoints_;
   uint64_t version_ = 0;
+  std::vector<PointId> scratch_;  ///< recompute's list of nearest points
 };
 
 }  // namespace rdmatel
