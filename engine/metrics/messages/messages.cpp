@@ -228,7 +228,6 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
     m = &pool_.emplace_back();
     m->slot = uint32_t(pool_.size() - 1);
     open_ids_.push_back(0);
-    by_slot_.push_back(m);
   }
   const Flow& f = ctx.flows[s.flow];
   m->rec.id = next_id_++;

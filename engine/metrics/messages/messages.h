@@ -140,14 +140,13 @@ class Messages final : public Component {
   };
   bool live(const Ref& r) const { return open_ids_[r.slot] == r.id(); }
   Ref ref(const Message& m) const { return Ref{m.slot, uint32_t(m.rec.id), uint32_t(m.rec.id >> 32)}; }
-  Message& message(const Ref& r) const { return *by_slot_[r.slot]; }
+  Message& message(const Ref& r) { return pool_[r.slot]; }  ///< a message's slot is its place in pool_
   /// Marks a message finished for its references.
   void close(Message& m) {
     m.done = true;
     open_ids_[m.slot] = 0;
   }
   std::vector<uint64_t> open_ids_;  ///< by pool slot: the id of the open message there, 0 if none
-  std::vector<Message*> by_slot_;   ///< by pool slot: the message
   /// An acknowledged message and the stamp of its ACK, kept beside the reference so that
   /// waiting for it (checked at every step of the point's horizon) reads no message.
   struct AckedRef {
