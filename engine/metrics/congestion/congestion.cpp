@@ -116,7 +116,7 @@ void Congestion::on_roce(const Packet& p, Ctx& ctx) {
     if (!r.first_ce_ns) r.first_ce_ns = p.ts;
     ctx.note(p.frame, note_ce_, 0);
   }
-  if (p.roce.op && p.roce.op->op_class == IbOpClass::kCnp) {
+  if (p.roce.op_known && p.roce.op()->op_class == IbOpClass::kCnp) {
     ++r.cnp_packets;
     ctx.note(p.frame, note_cnp_, 0);
     count_cnp(r, p);

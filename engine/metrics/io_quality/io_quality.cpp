@@ -13,7 +13,7 @@ constexpr size_t kMaxPending = 4096;
 constexpr size_t kEvictionScan = 256;
 
 bool reliable(const Packet& p) {
-  return p.roce.op->transport == IbTransport::kRC || p.roce.op->transport == IbTransport::kXRC;
+  return p.roce.op()->transport == IbTransport::kRC || p.roce.op()->transport == IbTransport::kXRC;
 }
 
 const SettingSpec kSettings[] = {
@@ -47,9 +47,9 @@ IoQuality::IoQuality(Ctx& ctx)
 
 void IoQuality::on_packet(const Packet& p, Ctx& ctx) {
   if (!reliable(p)) return;
-  const MsgPosition pos = p.roce.op->position;
+  const MsgPosition pos = p.roce.op()->position;
   const bool starts = pos == MsgPosition::kFirst || pos == MsgPosition::kOnly;
-  switch (p.roce.op->op_class) {
+  switch (p.roce.op()->op_class) {
     case IbOpClass::kSend:
       if (p.capsule.kind == CapsuleKind::kCommand) on_command(p, ctx);
       else if (p.capsule.kind == CapsuleKind::kCompletion) on_completion(p, ctx);

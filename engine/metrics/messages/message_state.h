@@ -66,8 +66,27 @@ struct BeyondGap {
   bool first;  ///< a FIRST or ONLY packet
 };
 
+/// What an open message accumulates: the fields of its MessageRecord that differ between the
+/// messages of one stream (names as there). Its flow's addresses, QPN, GPUs and key-flow mark
+/// and its point are the stream's, filled in when the record is made (Messages::record_of):
+/// a hundred bytes less for each of the hundreds of thousands of messages a capture keeps open.
+struct MessageCounts {
+  uint64_t id = 0;
+  MessageKind kind = MessageKind::kWrite;
+  bool with_immediate = false;
+  bool complete = false;
+  bool provisional = false;
+  uint64_t merged_into = 0;
+  uint32_t first_psn = 0, last_psn = 0;
+  TimeNs first_ns = 0, last_ns = 0;
+  uint64_t first_frame = 0, last_frame = 0;
+  uint64_t packets = 0, retrans_packets = 0;
+  uint64_t bytes = 0, retrans_bytes = 0;
+  uint64_t naks = 0;
+};
+
 struct Message {
-  MessageRecord rec;  ///< accumulating record (counts, PSNs, stamps, frames)
+  MessageCounts rec;  ///< accumulating counts, PSNs, stamps, frames
   bool has_first = false;  ///< FIRST/ONLY seen (else first_psn is the oldest PSN seen)
   bool has_last = false;
   bool gapped = false;       ///< some PSN after contig_end is missing, later ones were seen

@@ -77,8 +77,38 @@ Messages::PointQueues& Messages::queues(PointId point) {
   return points_[point];
 }
 
+MessageRecord Messages::record_of(const Ctx& ctx, const Message& m) {
+  const MessageCounts& c = m.rec;
+  MessageRecord r;
+  const FlowKey& key = ctx.flows[m.stream->flow].key;
+  r.src = key.src;
+  r.dst = key.dst;
+  r.dst_qpn = key.dst_qpn;
+  r.point = m.stream->point;
+  bind_gpus(ctx.gpus, r.src, r.dst, r.gpu);
+  r.key_flow = ctx.sampling.key_flow(r.src, r.dst);
+  r.id = c.id;
+  r.kind = c.kind;
+  r.with_immediate = c.with_immediate;
+  r.complete = c.complete;
+  r.provisional = c.provisional;
+  r.merged_into = c.merged_into;
+  r.first_psn = c.first_psn;
+  r.last_psn = c.last_psn;
+  r.first_ns = c.first_ns;
+  r.last_ns = c.last_ns;
+  r.first_frame = c.first_frame;
+  r.last_frame = c.last_frame;
+  r.packets = c.packets;
+  r.retrans_packets = c.retrans_packets;
+  r.bytes = c.bytes;
+  r.retrans_bytes = c.retrans_bytes;
+  r.naks = c.naks;
+  return r;
+}
+
 void Messages::emit_snapshot(Ctx& ctx, const Message& m) const {
-  MessageRecord snap = m.rec;
+  MessageRecord snap = record_of(ctx, m);
   snap.provisional = true;
   snap.complete = m.has_first && m.has_last &&
                   m.seen.distinct() == uint32_t(psn::distance(snap.first_psn, snap.last_psn)) + 1;
@@ -229,14 +259,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
     m->slot = uint32_t(pool_.size() - 1);
     open_ids_.push_back(0);
   }
-  const Flow& f = ctx.flows[s.flow];
   m->rec.id = next_id_++;
-  m->rec.src = f.key.src;
-  m->rec.dst = f.key.dst;
-  bind_gpus(ctx.gpus, m->rec.src, m->rec.dst, m->rec.gpu);
-  m->rec.key_flow = ctx.sampling.key_flow(m->rec.src, m->rec.dst);
-  m->rec.dst_qpn = f.key.dst_qpn;
-  m->rec.point = s.point;
   m->rec.kind = kind;
   m->rec.first_psn = first_psn;
   m->rec.last_psn = first_psn;
@@ -259,7 +282,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
 
 bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans,
                             bool last, bool first) {
-  MessageRecord& r = m.rec;
+  MessageCounts& r = m.rec;
   bool dup = m.seen.mark(psn);
   if (r.packets == 0) {
     r.first_ns = r.last_ns = ts;
@@ -326,7 +349,7 @@ void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t bounda
       keep.push_back(b);
       continue;
     }
-    MessageRecord& r = from.rec;
+    MessageCounts& r = from.rec;
     --r.packets;
     r.bytes -= b.len;
     if (b.retrans) {
@@ -348,7 +371,7 @@ void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t bounda
   }
   from.beyond = std::move(keep);
   // Its latest packet and extent without the packets it gave away.
-  MessageRecord& r = from.rec;
+  MessageCounts& r = from.rec;
   r.last_ns = from.contig_last_ns;
   r.last_frame = from.contig_last_frame;
   if (!from.has_last) r.last_psn = from.contig_end;
@@ -362,8 +385,8 @@ void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t bounda
 }
 
 void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
-  MessageRecord& a = into.rec;
-  const MessageRecord& b = from.rec;
+  MessageCounts& a = into.rec;
+  const MessageCounts& b = from.rec;
   // The first and last packets by stamp (a message just opened has none yet).
   if (a.packets == 0 || b.first_ns < a.first_ns) {
     a.first_ns = b.first_ns;
@@ -393,11 +416,11 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   if (from.acked && !into.acked) {
     into.acked = true;
     into.acked_at = from.acked_at;
-    push_ref(queues(into.rec.point).acked, acked_ref(into));
+    push_ref(queues(into.stream->point).acked, acked_ref(into));
   }
   // `from` disappears without a record of its own; annotating front ends learn where it went.
   if (frame_notes_) {
-    MessageRecord gone = from.rec;
+    MessageRecord gone = record_of(ctx, from);
     gone.merged_into = a.id;
     ctx.emit(kMessageSchema, &gone, true);
   }
@@ -446,10 +469,10 @@ void Messages::claim_pending_naks(Stream& s, Message& m) {
 
 void Messages::on_packet(const Packet& p, Ctx& ctx) {
   if (p.is_pfc()) return on_pfc(p);
-  if (p.roce.op->op_class == IbOpClass::kCnp) return on_cnp(p, ctx);
-  IbTransport t = p.roce.op->transport;
+  if (p.roce.op()->op_class == IbOpClass::kCnp) return on_cnp(p, ctx);
+  IbTransport t = p.roce.op()->transport;
   if (t != IbTransport::kRC && t != IbTransport::kXRC && t != IbTransport::kUC) return;
-  switch (p.roce.op->op_class) {
+  switch (p.roce.op()->op_class) {
     case IbOpClass::kSend:
     case IbOpClass::kWrite: on_data(p, ctx, Space::kRequest); break;
     case IbOpClass::kReadResponse: on_data(p, ctx, Space::kResponse); break;
@@ -576,7 +599,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   Stream& s = stream(p.flow, p.point, space);
   const uint32_t psn = p.roce.bth.psn;
   const uint64_t len = p.roce.payload_len;
-  MsgPosition pos = p.roce.op->position;
+  MsgPosition pos = p.roce.op()->position;
   bool starts = pos == MsgPosition::kFirst || pos == MsgPosition::kOnly;
   if (pos == MsgPosition::kFirst || pos == MsgPosition::kMiddle) {
     if (p.flow >= flows_.size()) flows_.resize(size_t(p.flow) + 1);
@@ -621,7 +644,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   }
   // SENDs and WRITEs do not interleave: a packet of the other kind is not part of an open
   // message whose LAST this point missed.
-  if (m && m->rec.kind != kind_of(p.roce.op->op_class)) m = nullptr;
+  if (m && m->rec.kind != kind_of(p.roce.op()->op_class)) m = nullptr;
   // Nor is a response of another READ (the next READ's LAST, its FIRST and this one's LAST lost
   // before the point).
   if (m && read && other_read(ctx, p, *read, *m)) m = nullptr;
@@ -651,7 +674,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     }
   }
   if (!m) {
-    m = open_message(ctx, s, kind_of(p.roce.op->op_class), psn, starts);
+    m = open_message(ctx, s, kind_of(p.roce.op()->op_class), psn, starts);
     claim_pending_naks(s, *m);
     // Packets the message before took past a gap in its PSNs, from this FIRST on, are this one's;
     // or, after an ONLY or when of the other kind (a SEND after a WRITE), a later message's:
@@ -676,7 +699,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   }
   if (p.roce.has(kExtImmDt)) m->rec.with_immediate = true;
 
-  MessageRecord& r = m->rec;
+  MessageCounts& r = m->rec;
   bool dup = count_packet(*m, psn, len, p.ts, p.frame, retrans, pos == MsgPosition::kLast, starts);
   absorb_covered(ctx, s, *m);
 
@@ -770,12 +793,13 @@ void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, 
 void Messages::finalize(Ctx& ctx, Message& m) {
   if (m.done) return;
   close(m);
-  MessageRecord& r = m.rec;
+  MessageCounts& r = m.rec;
   r.provisional = false;
   r.complete = m.has_first && m.has_last &&
                m.seen.distinct() == uint32_t(psn::distance(r.first_psn, r.last_psn)) + 1;
-  r.poll_period_ns = ctx.sampling.period_start(r.first_ns);
-  ctx.emit(kMessageSchema, &r);
+  MessageRecord out = record_of(ctx, m);
+  out.poll_period_ns = ctx.sampling.period_start(r.first_ns);
+  ctx.emit(kMessageSchema, &out);
   Stream& s = *m.stream;
   auto it = locate(s, &m);
   if (it != s.messages.end()) {

@@ -99,6 +99,8 @@ class Messages final : public Component {
   void finalize(Ctx& ctx, Message& m);
   void emit_periods(Ctx& ctx, PointId point, bool all);
   void emit_snapshot(Ctx& ctx, const Message& m) const;
+  /// The message's record: its counts with its stream's flow and point.
+  static MessageRecord record_of(const Ctx& ctx, const Message& m);
   struct PointQueues;
   PointQueues& queues(PointId point);
 

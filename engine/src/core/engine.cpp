@@ -72,8 +72,8 @@ uint64_t identity_hash(uint64_t order_key, uint32_t wire_len, const RoceFrame& f
 
 uint32_t packet_class(const Packet& p) {
   if (p.is_pfc()) return kPacketPfc;
-  if (!p.roce.op) return kPacketOtherRoce;
-  switch (p.roce.op->op_class) {
+  if (!p.roce.op_known) return kPacketOtherRoce;
+  switch (p.roce.op()->op_class) {
     case IbOpClass::kSend: return kPacketSend;
     case IbOpClass::kWrite: return kPacketWrite;
     case IbOpClass::kReadRequest: return kPacketReadRequest;

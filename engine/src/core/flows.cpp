@@ -77,10 +77,10 @@ const std::vector<FlowId>& FlowTable::between(const IpAddress& src, const IpAddr
 
 void FlowTable::observe(Flow& flow, const PacketHeaders& pkt) {
   ++flow.packets;
-  if (!pkt.op) return;
-  IbOpClass c = pkt.op->op_class;
+  if (!pkt.op_known) return;
+  IbOpClass c = pkt.op()->op_class;
   // Only reliable-connected style transports have PSN echoes worth learning from.
-  if (pkt.op->transport != IbTransport::kRC && pkt.op->transport != IbTransport::kXRC) return;
+  if (pkt.op()->transport != IbTransport::kRC && pkt.op()->transport != IbTransport::kXRC) return;
   if (is_request(c)) {
     uint32_t last = pkt.bth.psn;
     if (!flow.requests_seen) {

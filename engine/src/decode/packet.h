@@ -47,14 +47,17 @@ struct CapsuleSummary {
 };
 
 /// The headers of a decoded frame that components read, compactly: every buffered packet
-/// carries one. Member names follow RoceFrame's. The addresses are the flow's (Flow::key).
+/// carries one (a point's reorder buffer holds a quarter of a second of them, tens of MB), so
+/// what can be worked out again is not stored: the opcode's properties come from the opcode
+/// table, and a PFC frame, which has no BTH, keeps its quanta where a RoCE packet keeps its RETH.
+/// Member names follow RoceFrame's. The addresses are the flow's (Flow::key).
 struct PacketHeaders {
   FrameKind kind = FrameKind::kOther;
   uint8_t ecn = 0;
   uint8_t ttl = 0;
+  bool op_known = false;  ///< the BTH was read and its opcode is not reserved
   uint16_t ip_id = 0;
   uint16_t ext = 0;
-  const IbOpcodeInfo* op = nullptr;
   struct {
     uint8_t opcode = 0;
     bool ack_req = false;
@@ -63,35 +66,39 @@ struct PacketHeaders {
     uint32_t dest_qp = 0;
     uint32_t psn = 0;
   } bth;
-  Reth reth;
+  uint32_t payload_len = 0;
+  union {
+    Reth reth = {};  ///< RoCE packets (zero without a RETH)
+    Pfc pfc;         ///< PFC frames (kind kPfc)
+  };
   Aeth aeth;
   uint32_t immediate = 0;
   uint32_t invalidate_rkey = 0;
   uint32_t deth_src_qp = 0;
-  uint32_t payload_len = 0;
-  Pfc pfc;
 
   void assign(const RoceFrame& f) {
     kind = f.kind;
     ecn = f.ecn;
     ttl = f.ttl;
+    op_known = f.op != nullptr;
     ip_id = f.ip_id;
     ext = f.ext;
-    op = f.op;
     bth.opcode = f.bth.opcode;
     bth.ack_req = f.bth.ack_req;
     bth.becn = f.bth.becn;
     bth.fecn = f.bth.fecn;
     bth.dest_qp = f.bth.dest_qp;
     bth.psn = f.bth.psn;
-    reth = f.reth;
+    if (f.kind == FrameKind::kPfc) pfc = f.pfc;
+    else reth = f.reth;
     aeth = f.aeth;
     immediate = f.immediate;
     invalidate_rkey = f.invalidate_rkey;
     deth_src_qp = f.deth_src_qp;
     payload_len = f.payload_len;
-    pfc = f.pfc;
   }
+  /// The BTH opcode's properties (RoceFrame::op), or nullptr where no BTH was read.
+  const IbOpcodeInfo* op() const { return op_known ? &ib_opcode_info(bth.opcode) : nullptr; }
   bool has(ExtHeader h) const { return (ext & h) != 0; }
   bool is_nak() const { return has(kExtAeth) && aeth_kind(aeth.syndrome) == AethKind::kNak; }
   bool ecn_ce() const { return ecn == 3; }
@@ -112,6 +119,8 @@ struct Packet {
   bool is_roce() const { return roce.kind == FrameKind::kRoce; }
   bool is_pfc() const { return roce.kind == FrameKind::kPfc; }
 };
+// Each reorder buffer slot is a Packet and an 8-byte hash: keep it within 160 bytes.
+static_assert(sizeof(Packet) <= 152, "Packet grew: every buffered packet pays for it");
 
 /// Fills `capsule` from a decoded RoCE packet's captured payload bytes.
 void summarize_capsule(const RoceFrame& roce, const uint8_t* frame, CapsuleSummary& capsule);

@@ -46,9 +46,11 @@ struct Aeth {
   uint32_t msn = 0;
 };
 
+// Trivially constructible (no member initialisers: zeroed where declared) so that a buffered
+// packet can keep it in a union with its RETH (PacketHeaders).
 struct Pfc {
-  uint8_t enabled = 0;                ///< priority-enable vector
-  uint16_t quanta[8] = {};            ///< pause quanta per priority
+  uint8_t enabled;     ///< priority-enable vector
+  uint16_t quanta[8];  ///< pause quanta per priority
 };
 
 /// Everything the metric components need from one frame's headers (no pointers into the frame:
@@ -85,7 +87,7 @@ struct RoceFrame {
   uint32_t payload_offset = 0;
   uint32_t payload_captured = 0;
 
-  Pfc pfc;
+  Pfc pfc = {};
 
   bool is_roce() const { return kind == FrameKind::kRoce; }
   bool has(ExtHeader h) const { return (ext & h) != 0; }
