@@ -157,7 +157,7 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
   if (finished()) {
     for (const IoRecord* r : store_.ios_counted_on(frame))
       if (c.io_count < FrameCounts::kMax) c.ios[c.io_count++] = r;
-    for (const MessageRecord* m : store_.messages_counted_on(frame))
+    for (const MessageRecord& m : store_.messages_counted_on(frame))
       if (c.message_count < FrameCounts::kMax) c.messages[c.message_count++] = m;
     for (const FrameNote& n : view.notes)
       if (n.kind == note_kinds().diag_finding && !c.finding) c.finding = finding(n.ref);
@@ -176,9 +176,9 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
       const IoRecord* r = io(n.ref);
       if (r && r->complete && r->rsp_frame == frame && count_once(first_pass_ios_, r->id)) c.ios[c.io_count++] = r;
     } else if (n.kind == k.msg_packet && n.ref && c.message_count < FrameCounts::kMax) {
-      const MessageRecord* m = message(n.ref);
+      const std::optional<MessageRecord> m = message(n.ref);
       if (m && m->complete && m->last_frame == frame && count_once(first_pass_messages_, m->id))
-        c.messages[c.message_count++] = m;
+        c.messages[c.message_count++] = *m;
     }
   }
   return c;

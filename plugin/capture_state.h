@@ -24,13 +24,14 @@ struct FrameView {
 };
 
 /// The records a frame contributes to the statistics; each I/O and message is counted on exactly
-/// one frame. Pointers stay valid until the next call to process().
+/// one frame. Pointers stay valid until the next call to process(); messages are copies (the
+/// store keeps them compactly and makes each record on request).
 struct FrameCounts {
   static constexpr size_t kMax = 2;
   size_t io_count = 0;
   const IoRecord* ios[kMax] = {};
   size_t message_count = 0;
-  const MessageRecord* messages[kMax] = {};
+  MessageRecord messages[kMax];
   const DiagnosisRecord* finding = nullptr;  ///< a diagnosis finding shown on this frame
   const EcnRecord* congestion = nullptr;  ///< a flow's congestion, on its first packet at its point
   const CnpRecord* cnp = nullptr;         ///< an IP pair's CNPs, on its first CNP at its point
@@ -99,7 +100,7 @@ class CaptureState {
   const IoRecord* io(uint64_t id) const { return store_.io(id); }
   /// The I/O's frames at every point, in frame order (after the first pass; empty before).
   std::span<const IoFrameLink> io_frames(uint64_t io_id) const;
-  const MessageRecord* message(uint64_t id) const { return store_.message(id); }
+  std::optional<MessageRecord> message(uint64_t id) const { return store_.message(id); }
   /// The diagnosis's finding of `rank` (final once the first pass is over), or nullptr.
   const DiagnosisRecord* finding(uint64_t rank) const { return store_.finding(rank); }
   /// Hop record `n` (final once the first pass is over), or nullptr.

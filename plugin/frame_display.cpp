@@ -374,9 +374,10 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
     } else if (n.kind == k.io_orphan) {
       expert_add_info(pinfo, root, &fields.ei_orphan_completion);
     } else if (n.kind == k.msg_packet) {
-      display_message(tvb, pinfo, t, state, n, n.ref ? state.message(n.ref) : nullptr);
+      const std::optional<MessageRecord> m = n.ref ? state.message(n.ref) : std::nullopt;
+      display_message(tvb, pinfo, t, state, n, m ? &*m : nullptr);
     } else if (n.kind == k.msg_nak) {
-      const MessageRecord* m = n.ref ? state.message(n.ref) : nullptr;
+      const std::optional<MessageRecord> m = n.ref ? state.message(n.ref) : std::nullopt;
       display_nak(tvb, pinfo, t, n, m ? m->first_frame : 0);
     } else if (n.kind == k.msg_nak_read) {
       display_nak(tvb, pinfo, t, n, n.ref);

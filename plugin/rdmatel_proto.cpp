@@ -70,7 +70,7 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
   for (size_t i = 0; i < counts.io_count && i < TapFrame::kMaxRecords; ++i) tap->ios[tap->io_count++] = counts.ios[i];
   for (size_t i = 0; i < counts.message_count && i < TapFrame::kMaxRecords; ++i) {
     tap->messages[tap->message_count] = counts.messages[i];
-    tap->message_points[tap->message_count++] = state_->engine().point_name(counts.messages[i]->point).c_str();
+    tap->message_points[tap->message_count++] = state_->engine().point_name(counts.messages[i].point).c_str();
   }
   tap->finding = counts.finding;
   tap->congestion = counts.congestion;

@@ -187,7 +187,7 @@ tap_packet_status flow_packet(void* tapdata, packet_info*, epan_dissect_t*, cons
       tapdata, data, [](const TapFrame& tap) { return bool(tap.message_count); },
       [](stat_tap_table* t, const TapFrame& tap) {
         for (unsigned i = 0; i < tap.message_count && i < TapFrame::kMaxRecords; ++i) {
-          const MessageRecord& m = *tap.messages[i];
+          const MessageRecord& m = tap.messages[i];
           std::string src = m.src.to_string(), dst = m.dst.to_string();
           const char* point = tap.message_points[i] ? tap.message_points[i] : "?";
           KeyedTable<FlowSpec>::add(

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <string>
+#include <type_traits>
 
 #include "rdmatel/records.h"
 
@@ -27,7 +28,7 @@ struct TapFrame {
   /// RDMA messages counted on this frame (the frame that completes them at their point), with
   /// their observation point's name.
   unsigned message_count = 0;
-  const MessageRecord* messages[kMaxRecords] = {};
+  MessageRecord messages[kMaxRecords];
   const char* message_points[kMaxRecords] = {};
 
   /// A diagnosis finding shown on this frame (final records only: the diagnosis is made at the
@@ -55,6 +56,8 @@ struct TapFrame {
   IpAddress src_ip, dst_ip;
   uint32_t src_qpn = 0, dst_qpn = 0;
 };
+// It lives in packet-scope wmem memory, which is freed without running destructors.
+static_assert(std::is_trivially_destructible_v<TapFrame>);
 
 /// Writes "10.1.0.1 QP 0x0004d2" (the QPN as Wireshark's InfiniBand Info column writes it), or "10.1.0.1 QP ?" while the QPN is unknown, into a
 /// buffer of kEndpointNameSize bytes (no C++ object outlives the call: callers go on to Wireshark

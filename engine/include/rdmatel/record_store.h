@@ -6,7 +6,10 @@
 
 #include <cstdint>
 #include <deque>
+#include <optional>
 #include <span>
+#include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -22,11 +25,11 @@ class RecordStore final : public RecordSink {
 
   /// The latest record of an I/O (final once the I/O has ended), or nullptr.
   const IoRecord* io(uint64_t id) const;
-  /// The latest record of an RDMA message (following merges into another message), or nullptr.
-  const MessageRecord* message(uint64_t id) const;
+  /// The latest record of an RDMA message (following merges into another message), if any.
+  /// Made on each call from what is stored (a copy: messages are kept compactly, below).
+  std::optional<MessageRecord> message(uint64_t id) const;
   /// Every final I/O record, in id order (for the analyzer's tables).
   const std::deque<IoRecord>& ios() const { return ios_; }
-  const std::deque<MessageRecord>& messages() const { return messages_; }
   /// The diagnosis's findings (records with a rank), in the order they came.
   const std::vector<DiagnosisRecord>& findings() const { return findings_; }
   /// The finding of `rank` (a diag.finding note's ref), or nullptr.
@@ -52,7 +55,7 @@ class RecordStore final : public RecordSink {
   /// The records counted on `frame` (after index()): an I/O on its compute-side completion (its
   /// command when it never completed), a message on the frame that completes it.
   std::vector<const IoRecord*> ios_counted_on(uint64_t frame) const;
-  std::vector<const MessageRecord*> messages_counted_on(uint64_t frame) const;
+  std::vector<MessageRecord> messages_counted_on(uint64_t frame) const;
   /// Congestion records counted on `frame` (after index()): a flow's on its first packet at
   /// the point, a PFC priority's on its first PFC frame.
   const EcnRecord* congestion_counted_on(uint64_t frame) const;
@@ -62,7 +65,32 @@ class RecordStore final : public RecordSink {
 
  private:
   std::deque<IoRecord> ios_;  ///< at index id - 1; id 0 marks a slot without a record yet
-  std::deque<MessageRecord> messages_;
+  // A capture keeps a record for every message it carried (hundreds of thousands): each is
+  // stored without what it shares with the other messages of its flow and point (addresses,
+  // QPN, point, GPUs, key-flow mark: one MessageFlow each), 112 bytes instead of 208.
+  struct MessageFlow {
+    IpAddress src, dst;
+    uint32_t dst_qpn = 0;
+    PointId point = kNoPoint;
+    GpuEnds gpu;
+    bool key_flow = false;
+  };
+  struct StoredMessage {
+    uint64_t merged_into = 0;
+    uint32_t flow = 0;  ///< index into message_flows_
+    uint32_t first_psn = 0, last_psn = 0;
+    MessageKind kind = MessageKind::kWrite;
+    bool present = false;  ///< a record came for this id
+    bool with_immediate = false, complete = false, provisional = false, has_poll_period = false;
+    TimeNs first_ns = 0, last_ns = 0, poll_period_ns = 0;
+    uint64_t first_frame = 0, last_frame = 0;
+    uint64_t packets = 0, retrans_packets = 0, bytes = 0, retrans_bytes = 0, naks = 0;
+  };
+  void store_message(const MessageRecord& r);
+  MessageRecord expand(uint64_t id) const;  ///< the record of stored message `id` (present)
+  std::deque<StoredMessage> messages_;      ///< at index id - 1
+  std::vector<MessageFlow> message_flows_;
+  std::unordered_map<std::string, uint32_t> message_flow_ids_;  ///< MessageFlow bytes -> index
   std::vector<FrameNote> notes_;
   std::vector<DiagnosisRecord> findings_;
   std::deque<EcnRecord> congestion_;  ///< sorted by first_frame by index()
@@ -70,7 +98,7 @@ class RecordStore final : public RecordSink {
   std::deque<CnpRecord> cnps_;               ///< sorted by first_frame by index()
   std::deque<PathRecord> paths_;
   std::vector<std::pair<uint64_t, const IoRecord*>> io_by_frame_;
-  std::vector<std::pair<uint64_t, const MessageRecord*>> message_by_frame_;
+  std::vector<std::pair<uint64_t, uint64_t>> message_by_frame_;  ///< (last frame, id)
   bool indexed_ = false;
 };
 

@@ -2,6 +2,7 @@
 #include "rdmatel/record_store.h"
 
 #include <algorithm>
+#include <cstring>
 
 #include "rdmatel/schema.h"
 
@@ -27,7 +28,7 @@ void store(std::deque<R>& records, const R& r) {
 
 void RecordStore::on_record(const Record& r) {
   if (r.is(kIoSchema)) store(ios_, r.as<IoRecord>());
-  else if (r.is(kMessageSchema)) store(messages_, r.as<MessageRecord>());
+  else if (r.is(kMessageSchema)) store_message(r.as<MessageRecord>());
   else if (r.is(kCongestionSchema)) {
     if (r.provisional) return;  // the periodic snapshots: the final record follows at the end
     if (const auto* e = congestion_as<EcnRecord>(r.as<CongestionHead>())) congestion_.push_back(*e);
@@ -56,11 +57,103 @@ void RecordStore::on_note(const FrameNote& n) { notes_.push_back(n); }
 
 const IoRecord* RecordStore::io(uint64_t id) const { return record_at(ios_, id); }
 
-const MessageRecord* RecordStore::message(uint64_t id) const {
+void RecordStore::store_message(const MessageRecord& r) {
+  if (r.id == 0) return;
+  MessageFlow f;
+  f.src = r.src;
+  f.dst = r.dst;
+  f.dst_qpn = r.dst_qpn;
+  f.point = r.point;
+  f.gpu = r.gpu;
+  f.key_flow = r.key_flow;
+  // Its bytes as the key: every member is compared (GPU names are interned, their pointers
+  // tell them apart), padding included, so the padding is zeroed first.
+  std::string key(sizeof(MessageFlow), '\0');
+  char* k = key.data();
+  auto put = [&k](const auto& v) {
+    std::memcpy(k, &v, sizeof v);
+    k += sizeof v;
+  };
+  put(f.src.bytes);
+  put(f.src.v6);
+  put(f.dst.bytes);
+  put(f.dst.v6);
+  put(f.dst_qpn);
+  put(f.point);
+  put(f.gpu.src_gpu);
+  put(f.gpu.dst_gpu);
+  put(f.gpu.src_node);
+  put(f.gpu.dst_node);
+  put(f.gpu.job);
+  put(f.key_flow);
+  key.resize(size_t(k - key.data()));
+  auto [it, added] = message_flow_ids_.try_emplace(std::move(key), uint32_t(message_flows_.size()));
+  if (added) message_flows_.push_back(f);
+  if (r.id > messages_.size()) messages_.resize(r.id);  // ids are handed out 1, 2, ...: few new slots
+  StoredMessage& m = messages_[r.id - 1];
+  m.merged_into = r.merged_into;
+  m.flow = it->second;
+  m.first_psn = r.first_psn;
+  m.last_psn = r.last_psn;
+  m.kind = r.kind;
+  m.present = true;
+  m.with_immediate = r.with_immediate;
+  m.complete = r.complete;
+  m.provisional = r.provisional;
+  m.has_poll_period = r.poll_period_ns.has_value();
+  m.poll_period_ns = r.poll_period_ns.value_or(0);
+  m.first_ns = r.first_ns;
+  m.last_ns = r.last_ns;
+  m.first_frame = r.first_frame;
+  m.last_frame = r.last_frame;
+  m.packets = r.packets;
+  m.retrans_packets = r.retrans_packets;
+  m.bytes = r.bytes;
+  m.retrans_bytes = r.retrans_bytes;
+  m.naks = r.naks;
+}
+
+MessageRecord RecordStore::expand(uint64_t id) const {
+  const StoredMessage& m = messages_[id - 1];
+  const MessageFlow& f = message_flows_[m.flow];
+  MessageRecord r;
+  r.id = id;
+  r.src = f.src;
+  r.dst = f.dst;
+  r.dst_qpn = f.dst_qpn;
+  r.point = f.point;
+  r.gpu = f.gpu;
+  r.key_flow = f.key_flow;
+  r.kind = m.kind;
+  r.with_immediate = m.with_immediate;
+  r.complete = m.complete;
+  r.provisional = m.provisional;
+  r.merged_into = m.merged_into;
+  r.first_psn = m.first_psn;
+  r.last_psn = m.last_psn;
+  r.first_ns = m.first_ns;
+  r.last_ns = m.last_ns;
+  r.first_frame = m.first_frame;
+  r.last_frame = m.last_frame;
+  r.packets = m.packets;
+  r.retrans_packets = m.retrans_packets;
+  r.bytes = m.bytes;
+  r.retrans_bytes = m.retrans_bytes;
+  r.naks = m.naks;
+  if (m.has_poll_period) r.poll_period_ns = m.poll_period_ns;
+  return r;
+}
+
+std::optional<MessageRecord> RecordStore::message(uint64_t id) const {
+  auto stored = [&](uint64_t i) { return i >= 1 && i <= messages_.size() && messages_[i - 1].present; };
   // Follow merges (bounded: each merge points to an older, still-open message).
-  const MessageRecord* m = record_at(messages_, id);
-  for (int hops = 0; m && m->merged_into && hops < 64; ++hops) m = record_at(messages_, m->merged_into);
-  return m && !m->merged_into ? m : nullptr;
+  if (!stored(id)) return std::nullopt;
+  for (int hops = 0; messages_[id - 1].merged_into && hops < 64; ++hops) {
+    id = messages_[id - 1].merged_into;
+    if (!stored(id)) return std::nullopt;
+  }
+  if (messages_[id - 1].merged_into) return std::nullopt;
+  return expand(id);
 }
 
 std::span<const FrameNote> RecordStore::notes_since(size_t from) const {
@@ -78,16 +171,16 @@ void RecordStore::index() {
     if (!frame) frame = r.cmd_frame ? r.cmd_frame : r.rsp_frame;
     if (frame) io_by_frame_.emplace_back(frame, &r);
   }
-  for (const MessageRecord& m : messages_) {
-    if (!m.id || m.merged_into || m.provisional || !m.last_frame) continue;
-    message_by_frame_.emplace_back(m.last_frame, &m);
+  for (size_t i = 0; i < messages_.size(); ++i) {
+    const StoredMessage& m = messages_[i];
+    if (!m.present || m.merged_into || m.provisional || !m.last_frame) continue;
+    message_by_frame_.emplace_back(m.last_frame, uint64_t(i + 1));
   }
   // Ties (one completion or one message end per frame in practice) keep record id order.
-  auto by_frame = [](const auto& a, const auto& b) {
+  std::sort(io_by_frame_.begin(), io_by_frame_.end(), [](const auto& a, const auto& b) {
     return a.first != b.first ? a.first < b.first : a.second->id < b.second->id;
-  };
-  std::sort(io_by_frame_.begin(), io_by_frame_.end(), by_frame);
-  std::sort(message_by_frame_.begin(), message_by_frame_.end(), by_frame);
+  });
+  std::sort(message_by_frame_.begin(), message_by_frame_.end());
   std::stable_sort(congestion_.begin(), congestion_.end(),
                    [](const auto& a, const auto& b) { return a.first_frame < b.first_frame; });
   std::stable_sort(pfc_.begin(), pfc_.end(), [](const auto& a, const auto& b) { return a.first_frame < b.first_frame; });
@@ -131,12 +224,12 @@ std::vector<const IoRecord*> RecordStore::ios_counted_on(uint64_t frame) const {
   return out;
 }
 
-std::vector<const MessageRecord*> RecordStore::messages_counted_on(uint64_t frame) const {
-  std::vector<const MessageRecord*> out;
+std::vector<MessageRecord> RecordStore::messages_counted_on(uint64_t frame) const {
+  std::vector<MessageRecord> out;
   auto less = [](const auto& e, uint64_t f) { return e.first < f; };
   for (auto it = std::lower_bound(message_by_frame_.begin(), message_by_frame_.end(), frame, less);
        it != message_by_frame_.end() && it->first == frame; ++it)
-    out.push_back(it->second);
+    out.push_back(expand(it->second));
   return out;
 }
 
