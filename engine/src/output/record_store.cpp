@@ -66,8 +66,8 @@ void RecordStore::store_message(const MessageRecord& r) {
   f.point = r.point;
   f.gpu = r.gpu;
   f.key_flow = r.key_flow;
-  // Its bytes as the key: every member is compared (GPU names are interned, their pointers
-  // tell them apart), padding included, so the padding is zeroed first.
+  // Its members' bytes one after another as the key (no padding in between): every member is
+  // compared, GPU names by pointer (they are interned).
   std::string key(sizeof(MessageFlow), '\0');
   char* k = key.data();
   auto put = [&k](const auto& v) {
