@@ -4,6 +4,7 @@
 // record, and every frame note, indexed by frame once the input has ended.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <optional>
@@ -90,7 +91,15 @@ class RecordStore final : public RecordSink {
   MessageRecord expand(uint64_t id) const;  ///< the record of stored message `id` (present)
   std::deque<StoredMessage> messages_;      ///< at index id - 1
   std::vector<MessageFlow> message_flows_;
-  std::unordered_map<std::string, uint32_t> message_flow_ids_;  ///< MessageFlow bytes -> index
+  // A MessageFlow's members' bytes one after another (no padding in between): a fixed-size key,
+  // so looking up a message's flow allocates nothing.
+  static constexpr size_t kMessageFlowKeyBytes = 2 * (sizeof(IpAddress::bytes) + sizeof(IpAddress::v6)) +
+                                                 sizeof(uint32_t) + sizeof(PointId) + sizeof(GpuEnds) + sizeof(bool);
+  using MessageFlowKey = std::array<uint8_t, kMessageFlowKeyBytes>;
+  struct MessageFlowKeyHash {
+    size_t operator()(const MessageFlowKey& k) const;
+  };
+  std::unordered_map<MessageFlowKey, uint32_t, MessageFlowKeyHash> message_flow_ids_;  ///< key -> index
   std::vector<FrameNote> notes_;
   std::vector<DiagnosisRecord> findings_;
   std::deque<EcnRecord> congestion_;  ///< sorted by first_frame by index()

@@ -2,6 +2,7 @@
 #include "engine/src/decode/ib_opcodes.h"
 
 #include <array>
+#include <cstddef>
 
 namespace rdmatel {
 namespace {
@@ -56,56 +57,66 @@ constexpr std::array<BaseOp, 32> kBaseOps = {{
     {"SEND_ONLY_WITH_INVALIDATE", IbOpClass::kSend, MsgPosition::kOnly, kExtIeth, true},
 }};
 
-struct Table {
-  std::array<IbOpcodeInfo, 256> info{};
-  std::array<char[48], 256> names{};
+// Calls add(opcode, prefix, base operation, transport, extra extension headers) for every defined
+// opcode; the name table and the information table are both built from it at compile time.
+template <typename Add>
+constexpr void for_each_opcode(Add add) {
+  for (uint8_t low = 0; low < kBaseOps.size(); ++low) {
+    const BaseOp& op = kBaseOps[low];
+    if (!op.suffix) continue;
+    add(uint8_t(0x00 | low), "RC_", op, IbTransport::kRC, 0);
+    add(uint8_t(0xA0 | low), "XRC_", op, IbTransport::kXRC, op.op_class == IbOpClass::kSend ||
+                                                              op.op_class == IbOpClass::kWrite ||
+                                                              op.op_class == IbOpClass::kReadRequest ||
+                                                              op.op_class == IbOpClass::kAtomic
+                                                          ? kExtXrceth
+                                                          : 0);
+    // RD: every request carries RDETH+DETH, responses carry RDETH only.
+    bool rd_request = op.op_class == IbOpClass::kSend || op.op_class == IbOpClass::kWrite ||
+                      op.op_class == IbOpClass::kReadRequest || op.op_class == IbOpClass::kAtomic;
+    if (low <= 0x14) add(uint8_t(0x40 | low), "RD_", op, IbTransport::kRD, rd_request ? kExtRdeth | kExtDeth : kExtRdeth);
+    // UC: sends and writes only.
+    if (op.op_class == IbOpClass::kSend && low <= 0x05) add(uint8_t(0x20 | low), "UC_", op, IbTransport::kUC, 0);
+    if (op.op_class == IbOpClass::kWrite) add(uint8_t(0x20 | low), "UC_", op, IbTransport::kUC, 0);
+  }
+  add(0x64, "UD_", kBaseOps[0x04], IbTransport::kUD, kExtDeth);
+  add(0x65, "UD_", kBaseOps[0x05], IbTransport::kUD, kExtDeth);
+  // CNP: BTH followed by 16 reserved bytes (RoCEv2 annex A17.9.3).
+  constexpr BaseOp kCnp{"CNP", IbOpClass::kCnp, MsgPosition::kNone, 0, false};
+  add(kOpcodeCnp, "", kCnp, IbTransport::kCNP, 0);
+}
 
-  void set(uint8_t opcode, const char* prefix, const BaseOp& op, IbTransport t, uint16_t extra_ext) {
-    char* n = names[opcode];
-    int i = 0;
-    for (const char* s = prefix; *s && i < 46; ++s) n[i++] = *s;
-    for (const char* s = op.suffix; *s && i < 46; ++s) n[i++] = *s;
+using OpcodeNames = std::array<std::array<char, 48>, 256>;
+
+constexpr OpcodeNames make_names() {
+  OpcodeNames names{};
+  for_each_opcode([&](uint8_t opcode, const char* prefix, const BaseOp& op, IbTransport, uint16_t) {
+    auto& n = names[opcode];
+    std::size_t i = 0;
+    for (const char* s = prefix; *s && i < n.size() - 2; ++s) n[i++] = *s;
+    for (const char* s = op.suffix; *s && i < n.size() - 2; ++s) n[i++] = *s;
     n[i] = 0;
+  });
+  return names;
+}
+
+constexpr OpcodeNames kNames = make_names();
+
+constexpr std::array<IbOpcodeInfo, 256> make_info() {
+  std::array<IbOpcodeInfo, 256> info{};
+  for (auto& i : info) i = {nullptr, IbTransport::kOther, IbOpClass::kOther, MsgPosition::kNone, 0, 0, false};
+  for_each_opcode([&](uint8_t opcode, const char*, const BaseOp& op, IbTransport t, uint16_t extra_ext) {
     uint16_t ext = uint16_t(op.ext | extra_ext);
-    info[opcode] = {n, t, op.op_class, op.position, ext, ext_length(ext), op.payload};
-  }
-
-  Table() {
-    for (auto& i : info) i = {nullptr, IbTransport::kOther, IbOpClass::kOther, MsgPosition::kNone, 0, 0, false};
-    for (uint8_t low = 0; low < kBaseOps.size(); ++low) {
-      const BaseOp& op = kBaseOps[low];
-      if (!op.suffix) continue;
-      set(uint8_t(0x00 | low), "RC_", op, IbTransport::kRC, 0);
-      set(uint8_t(0xA0 | low), "XRC_", op, IbTransport::kXRC, op.op_class == IbOpClass::kSend ||
-                                                                op.op_class == IbOpClass::kWrite ||
-                                                                op.op_class == IbOpClass::kReadRequest ||
-                                                                op.op_class == IbOpClass::kAtomic
-                                                            ? kExtXrceth
-                                                            : 0);
-      // RD: every request carries RDETH+DETH, responses carry RDETH only.
-      bool rd_request = op.op_class == IbOpClass::kSend || op.op_class == IbOpClass::kWrite ||
-                        op.op_class == IbOpClass::kReadRequest || op.op_class == IbOpClass::kAtomic;
-      if (low <= 0x14) set(uint8_t(0x40 | low), "RD_", op, IbTransport::kRD, rd_request ? kExtRdeth | kExtDeth : kExtRdeth);
-      // UC: sends and writes only.
-      if (op.op_class == IbOpClass::kSend && low <= 0x05) set(uint8_t(0x20 | low), "UC_", op, IbTransport::kUC, 0);
-      if (op.op_class == IbOpClass::kWrite) set(uint8_t(0x20 | low), "UC_", op, IbTransport::kUC, 0);
-    }
-    set(0x64, "UD_", kBaseOps[0x04], IbTransport::kUD, kExtDeth);
-    set(0x65, "UD_", kBaseOps[0x05], IbTransport::kUD, kExtDeth);
-    // CNP: BTH followed by 16 reserved bytes (RoCEv2 annex A17.9.3).
-    static const BaseOp cnp{"CNP", IbOpClass::kCnp, MsgPosition::kNone, 0, false};
-    set(kOpcodeCnp, "", cnp, IbTransport::kCNP, 0);
-  }
-};
-
-const Table& table() {
-  static const Table t;
-  return t;
+    info[opcode] = {kNames[opcode].data(), t, op.op_class, op.position, ext, ext_length(ext), op.payload};
+  });
+  return info;
 }
 
 }  // namespace
 
-const IbOpcodeInfo& ib_opcode_info(uint8_t opcode) { return table().info[opcode]; }
+// Built by the compiler: a lookup is one indexed load, with no initialisation guard or call (it is
+// on the path of every packet, in the decoder and in every component asking a packet's class).
+constinit const std::array<IbOpcodeInfo, 256> kIbOpcodeInfo = make_info();
 
 const char* nak_code_name(uint8_t syndrome) {
   switch (syndrome & 0x1f) {

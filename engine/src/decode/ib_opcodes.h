@@ -2,6 +2,7 @@
 // InfiniBand BTH opcodes (IBTA vol. 1, table 38 "OpCode field") and what follows the BTH.
 #pragma once
 
+#include <array>
 #include <cstdint>
 
 namespace rdmatel {
@@ -49,8 +50,11 @@ struct IbOpcodeInfo {
   bool carries_payload;  ///< may carry a data payload
 };
 
+/// Every opcode's information, indexed by the opcode (defined in ib_opcodes.cpp).
+extern const std::array<IbOpcodeInfo, 256> kIbOpcodeInfo;
+
 /// Information about a BTH opcode; reserved opcodes have name == nullptr.
-const IbOpcodeInfo& ib_opcode_info(uint8_t opcode);
+inline const IbOpcodeInfo& ib_opcode_info(uint8_t opcode) { return kIbOpcodeInfo[opcode]; }
 
 inline constexpr uint8_t kOpcodeCnp = 0x81;
 

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/src/util/hash.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel {
@@ -57,6 +58,10 @@ void RecordStore::on_note(const FrameNote& n) { notes_.push_back(n); }
 
 const IoRecord* RecordStore::io(uint64_t id) const { return record_at(ios_, id); }
 
+size_t RecordStore::MessageFlowKeyHash::operator()(const MessageFlowKey& k) const {
+  return size_t(hash_bytes(k.data(), k.size()));
+}
+
 void RecordStore::store_message(const MessageRecord& r) {
   if (r.id == 0) return;
   MessageFlow f;
@@ -66,10 +71,9 @@ void RecordStore::store_message(const MessageRecord& r) {
   f.point = r.point;
   f.gpu = r.gpu;
   f.key_flow = r.key_flow;
-  // Its members' bytes one after another as the key (no padding in between): every member is
-  // compared, GPU names by pointer (they are interned).
-  std::string key(sizeof(MessageFlow), '\0');
-  char* k = key.data();
+  // Every member is compared, GPU names by pointer (they are interned).
+  MessageFlowKey key;
+  uint8_t* k = key.data();
   auto put = [&k](const auto& v) {
     std::memcpy(k, &v, sizeof v);
     k += sizeof v;
@@ -80,14 +84,10 @@ void RecordStore::store_message(const MessageRecord& r) {
   put(f.dst.v6);
   put(f.dst_qpn);
   put(f.point);
-  put(f.gpu.src_gpu);
-  put(f.gpu.dst_gpu);
-  put(f.gpu.src_node);
-  put(f.gpu.dst_node);
-  put(f.gpu.job);
+  put(f.gpu);
   put(f.key_flow);
-  key.resize(size_t(k - key.data()));
-  auto [it, added] = message_flow_ids_.try_emplace(std::move(key), uint32_t(message_flows_.size()));
+  static_assert(sizeof(GpuEnds) == 5 * sizeof(const char*), "GpuEnds is its five pointers, without padding");
+  auto [it, added] = message_flow_ids_.try_emplace(key, uint32_t(message_flows_.size()));
   if (added) message_flows_.push_back(f);
   if (r.id > messages_.size()) messages_.resize(r.id);  // ids are handed out 1, 2, ...: few new slots
   StoredMessage& m = messages_[r.id - 1];
