@@ -458,6 +458,11 @@ std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<O
                 (unsigned long long)packets, (unsigned long long)lost,
                 packets ? 100.0 * double(lost) / double(packets) : 0.0);
   out += line;
+  const size_t inferred = size_t(std::count_if(hops.begin(), hops.end(), [](const PathRecord& r) { return r.path_inferred; }));
+  if (inferred)
+    out += "  ~ " + std::to_string(inferred) +
+           " flow-hops of flows none of whose packets reached a second point: the path is the one other flows\n"
+           "    show (between the same endpoints, or between the points next to them), all their packets lost on it\n";
   auto header = [&](const char* title) {
     out += title;
     std::snprintf(line, sizeof line, "  %-44s %-14s %-14s %9s %7s %11s %11s %11s\n", "flow (src > dst qpn)", "from",
@@ -475,7 +480,8 @@ std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<O
       mx = r.max_ns;
     }
     std::snprintf(line, sizeof line, "  %-44s %-14s %-14s %9llu %7llu %11s %11s %11s\n", flow.c_str(),
-                  engine.point_name(r.from_point).c_str(), engine.point_name(r.to_point).c_str(),
+                  engine.point_name(r.from_point).c_str(),
+                  (engine.point_name(r.to_point) + (r.path_inferred ? "~" : "")).c_str(),
                   (unsigned long long)r.packets, (unsigned long long)r.lost, us(mn).c_str(), us(r.avg_ns()).c_str(),
                   us(mx).c_str());
     out += line;

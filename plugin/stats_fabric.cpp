@@ -169,6 +169,7 @@ stat_tap_table_item kHopColumns[] = {
     {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Delay avg (µs)", "%.3f"},
     {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Delay max (µs)", "%.3f"},
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Clocks", "%s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Path", "%s"},
 };
 
 struct HopSpec {
@@ -206,6 +207,8 @@ tap_packet_status hop_packet(void* tapdata, packet_info*, epan_dissect_t*, const
               c[3].value.string_value = g_strdup(tap.hop_from);
               c[4].value.string_value = g_strdup(tap.hop_to);
               c[10].value.string_value = g_strdup(r.offset_applied_ns ? "corrected" : "raw");
+              // "inferred": no packet of the flow showed the hop (a black-holed direction).
+              c[11].value.string_value = g_strdup(r.path_inferred ? "inferred" : "seen");
             },
             r);
         return true;

@@ -197,6 +197,7 @@ CREATE TABLE IF NOT EXISTS rdmatel.paths
     `offset_applied_ns` Nullable(Int64),
     `offset_estimated` Nullable(UInt8),
     `raw` Nullable(UInt8),
+    `path_inferred` Nullable(UInt8),
     `first_ns` Nullable(Int64),
     `last_ns` Nullable(Int64),
     `first_frame` Nullable(UInt64)

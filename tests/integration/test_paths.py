@@ -362,6 +362,49 @@ for h in load_truth(cap)["hops"]:
         problems.append(f"nak_bursts: {key(h)} packets / lost {r['packets']} / {r['lost']}, "
                         f"truth {h['packets']} / {h['lost']}")
 
+# 2i. A direction black-holed: every packet from the compute side to the GPU leaf B lost (two
+#     points: none reaches B; three: none gets past the spine). The lost flows' own packets never
+#     show where they were going; the other flows' paths do (the reverse flows start at B). Every
+#     truth hop of a flow whose endpoints delivered packets show is exported with the truth's
+#     packets and losses, the lost flows' hops flagged path_inferred, the others not; a flow whose
+#     destination no packet ever reached or left (nothing shows where it is) has no hop. The
+#     analyze report marks the inferred hops.
+blackholed = {}
+for name, args in (("blackhole2", ["--scenario", "write-flows", "--points", "2", "--seed", "3",
+                                   "--drop-between", "leafA-gpu:leafB-gpu=1.0"]),
+                   ("blackhole3", ["--scenario", "write-flows", "--points", "3", "--seed", "3",
+                                   "--drop-between", "spine1:leafB-gpu=1.0"])):
+    cap = generate(name, *args)
+    blackholed[name] = cap
+    hops = load_truth(cap)["hops"]
+    # Where an endpoint is shows from a packet of its that reached a second point, or one to it
+    # that reached it (a flow none of whose hops lost everything).
+    black = {(h["src"], h["dst"], h["dst_qpn"]) for h in hops if h["delivered"] == 0}
+    seen_ips = {h["src"] for h in hops if h["delivered"]} | {
+        h["dst"] for h in hops if h["delivered"] and (h["src"], h["dst"], h["dst_qpn"]) not in black}
+    have = {key(r): r for r in export_paths(cap)}
+    want = {key(h): h for h in hops if h["delivered"] or (h["src"] in seen_ips and h["dst"] in seen_ips)}
+    inferred = 0
+    for k, h in want.items():
+        r = have.get(k)
+        if r is None or (int(r["packets"]), int(r["lost"])) != (h["packets"], h["lost"]):
+            problems.append(f"{name}: {k} {None if r is None else (r['packets'], r['lost'])}, "
+                            f"truth {h['packets']} / {h['lost']}")
+            continue
+        if r.get("path_inferred") is not (h["delivered"] == 0):
+            problems.append(f"{name}: {k} path_inferred {r.get('path_inferred')}, delivered {h['delivered']}")
+        inferred += h["delivered"] == 0
+    for k in set(have) - set(want):
+        problems.append(f"{name}: hop {k} exported, not in the truth or its path unknowable: {have[k]}")
+    if inferred < 3:
+        problems.append(f"{name}: only {inferred} black-holed flow-hops in the truth: the case proves nothing")
+    if not any(h["delivered"] == 0 and h["dst"] not in seen_ips for h in hops):
+        problems.append(f"{name}: no flow to an endpoint nothing shows: the unknowable case is not covered")
+    rep = run_cli(cli, "analyze", cap, "--no-progress").stdout
+    if f"~ {inferred} flow-hops of flows none of whose packets reached a second point" not in rep or "~ " not in rep.split(
+            "lossiest hops", 1)[-1]:
+        problems.append(f"{name}: analyze does not mark the {inferred} inferred hops:\n{rep[-3000:]}")
+
 # 3. The analyze report: a Hops section naming the lossy hop; none with one point.
 rep = run_cli(cli, "analyze", cap3, "--no-progress").stdout
 if "Hops (" not in rep or "lossiest hops" not in rep:
@@ -457,7 +500,8 @@ if plugin and shutil.which("tshark"):
         lost_cli = collections.Counter()
         for r in got3:
             k = key(r)
-            lost_cli[k[:4]] += int(r["lost"])
+            if not r.get("path_inferred"):  # an inferred hop marks no frame
+                lost_cli[k[:4]] += int(r["lost"])
             delivered = int(r["packets"]) - int(r["lost"])
             a = agg.get(k)
             if not delivered:
@@ -506,6 +550,27 @@ if plugin and shutil.which("tshark"):
                 if not same:
                     problems.append(f"-z rdmatel,hops row {c} != export paths {r}")
                     break
+
+        # The black-holed direction in the plugin's table: the same rows as export paths, the
+        # inferred ones saying so.
+        for name, cap in blackholed.items():
+            out = ts.run("-2", "-q", "-r", ts.stage(cap), "-z", "rdmatel,hops").stdout
+            title = next((t for t in parse_simple_tables(out) if "Hops" in t), None)
+            if not title:
+                problems.append(f"{name}: -z rdmatel,hops: no table in {out[:500]}")
+                continue
+            header, trows = parse_simple_tables(out)[title]
+            zrows = {}
+            for row in trows:
+                c = dict(zip(header, row))
+                zrows[(c["Source"], c["Destination"], int(c["Dest QPN"], 16), c["From point"], c["To point"])] = c
+            want = {key(r): r for r in export_paths(cap)}
+            if set(zrows) != set(want):
+                problems.append(f"{name}: -z rdmatel,hops rows {sorted(zrows)} != export paths {sorted(want)}")
+            for k, r in want.items():
+                c = zrows.get(k)
+                if c and (int(c["Lost"]) != int(r["lost"]) or (c["Path"] == "inferred") != bool(r.get("path_inferred"))):
+                    problems.append(f"{name}: -z rdmatel,hops row {c} != export paths {r}")
     finally:
         ts.close()
 else:

@@ -284,6 +284,9 @@ struct PathRecord {
   /// the estimate); absent when no offset is known for either point: the delays are raw.
   std::optional<DurationNs> offset_applied_ns;
   bool offset_estimated = false;  ///< offset_applied_ns is --estimate-offsets' estimate
+  /// No packet of the flow reached a second point: the hop is on the path the other flows show
+  /// (between the same endpoints, or from and to the points next to them); every packet is lost.
+  bool path_inferred = false;
   uint64_t first_frame = 0;          ///< the first packet's frame at A
   TimeNs first_ns = 0, last_ns = 0;  ///< first and last packet at A (A's clock)
 

@@ -57,6 +57,9 @@ const Column kPathColumns[] = {
     {"raw", ValueType::kBool, [](const void* p, Value& v) { v.b = !pr(p).offset_applied_ns; return true; },
      "The delays are raw stamp differences of two unsynchronised clocks (no --clock-offset for A or B, no "
      "estimate)"},
+    {"path_inferred", ValueType::kBool, [](const void* p, Value& v) { v.b = pr(p).path_inferred; return true; },
+     "No packet of the flow reached a second point, so its path was never seen: the hop is on the path the other "
+     "flows show (between the same endpoints, or between the points next to them); its packets are lost on it"},
     {"first_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = pr(p).first_ns; return true; },
      "First packet at A, ns since the epoch (A's clock)"},
     {"last_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = pr(p).last_ns; return true; },

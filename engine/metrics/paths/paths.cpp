@@ -247,6 +247,7 @@ PathRecord& Paths::hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
   r.dst_qpn = key.dst_qpn;
   r.from_point = a;
   r.to_point = b;
+  r.path_inferred = fs.inferred;
   const auto oa = explicit_offset(a, ctx);
   const auto ob = explicit_offset(b, ctx);
   if (oa || ob) r.offset_applied_ns = oa.value_or(0) - ob.value_or(0);
@@ -372,9 +373,19 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
     fs.votes->add(s);
     const bool room = fs.parked.size() < kMaxParked;
     if (room) fs.parked.push_back(std::move(s));
-    if (fs.votes->voters() == 0 || (fs.votes->voters() < kVoters && room)) return;
-    decide(id.flow, ctx);
-    if (room) return;
+    if (fs.votes->voters() == 0) {
+      // Seen at one point only so far: once the parked are many, the path the other flows
+      // show, if they show one (else the packet is counted, to be laid if one is inferred).
+      if (room) return;
+      if (!infer(id.flow, ctx)) {
+        for (const Sighting& x : s) add_to(fs.unplaced, x);  // each a copy (resent, given twice)
+        return;
+      }
+    } else {
+      if (fs.votes->voters() < kVoters && room) return;
+      decide(id.flow, ctx);
+      if (room) return;
+    }
   }
   lay(id.flow, s, ctx);
 }
@@ -390,9 +401,94 @@ void Paths::decide(FlowId flow, Ctx& ctx) {
   fs.votes->settle_pairs([&](PointId a, PointId b) { return ctx.clock.passes_first(a, b, pair, direction); });
   fs.order = fs.votes->order();
   fs.votes.reset();
+  inference_.learn(ctx.flows[flow].key, fs.order);
   std::vector<std::vector<Sighting>> waiting = std::move(fs.parked);
   fs.parked.clear();
   for (auto& w : waiting) lay(flow, w, ctx);
+}
+
+void Paths::add_to(std::vector<Tally>& tallies, const Sighting& x) {
+  for (Tally& t : tallies)
+    if (t.point == x.point) {
+      if (x.ts < t.first_ns) {
+        t.first_ns = x.ts;
+        t.first_frame = x.frame;
+      }
+      t.last_ns = std::max(t.last_ns, x.ts);
+      ++t.packets;
+      return;
+    }
+  tallies.push_back({x.point, 1, x.ts, x.ts, x.frame});
+}
+
+bool Paths::started_by(PointId p, PointId next, TimeNs ts, const Ctx& ctx) {
+  // Within a path timeout of its first packet it counts as capturing (that packet is as likely
+  // the first to come as the first captured).
+  const PointState& n = ctx.points[next];
+  return n.seen && on_clock_of(p, next, n.first, ctx) - timeout_ <= ts;
+}
+
+void Paths::count_lost_inferred(FlowId flow, const Tally& t, PointId next, Ctx& ctx) {
+  PathRecord& r = hop(flow, t.point, next, ctx);
+  r.path_inferred = true;
+  if (r.packets == 0 || t.first_ns < r.first_ns) {
+    r.first_ns = t.first_ns;
+    r.first_frame = t.first_frame;
+  }
+  r.last_ns = std::max(r.last_ns, t.last_ns);
+  r.packets += t.packets;
+  r.lost += t.packets;
+}
+
+bool Paths::infer(FlowId flow, Ctx& ctx) {
+  FlowState& fs = flows_[flow];
+  std::optional<std::vector<PointId>> path = inference_.infer(ctx.flows[flow].key);
+  if (!path) return false;
+  auto next_of = [&](PointId p) {
+    auto at = std::find(path->begin(), path->end(), p);
+    return at != path->end() && at + 1 != path->end() ? *(at + 1) : kNoPoint;
+  };
+  for (const std::vector<Sighting>& w : fs.parked)
+    for (const Sighting& x : w)
+      if (next_of(x.point) == kNoPoint) return false;
+  for (const Tally& u : fs.unplaced)
+    if (next_of(u.point) == kNoPoint) return false;
+  fs.decided = fs.inferred = true;
+  fs.order = *path;
+  fs.votes.reset();
+  // Counted, not marked frame by frame (an inferred hop is no sighting of the frame's): what was
+  // seen before the next point was capturing is not known lost.
+  std::vector<Tally> lost;
+  for (const std::vector<Sighting>& w : fs.parked)
+    for (const Sighting& x : w)
+      if (started_by(x.point, next_of(x.point), x.ts, ctx)) add_to(lost, x);
+  for (const Tally& u : fs.unplaced)
+    if (started_by(u.point, next_of(u.point), u.first_ns, ctx)) {
+      auto it = std::find_if(lost.begin(), lost.end(), [&](const Tally& t) { return t.point == u.point; });
+      if (it == lost.end()) {
+        lost.push_back(u);
+        continue;
+      }
+      it->packets += u.packets;
+      it->last_ns = std::max(it->last_ns, u.last_ns);
+    }
+  for (const Tally& t : lost) count_lost_inferred(flow, t, next_of(t.point), ctx);
+  std::vector<std::vector<Sighting>>().swap(fs.parked);
+  std::vector<Tally>().swap(fs.unplaced);
+  return true;
+}
+
+void Paths::extend(FlowId flow, Ctx& ctx) {
+  FlowState& fs = flows_[flow];
+  if (fs.inferred || fs.order.size() < 2) return;
+  const PointId last = fs.order.back();
+  const PointId b = inference_.side_of_endpoint(ctx.flows[flow].key.dst);
+  if (b == kNoPoint || std::find(fs.order.begin(), fs.order.end(), b) != fs.order.end()) return;
+  const std::optional<PointId> next = inference_.next_towards(last, b);
+  if (!next) return;
+  auto t = std::find_if(fs.ends.begin(), fs.ends.end(), [&](const Tally& x) { return x.point == last; });
+  if (t == fs.ends.end() || !started_by(last, *next, t->first_ns, ctx)) return;
+  count_lost_inferred(flow, *t, *next, ctx);
 }
 
 namespace {
@@ -469,6 +565,7 @@ void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vect
   if (at == order.end()) return;
   if (at + 1 != order.end()) return count_lost(flow, last, *(at + 1), ctx);
   FlowState& fs = flow_state(flow);
+  add_to(fs.ends, last);
   if (fs.ended_done) return;
   if (fs.ended.size() < kMaxParked) {
     fs.ended.push_back(last);
@@ -487,7 +584,7 @@ void Paths::count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx
   r.last_ns = std::max(r.last_ns, last.ts);
   ++r.packets;
   ++r.lost;
-  ctx.note(last.frame, note_lost_, 0, next);
+  if (!r.path_inferred) ctx.note(last.frame, note_lost_, 0, next);
 }
 
 void Paths::finish(Ctx& ctx) {
@@ -495,6 +592,12 @@ void Paths::finish(Ctx& ctx) {
   // Flows with fewer multi-point packets than kVoters: decided by those they had.
   for (FlowId f = 0; f < flows_.size(); ++f)
     if (!flows_[f].decided && flows_[f].votes && flows_[f].votes->voters()) decide(f, ctx);
+  // Flows seen at one point only: on the path the others show, if they show one. Flows that
+  // stopped short of the point next to their destination: lost on the way there.
+  for (FlowId f = 0; f < flows_.size(); ++f)
+    if (!flows_[f].decided && flows_[f].votes && !flows_[f].parked.empty()) infer(f, ctx);
+  for (FlowId f = 0; f < flows_.size(); ++f)
+    if (flows_[f].decided) extend(f, ctx);
   // Per flow (in the order flows were first seen), hops in path order.
   uint64_t n = 0;
   for (FlowState& fs : flows_) {
@@ -517,6 +620,7 @@ void Paths::finish(Ctx& ctx) {
       ctx.warn("clock_offset_point", [&] { return "--clock-offset " + s + " names no observation point of the capture"; });
   }
   flows_.clear();
+  inference_ = PathInference{};
   records_.clear();
   handled_.clear();
   index_.clear();

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "engine/metrics/paths/copy_matcher.h"
+#include "engine/metrics/paths/path_inference.h"
 #include "engine/metrics/paths/seq_index.h"
 #include "engine/src/core/component.h"
 #include "engine/src/util/small_vector.h"
@@ -72,6 +73,14 @@ class Paths final : public Component {
     PointId from, to;
     uint32_t record;  ///< index into records_
   };
+  /// Packets at one point, counted (not kept one by one).
+  struct Tally {
+    PointId point = kNoPoint;
+    uint64_t packets = 0;
+    TimeNs first_ns = 0, last_ns = 0;
+    uint64_t first_frame = 0;
+  };
+  static void add_to(std::vector<Tally>& tallies, const Sighting& x);
   struct FlowState {
     std::vector<PointId> order;  ///< the flow's points in path order
     std::vector<Hop> hops;
@@ -87,6 +96,14 @@ class Paths final : public Component {
     /// points (their copies wait, parked, until then); freed once decided.
     std::unique_ptr<PathVotes> votes;
     bool decided = false;
+    /// No packet of it reached a second point: its path is inferred (path_inference.h).
+    bool inferred = false;
+    /// Its packets at one point beyond the kMaxParked parked, while its path is unknown: counted
+    /// lost on the hop after their point if a path is inferred.
+    std::vector<Tally> unplaced;
+    /// The copies that ended at each point while it was the last of the path: lost after it if
+    /// the flow never reached the point next to its destination (extend).
+    std::vector<Tally> ends;
   };
   static constexpr size_t kMaxParked = 64;
   /// A packet resent again and again (go-back-N under heavy loss) waits for its copies a timeout
@@ -98,6 +115,18 @@ class Paths final : public Component {
   void lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx);
   /// Decides the flow's path from its votes and lays the packets parked until then.
   void decide(FlowId flow, Ctx& ctx);
+  /// A flow seen at one point only: infers its path from the decided ones and lays its parked
+  /// packets (lost after the point they were seen at); false when nothing tells the path or the
+  /// point is not on it before its end.
+  bool infer(FlowId flow, Ctx& ctx);
+  /// A decided flow that never reached the point next to its destination, though others show
+  /// the way there: its copies that ended at its last point are lost on the hop after it.
+  void extend(FlowId flow, Ctx& ctx);
+  /// Whether point `next` was capturing by `ts` (point p's clock): a packet of p before then is
+  /// not known lost on p -> next (sniffers started at different times).
+  bool started_by(PointId p, PointId next, TimeNs ts, const Ctx& ctx);
+  /// Counts `t` lost on the inferred hop p -> next.
+  void count_lost_inferred(FlowId flow, const Tally& t, PointId next, Ctx& ctx);
 
   /// A stamp `ts` of point `q` on point `home`'s clock, for waiting only: through the
   /// --clock-offsets when any is given, else the core's clock relations; between points not
@@ -157,6 +186,7 @@ class Paths final : public Component {
   /// Settles the oldest waiting packet and takes it off the queue and the index.
   void settle_oldest(Ctx& ctx);
   std::vector<FlowState> flows_;  ///< by flow id
+  PathInference inference_;       ///< what the decided flows tell about the others
   std::deque<PathRecord> records_;
   std::vector<Sighting> scratch_;
   std::vector<TimeNs> handled_;  ///< by point: the latest stamp it handled
