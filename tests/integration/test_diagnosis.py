@@ -225,6 +225,29 @@ def main():
             or "alert threshold" not in top[0]["evidence"]:
         problems.append(f"one storage server over --alert dal>300: {top}")
 
+    # Three points: a network finding names the hop that lost most of the scope's packets, with
+    # the generator's counts (its truth "hops": every copy followed through the points).
+    where = generate(synth, tmp, "where", BASE + ["--points", "3", "--lossy-path", "2:1=0.03",
+                                                  "--drop-between", "leafA-gpu:spine1=0.04"], 6)
+    per_hop = {}
+    for h in load_truth(where)["hops"]:
+        if {h["src"], h["dst"]} == {HOST(2), STORAGE(1)}:
+            c = per_hop.setdefault((h["from_point"], h["to_point"]), [0, 0])
+            c[0] += h["lost"]
+            c[1] += h["packets"]
+    ranked = sorted(per_hop.items(), key=lambda kv: -kv[1][0])
+    top = [r for r in diagnosis(cli, where) if r["scope"] == "pair" and r.get("host") == HOST(2)
+           and r.get("storage") == STORAGE(1)]
+    if len(ranked) < 2 or ranked[0][1][0] == ranked[1][1][0]:
+        problems.append(f"where: the truth's most lossy hop of the pair is not unique: {ranked}")
+    elif not top or top[0]["segment"] != "network":
+        problems.append(f"where: pair {HOST(2)} - {STORAGE(1)} not blamed on the network: {top}")
+    else:
+        (a, b), (lost, packets) = ranked[0]
+        want = f"most were lost between {a} and {b}: {lost} of the {packets} packets that passed {a} towards {b}"
+        if want not in top[0]["evidence"]:
+            problems.append(f"where: evidence {top[0]['evidence']!r} does not say {want!r}")
+
     # One point: no split, said so; no verdict.
     one = generate(synth, tmp, "onepoint", ["--scenario", "nvme-1point"], 1)
     if any(r["rank"] or "network_share" in r for r in diagnosis(cli, one)):

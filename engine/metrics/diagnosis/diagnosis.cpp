@@ -21,7 +21,7 @@ const SettingSpec kSettings[] = {
      "The diagnosis blames a segment only when its mean exceeds the peers' median by at least this much"},
 };
 const RecordSchema* const kOutputs[] = {&kDiagnosisSchema};
-const RecordSchema* const kInputs[] = {&kIoSchema, &kMessageSchema, &kCongestionSchema};
+const RecordSchema* const kInputs[] = {&kIoSchema, &kMessageSchema, &kCongestionSchema, &kPathSchema};
 
 // Scopes per kind kept at most: beyond it new ones are left out, with a warning.
 constexpr size_t kMaxScopes = 100000;
@@ -246,8 +246,40 @@ PathEvidence& Diagnosis::evidence_at(const IpAddress& a, const IpAddress& b, Poi
   return a < b ? paths_[{a, b, point}] : paths_[{b, a, point}];
 }
 
+void Diagnosis::add_hop(std::vector<HopLoss>& hops, const HopLoss& h) {
+  for (HopLoss& x : hops)
+    if (x.from == h.from && x.to == h.to) {
+      x.packets += h.packets;
+      x.lost += h.lost;
+      x.inferred |= h.inferred;
+      return;
+    }
+  hops.push_back(h);
+}
+
+std::string Diagnosis::hop_text(const std::vector<HopLoss>& hops, const Ctx& ctx) {
+  const HopLoss* worst = nullptr;
+  for (const HopLoss& h : hops)
+    if (h.lost && (!worst || h.lost > worst->lost)) worst = &h;
+  if (!worst) return "";
+  const std::string& a = ctx.points[worst->from].name;
+  const std::string& b = ctx.points[worst->to].name;
+  return "; most were lost between " + a + " and " + b + ": " + std::to_string(worst->lost) + " of the " +
+         std::to_string(worst->packets) + " packets that passed " + a + " towards " + b + " (" +
+         percent(double(worst->lost), double(worst->packets)) +
+         (worst->inferred ? "; path inferred: some flows had no packet reach a second point)" : ")");
+}
+
 void Diagnosis::on_record(const Record& r, Ctx& ctx) {
   if (r.is(kIoSchema)) return on_io(r.as<IoRecord>(), ctx);
+  if (r.is(kPathSchema)) {
+    const PathRecord& h = r.as<PathRecord>();
+    if (!h.lost || (hops_.size() >= 4 * max_scopes_ && !hops_.count({std::min(h.src, h.dst), std::max(h.src, h.dst)})))
+      return;
+    add_hop(hops_[{std::min(h.src, h.dst), std::max(h.src, h.dst)}],
+            HopLoss{h.from_point, h.to_point, h.packets, h.lost, h.path_inferred});
+    return;
+  }
   if (paths_.size() >= 4 * max_scopes_) return;
   if (r.is(kMessageSchema)) {
     const MessageRecord& m = r.as<MessageRecord>();
@@ -350,6 +382,23 @@ void Diagnosis::finish(Ctx& ctx) {
     auto it = path_of_ip.find(*ip);
     return it == path_of_ip.end() ? PathEvidence{} : it->second;
   };
+  // The hops losing packets of each host and storage server: those of every pair it is an end of.
+  std::map<IpAddress, std::vector<HopLoss>> hops_of_ip;
+  for (const auto& [key, hops] : hops_)
+    for (const HopLoss& h : hops) {
+      add_hop(hops_of_ip[key.first], h);
+      if (key.second != key.first) add_hop(hops_of_ip[key.second], h);
+    }
+  const std::vector<HopLoss> no_hops;
+  auto hops_of = [&](const DiagnosisRecord& r) -> const std::vector<HopLoss>& {
+    if (r.host && r.storage) {
+      auto it = hops_.find({std::min(*r.host, *r.storage), std::max(*r.host, *r.storage)});
+      return it == hops_.end() ? no_hops : it->second;
+    }
+    const std::optional<IpAddress>& ip = r.host ? r.host : r.storage;
+    auto it = ip ? hops_of_ip.find(*ip) : hops_of_ip.end();
+    return it == hops_of_ip.end() ? no_hops : it->second;
+  };
   for (auto* group : {&hosts, &storages, &pairs}) {
     for (Judged& j : *group) j.path = evidence_for(j.rec);
     compare_group(*group, min_ios_, rule_, threshold_);
@@ -436,6 +485,7 @@ void Diagnosis::finish(Ctx& ctx) {
         if (!path.empty()) ev += "; on its paths: " + path;
       }
       if (j.blamed == kNetwork) {
+        ev += hop_text(hops_of(r), ctx);
         if (pfc_pauses_)
           ev += "; PFC pauses in the capture: " + std::to_string(pfc_pauses_) + (pfc_storm_ ? " (a storm)" : "");
       }

@@ -10,6 +10,7 @@
 #include <string>
 #include <tuple>
 #include <utility>
+#include <vector>
 
 #include "engine/metrics/diagnosis/peer_comparison.h"
 #include "engine/metrics/diagnosis/scope_stats.h"
@@ -32,6 +33,15 @@ class Diagnosis final : public Component {
   using IpPair = std::pair<IpAddress, IpAddress>;  ///< (host, storage)
   void on_io(const IoRecord& r, Ctx& ctx);
   PathEvidence& evidence_at(const IpAddress& a, const IpAddress& b, PointId point);
+  /// Packets seen and lost on one hop (point A -> B) of the flows of a scope.
+  struct HopLoss {
+    PointId from = kNoPoint, to = kNoPoint;
+    uint64_t packets = 0, lost = 0;
+    bool inferred = false;  ///< on a path inferred for flows that never reached B (paths)
+  };
+  static void add_hop(std::vector<HopLoss>& hops, const HopLoss& h);
+  /// Where a network finding's packets were lost: the hop that lost most of them, in words.
+  static std::string hop_text(const std::vector<HopLoss>& hops, const Ctx& ctx);
 
   uint64_t min_ios_;
   NoteKind note_finding_;
@@ -50,6 +60,7 @@ class Diagnosis final : public Component {
     }
   };
   FlatMap<PathKey, PathEvidence, PathKeyHash> paths_;
+  std::map<IpPair, std::vector<HopLoss>> hops_;  ///< per unordered IP pair (lower IP first)
   uint64_t pfc_pauses_ = 0;
   bool pfc_storm_ = false;
 };
