@@ -464,6 +464,49 @@ if got != want:
     problems.append(f"retransmission: export paths {hand_rec}, want {want}")
 want_fields = {3: ("2", 4.0, ""), 6: ("4", 4.0, ""), 8: ("7", 2.5, ""), 1: ("", None, "1")}
 
+# 4b. Inferred paths by hand. Points p1 (host X's port), p2 (X's leaf uplink), p3 (host Z's port),
+#     one clock. X -> Z passes p1, p2, p3; X -> W (behind a leaf not captured) p1, p2; Y (on X's
+#     leaf, its port not captured) -> Z p2, p3. X -> Y (two hosts of one leaf) is seen at p1 only,
+#     and Y acknowledges it: delivered a way the capture does not see, no hop (Y's point would be
+#     p2 and a path p1 -> p2 is seen, but an answered flow is never taken for lost). A second
+#     queue pair X -> Z is seen at p1 only and never answered: lost on p1 -> p2, the path of the
+#     first one, inferred.
+def roce_frame(src, dst, opcode, qpn, psn, ext=b"", payload=b""):
+    l4 = struct.pack(">BBHII", opcode, 0, 0xFFFF, qpn, psn) + ext + payload + b"\0" * 4
+    udp = struct.pack(">HHHH", 0xC000, 4791, 8 + len(l4), 0) + l4
+    ip = struct.pack(">BBHHHBBH4s4s", 0x45, 2, 20 + len(udp), 0, 0x4000, 64, 17, 0, bytes(src), bytes(dst)) + udp
+    return b"\x02\0\0\0\0\x02\x02\0\0\0\0\x01\x08\x00" + ip
+
+
+X, Y, Z, W = [10, 7, 0, 1], [10, 7, 0, 2], [10, 7, 2, 1], [10, 7, 3, 1]
+inf_frames = []
+for i in range(8):
+    t = 1000 * US + i * 10 * US
+    write = lambda a, b, q: roce_frame(a, b, 0x0A, q, i, struct.pack(">QII", 0x1000, 0x77, 64), b"\xab" * 64)
+    inf_frames += [(0, t, write(X, Z, 0x100)), (1, t + 2 * US, write(X, Z, 0x100)), (2, t + 4 * US, write(X, Z, 0x100))]
+    inf_frames += [(0, t + 1 * US, write(X, W, 0x200)), (1, t + 3 * US, write(X, W, 0x200))]
+    inf_frames += [(1, t + 5 * US, write(Y, Z, 0x300)), (2, t + 7 * US, write(Y, Z, 0x300))]
+    inf_frames += [(0, t + 6 * US, write(X, Y, 0x400)),
+                   (0, t + 8 * US, roce_frame(Y, X, 0x11, 0x401, i, struct.pack(">I", i + 1)))]
+    inf_frames += [(0, t + 9 * US, write(X, Z, 0x500))]
+inf_frames.sort(key=lambda f: f[1])
+inf_cap = os.path.join(tmp, "inferred.pcapng")
+with open(inf_cap, "wb") as f:
+    f.write(block(0x0A0D0D0A, struct.pack("<IHHq", 0x1A2B3C4D, 1, 0, -1)))
+    for name in (b"p1", b"p2", b"p3"):
+        f.write(block(1, struct.pack("<HHI", 1, 0, 65535) + struct.pack("<HH", 2, len(name)) + name + b"\0\0" +
+                      struct.pack("<HH", 9, 1) + b"\x09\0\0\0" + b"\0\0\0\0"))
+    for iface, ts, data in inf_frames:
+        t = T0 + ts
+        f.write(block(6, struct.pack("<IIIII", iface, t >> 32, t & 0xFFFFFFFF, len(data), len(data)) + data))
+got = {(r["src"], r["dst"], int(r["dst_qpn"]), r["from_point"], r["to_point"]):
+       (int(r["packets"]), int(r["lost"]), r.get("path_inferred")) for r in export_paths(inf_cap)}
+want = {("10.7.0.1", "10.7.2.1", 0x100, "p1", "p2"): (8, 0, False), ("10.7.0.1", "10.7.2.1", 0x100, "p2", "p3"): (8, 0, False),
+        ("10.7.0.1", "10.7.3.1", 0x200, "p1", "p2"): (8, 0, False), ("10.7.0.2", "10.7.2.1", 0x300, "p2", "p3"): (8, 0, False),
+        ("10.7.0.1", "10.7.2.1", 0x500, "p1", "p2"): (8, 8, True)}
+if got != want:
+    problems.append(f"inferred paths by hand: export paths {got}, want {want}")
+
 # 5. The plugin: per-frame fields aggregated per hop equal export paths, and so does -z rdmatel,hops.
 if plugin and shutil.which("tshark"):
     ts = Tshark(plugin)

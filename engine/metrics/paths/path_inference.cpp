@@ -65,7 +65,9 @@ std::optional<std::vector<PointId>> PathInference::infer(const FlowKey& key) con
     std::vector<PointId> path(it->second.rbegin(), it->second.rend());
     return path;
   }
-  return std::vector<PointId>{a, b};
+  // No path seen between the two points: the endpoint's point may be only where its traffic
+  // joins the captured part of the fabric (a host port not captured), not a way to it.
+  return std::nullopt;
 }
 
 }  // namespace rdmatel::paths

@@ -6,6 +6,8 @@
 // endpoint (where paths to it end and paths from it start: the switch port facing the host) and
 // a path seen between those two points, either way. Such a path is flagged as inferred
 // (PathRecord::path_inferred): under ECMP a flow of other endpoints may take other switches.
+// Paths only asks for one when the flow's receiver never answered it (a delivered flow's ACKs
+// come back: it went a way the capture does not see, two hosts on one switch say).
 #pragma once
 
 #include <optional>

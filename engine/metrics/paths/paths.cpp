@@ -104,6 +104,15 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   if (p.point >= handled_.size()) handled_.resize(size_t(p.point) + 1, kTimeMin);
   handled_[p.point] = std::max(handled_[p.point], p.ts);
   const uint32_t aeth = p.roce.has(kExtAeth) ? uint32_t(p.roce.aeth.syndrome) << 24 | (p.roce.aeth.msn & 0xFFFFFF) : 0;
+  if (aeth && p.roce.op_known) {
+    // A positive ACK or a READ response: the requests of its queue pair's other direction got
+    // through (infer never takes that direction for lost).
+    const IbOpClass c = p.roce.op()->op_class;
+    if (c == IbOpClass::kReadResponse || (c == IbOpClass::kAcknowledge && aeth_kind(p.roce.aeth.syndrome) == AethKind::kAck)) {
+      if (p.flow >= acknowledges_.size()) acknowledges_.resize(size_t(p.flow) + 1, 0);
+      acknowledges_[p.flow] = 1;
+    }
+  }
   const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, aeth, p.roce.ip_id, p.roce.bth.opcode};
   bool added;
   const uint32_t seq = index_.find_or_add(
@@ -440,8 +449,14 @@ void Paths::count_lost_inferred(FlowId flow, const Tally& t, PointId next, Ctx& 
   r.lost += t.packets;
 }
 
+bool Paths::answered(FlowId flow, const Ctx& ctx) const {
+  const Flow& f = ctx.flows[flow];
+  return f.peer != kNoFlow && f.peer < acknowledges_.size() && acknowledges_[f.peer];
+}
+
 bool Paths::infer(FlowId flow, Ctx& ctx) {
   FlowState& fs = flows_[flow];
+  if (answered(flow, ctx)) return false;
   std::optional<std::vector<PointId>> path = inference_.infer(ctx.flows[flow].key);
   if (!path) return false;
   auto next_of = [&](PointId p) {
@@ -480,7 +495,7 @@ bool Paths::infer(FlowId flow, Ctx& ctx) {
 
 void Paths::extend(FlowId flow, Ctx& ctx) {
   FlowState& fs = flows_[flow];
-  if (fs.inferred || fs.order.size() < 2) return;
+  if (fs.inferred || fs.order.size() < 2 || answered(flow, ctx)) return;
   const PointId last = fs.order.back();
   const PointId b = inference_.side_of_endpoint(ctx.flows[flow].key.dst);
   if (b == kNoPoint || std::find(fs.order.begin(), fs.order.end(), b) != fs.order.end()) return;
@@ -621,6 +636,7 @@ void Paths::finish(Ctx& ctx) {
   }
   flows_.clear();
   inference_ = PathInference{};
+  acknowledges_.clear();
   records_.clear();
   handled_.clear();
   index_.clear();

@@ -119,6 +119,10 @@ class Paths final : public Component {
   /// packets (lost after the point they were seen at); false when nothing tells the path or the
   /// point is not on it before its end.
   bool infer(FlowId flow, Ctx& ctx);
+  /// Whether the flow's receiver acknowledged it (its queue pair's other direction carried a
+  /// positive ACK or a READ response): then its packets got through, if not where the capture
+  /// saw them (two hosts on one switch), and nothing is inferred.
+  bool answered(FlowId flow, const Ctx& ctx) const;
   /// A decided flow that never reached the point next to its destination, though others show
   /// the way there: its copies that ended at its last point are lost on the hop after it.
   void extend(FlowId flow, Ctx& ctx);
@@ -187,6 +191,7 @@ class Paths final : public Component {
   void settle_oldest(Ctx& ctx);
   std::vector<FlowState> flows_;  ///< by flow id
   PathInference inference_;       ///< what the decided flows tell about the others
+  std::vector<uint8_t> acknowledges_;  ///< by flow id: it carried a positive ACK or READ response
   std::deque<PathRecord> records_;
   std::vector<Sighting> scratch_;
   std::vector<TimeNs> handled_;  ///< by point: the latest stamp it handled
