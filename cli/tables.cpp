@@ -463,6 +463,36 @@ std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<O
     out += "  ~ " + std::to_string(inferred) +
            " flow-hops of flows none of whose packets reached a second point: the path is the one other flows\n"
            "    show (between the same endpoints, or between the points next to them), all their packets lost on it\n";
+  // The links (point A -> point B, every flow together): which one is bad, before which flows.
+  struct Link {
+    PointId from, to;
+    uint64_t flows = 0, packets = 0, lost = 0;
+    bool inferred = false;
+  };
+  std::vector<Link> links;
+  for (const PathRecord& r : hops) {
+    auto it = std::find_if(links.begin(), links.end(),
+                           [&](const Link& l) { return l.from == r.from_point && l.to == r.to_point; });
+    if (it == links.end()) it = links.insert(links.end(), Link{r.from_point, r.to_point});
+    ++it->flows;
+    it->packets += r.packets;
+    it->lost += r.lost;
+    it->inferred |= r.path_inferred && r.lost;
+  }
+  auto link_ratio = [](const Link& l) { return l.packets ? double(l.lost) / double(l.packets) : 0.0; };
+  std::stable_sort(links.begin(), links.end(), [&](const Link& a, const Link& b) {
+    return link_ratio(a) != link_ratio(b) ? link_ratio(a) > link_ratio(b) : a.lost > b.lost;
+  });
+  if (links.size() > n) links.resize(n);
+  out += "  links (every flow from one point to the next, lossiest first)\n";
+  std::snprintf(line, sizeof line, "  %-31s %-14s %7s %11s %9s %8s\n", "from", "to", "flows", "packets", "lost", "lost %");
+  out += line;
+  for (const Link& l : links) {
+    std::snprintf(line, sizeof line, "  %-31s %-14s %7llu %11llu %9llu %7.3f%%\n", engine.point_name(l.from).c_str(),
+                  (engine.point_name(l.to) + (l.inferred ? "~" : "")).c_str(), (unsigned long long)l.flows,
+                  (unsigned long long)l.packets, (unsigned long long)l.lost, 100.0 * link_ratio(l));
+    out += line;
+  }
   auto header = [&](const char* title) {
     out += title;
     std::snprintf(line, sizeof line, "  %-44s %-14s %-14s %9s %7s %11s %11s %11s\n", "flow (src > dst qpn)", "from",

@@ -404,6 +404,21 @@ for name, args in (("blackhole2", ["--scenario", "write-flows", "--points", "2",
     if f"~ {inferred} flow-hops of flows none of whose packets reached a second point" not in rep or "~ " not in rep.split(
             "lossiest hops", 1)[-1]:
         problems.append(f"{name}: analyze does not mark the {inferred} inferred hops:\n{rep[-3000:]}")
+    # The links table: every flow of a point pair together, the truth's sums, the black hole first.
+    links = {}
+    for h in want.values():
+        l = links.setdefault((h["from_point"], h["to_point"]), [0, 0, 0, False])
+        l[0] += 1
+        l[1] += h["packets"]
+        l[2] += h["lost"]
+        l[3] |= h["delivered"] == 0
+    table = rep.split("  links (every flow from one point to the next, lossiest first)\n", 1)[-1].split("  slowest")[0]
+    rows = [ln.split() for ln in table.splitlines()[1:] if ln.strip()]
+    got_links = {(r[0], r[1].rstrip("~")): [int(r[2]), int(r[3]), int(r[4]), r[1].endswith("~")] for r in rows}
+    if got_links != links:
+        problems.append(f"{name}: analyze links {got_links}, truth {links}")
+    elif not rows or not rows[0][1].endswith("~") or rows[0][5] != "100.000%":
+        problems.append(f"{name}: the black-holed link is not first in analyze's links: {rows}")
 
 # 3. The analyze report: a Hops section naming the lossy hop; none with one point.
 rep = run_cli(cli, "analyze", cap3, "--no-progress").stdout
