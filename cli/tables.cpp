@@ -437,6 +437,57 @@ const OffsetRecord* significant_offset(const std::vector<OffsetRecord>& offsets,
 }
 }  // namespace
 
+namespace {
+// The links (point A -> point B, every flow together): which one is bad, before which flows.
+struct Link {
+  PointId from, to;
+  uint64_t flows = 0, packets = 0, lost = 0;
+  bool inferred = false;  ///< some of its losses are on inferred paths
+  double ratio() const { return packets ? double(lost) / double(packets) : 0.0; }
+};
+
+// Lossiest first (then most lost).
+std::vector<Link> links_of(const std::vector<PathRecord>& hops) {
+  std::vector<Link> links;
+  for (const PathRecord& r : hops) {
+    auto it = std::find_if(links.begin(), links.end(),
+                           [&](const Link& l) { return l.from == r.from_point && l.to == r.to_point; });
+    if (it == links.end()) it = links.insert(links.end(), Link{r.from_point, r.to_point});
+    ++it->flows;
+    it->packets += r.packets;
+    it->lost += r.lost;
+    it->inferred |= r.path_inferred && r.lost;
+  }
+  std::stable_sort(links.begin(), links.end(), [](const Link& a, const Link& b) {
+    return a.ratio() != b.ratio() ? a.ratio() > b.ratio() : a.lost > b.lost;
+  });
+  return links;
+}
+
+// A link worth naming before the tables: it loses at least this share, and this many packets.
+constexpr double kLossyLinkRatio = 0.01;
+constexpr uint64_t kLossyLinkPackets = 20;
+}  // namespace
+
+std::string render_lossy_links(const std::vector<PathRecord>& hops, const Engine& engine, size_t n) {
+  std::vector<Link> links = links_of(hops);
+  std::string out;
+  char line[512];
+  size_t shown = 0;
+  for (const Link& l : links) {
+    if (l.ratio() < kLossyLinkRatio || l.lost < kLossyLinkPackets || shown == n) continue;
+    if (out.empty()) out = "Where packets are lost (links between observation points, every flow together; see Hops)\n";
+    ++shown;
+    std::snprintf(line, sizeof line, "  %s -> %s loses %.1f %% of its packets: %llu of %llu, %llu %s%s\n",
+                  engine.point_name(l.from).c_str(), engine.point_name(l.to).c_str(), 100.0 * l.ratio(),
+                  (unsigned long long)l.lost, (unsigned long long)l.packets, (unsigned long long)l.flows,
+                  l.flows == 1 ? "flow" : "flows",
+                  l.inferred ? " (~ path inferred: some flows had no packet reach a second point)" : "");
+    out += line;
+  }
+  return out.empty() ? out : out + "\n";
+}
+
 std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<OffsetRecord>& offsets,
                         const Engine& engine, size_t n) {
   if (hops.empty()) return "";  // one observation point: no hop
@@ -463,26 +514,7 @@ std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<O
     out += "  ~ " + std::to_string(inferred) +
            " flow-hops of flows none of whose packets reached a second point: the path is the one other flows\n"
            "    show (between the same endpoints, or between the points next to them), all their packets lost on it\n";
-  // The links (point A -> point B, every flow together): which one is bad, before which flows.
-  struct Link {
-    PointId from, to;
-    uint64_t flows = 0, packets = 0, lost = 0;
-    bool inferred = false;
-  };
-  std::vector<Link> links;
-  for (const PathRecord& r : hops) {
-    auto it = std::find_if(links.begin(), links.end(),
-                           [&](const Link& l) { return l.from == r.from_point && l.to == r.to_point; });
-    if (it == links.end()) it = links.insert(links.end(), Link{r.from_point, r.to_point});
-    ++it->flows;
-    it->packets += r.packets;
-    it->lost += r.lost;
-    it->inferred |= r.path_inferred && r.lost;
-  }
-  auto link_ratio = [](const Link& l) { return l.packets ? double(l.lost) / double(l.packets) : 0.0; };
-  std::stable_sort(links.begin(), links.end(), [&](const Link& a, const Link& b) {
-    return link_ratio(a) != link_ratio(b) ? link_ratio(a) > link_ratio(b) : a.lost > b.lost;
-  });
+  std::vector<Link> links = links_of(hops);
   if (links.size() > n) links.resize(n);
   out += "  links (every flow from one point to the next, lossiest first)\n";
   std::snprintf(line, sizeof line, "  %-31s %-14s %7s %11s %9s %8s\n", "from", "to", "flows", "packets", "lost", "lost %");
@@ -490,7 +522,7 @@ std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<O
   for (const Link& l : links) {
     std::snprintf(line, sizeof line, "  %-31s %-14s %7llu %11llu %9llu %7.3f%%\n", engine.point_name(l.from).c_str(),
                   (engine.point_name(l.to) + (l.inferred ? "~" : "")).c_str(), (unsigned long long)l.flows,
-                  (unsigned long long)l.packets, (unsigned long long)l.lost, 100.0 * link_ratio(l));
+                  (unsigned long long)l.packets, (unsigned long long)l.lost, 100.0 * l.ratio());
     out += line;
   }
   auto header = [&](const char* title) {

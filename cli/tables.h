@@ -29,6 +29,8 @@ std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t
 /// "Hops" section: the `n` slowest hops by average delay and the `n` lossiest; empty with a single
 /// observation point (no hop).
 /// The Hops section; `offsets` (export offsets' records) tell which raw delays cross clocks that differ.
+/// The links that lose packets clearly (1 % and 20 packets at least), named before the tables.
+std::string render_lossy_links(const std::vector<PathRecord>& hops, const Engine& engine, size_t n);
 std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<OffsetRecord>& offsets,
                         const Engine& engine, size_t n);
 std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine);

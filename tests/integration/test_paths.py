@@ -419,6 +419,13 @@ for name, args in (("blackhole2", ["--scenario", "write-flows", "--points", "2",
         problems.append(f"{name}: analyze links {got_links}, truth {links}")
     elif not rows or not rows[0][1].endswith("~") or rows[0][5] != "100.000%":
         problems.append(f"{name}: the black-holed link is not first in analyze's links: {rows}")
+    else:
+        # Said before the tables, with the truth's numbers.
+        (a, b), (flows, packets, lost, _) = max(links.items(), key=lambda kv: kv[1][2] / kv[1][1])
+        want_line = f"  {a} -> {b} loses 100.0 % of its packets: {lost} of {packets}, {flows} flows (~ path inferred"
+        head = rep.split("RDMA flows: top by bytes")[0]
+        if "Where packets are lost" not in head or want_line not in head:
+            problems.append(f"{name}: analyze does not say first {want_line!r}:\n{head[-1500:]}")
 
 # 3. The analyze report: a Hops section naming the lossy hop; none with one point.
 rep = run_cli(cli, "analyze", cap3, "--no-progress").stdout
