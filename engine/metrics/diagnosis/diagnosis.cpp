@@ -77,6 +77,32 @@ std::string path_text(const PathEvidence& e) {
   return out;
 }
 
+// What a scope has: a pair's own entry (its IPs, lower first), a host's or storage server's the
+// one summed over its pairs; `none` when it has none.
+template <typename T>
+const T& of_scope(const DiagnosisRecord& r, const std::map<std::pair<IpAddress, IpAddress>, T>& by_pair,
+                  const std::map<IpAddress, T>& by_ip, const T& none) {
+  if (r.host && r.storage) {
+    auto it = by_pair.find({std::min(*r.host, *r.storage), std::max(*r.host, *r.storage)});
+    return it == by_pair.end() ? none : it->second;
+  }
+  const std::optional<IpAddress>& ip = r.host ? r.host : r.storage;
+  if (!ip) return none;
+  auto it = by_ip.find(*ip);
+  return it == by_ip.end() ? none : it->second;
+}
+
+// Entries per unordered IP pair summed per IP (a pair counts once for each of its ends).
+template <typename T, typename Add>
+std::map<IpAddress, T> summed_per_ip(const std::map<std::pair<IpAddress, IpAddress>, T>& by_pair, Add add) {
+  std::map<IpAddress, T> out;
+  for (const auto& [key, v] : by_pair) {
+    add(out[key.first], v);
+    if (key.second != key.first) add(out[key.second], v);
+  }
+  return out;
+}
+
 // Compares every scope of one kind with the others of that kind, segment by segment.
 void compare_group(std::vector<Judged>& group, uint64_t min_ios, const PeerRule& rule,
                    const std::optional<double> (&threshold)[kSegments]) {
@@ -274,10 +300,9 @@ void Diagnosis::on_record(const Record& r, Ctx& ctx) {
   if (r.is(kIoSchema)) return on_io(r.as<IoRecord>(), ctx);
   if (r.is(kPathSchema)) {
     const PathRecord& h = r.as<PathRecord>();
-    if (!h.lost || (hops_.size() >= 4 * max_scopes_ && !hops_.count({std::min(h.src, h.dst), std::max(h.src, h.dst)})))
-      return;
-    add_hop(hops_[{std::min(h.src, h.dst), std::max(h.src, h.dst)}],
-            HopLoss{h.from_point, h.to_point, h.packets, h.lost, h.path_inferred});
+    const IpPair key{std::min(h.src, h.dst), std::max(h.src, h.dst)};
+    if (!h.lost || (hops_.size() >= 4 * max_scopes_ && !hops_.count(key))) return;
+    add_hop(hops_[key], HopLoss{h.from_point, h.to_point, h.packets, h.lost, h.path_inferred});
     return;
   }
   if (paths_.size() >= 4 * max_scopes_) return;
@@ -365,39 +390,19 @@ void Diagnosis::finish(Ctx& ctx) {
   paths_.for_each([&](const PathKey& key, const PathEvidence& e) { paths.emplace_back(key, &e); });
   std::sort(paths.begin(), paths.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
   for (const auto& [key, e] : paths) path_of[{std::get<0>(key), std::get<1>(key)}].max_with(*e);
-  // A host's or storage server's evidence: every path it is an end of (summed once per IP, not
-  // searched per scope); a pair's: its own path.
-  std::map<IpAddress, PathEvidence> path_of_ip;
-  for (const auto& [key, e] : path_of) {
-    path_of_ip[key.first].add(e);
-    if (key.second != key.first) path_of_ip[key.second].add(e);
-  }
-  auto evidence_for = [&](const DiagnosisRecord& r) {
-    if (r.host && r.storage) {
-      auto it = path_of.find(*r.storage < *r.host ? IpPair{*r.storage, *r.host} : IpPair{*r.host, *r.storage});
-      return it == path_of.end() ? PathEvidence{} : it->second;
-    }
-    const std::optional<IpAddress>& ip = r.host ? r.host : r.storage;
-    if (!ip) return PathEvidence{};
-    auto it = path_of_ip.find(*ip);
-    return it == path_of_ip.end() ? PathEvidence{} : it->second;
-  };
-  // The hops losing packets of each host and storage server: those of every pair it is an end of.
-  std::map<IpAddress, std::vector<HopLoss>> hops_of_ip;
-  for (const auto& [key, hops] : hops_)
-    for (const HopLoss& h : hops) {
-      add_hop(hops_of_ip[key.first], h);
-      if (key.second != key.first) add_hop(hops_of_ip[key.second], h);
-    }
+  // A host's or storage server's evidence and lossy hops: those of every pair it is an end of
+  // (summed once per IP, not searched per scope); a pair's: its own.
+  const std::map<IpAddress, PathEvidence> path_of_ip =
+      summed_per_ip(path_of, [](PathEvidence& sum, const PathEvidence& e) { sum.add(e); });
+  const std::map<IpAddress, std::vector<HopLoss>> hops_of_ip =
+      summed_per_ip(hops_, [](std::vector<HopLoss>& sum, const std::vector<HopLoss>& hops) {
+        for (const HopLoss& h : hops) add_hop(sum, h);
+      });
+  const PathEvidence no_evidence;
   const std::vector<HopLoss> no_hops;
+  auto evidence_for = [&](const DiagnosisRecord& r) { return of_scope(r, path_of, path_of_ip, no_evidence); };
   auto hops_of = [&](const DiagnosisRecord& r) -> const std::vector<HopLoss>& {
-    if (r.host && r.storage) {
-      auto it = hops_.find({std::min(*r.host, *r.storage), std::max(*r.host, *r.storage)});
-      return it == hops_.end() ? no_hops : it->second;
-    }
-    const std::optional<IpAddress>& ip = r.host ? r.host : r.storage;
-    auto it = ip ? hops_of_ip.find(*ip) : hops_of_ip.end();
-    return it == hops_of_ip.end() ? no_hops : it->second;
+    return of_scope(r, hops_, hops_of_ip, no_hops);
   };
   for (auto* group : {&hosts, &storages, &pairs}) {
     for (Judged& j : *group) j.path = evidence_for(j.rec);

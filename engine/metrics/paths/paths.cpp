@@ -416,19 +416,21 @@ void Paths::decide(FlowId flow, Ctx& ctx) {
   for (auto& w : waiting) lay(flow, w, ctx);
 }
 
-void Paths::add_to(std::vector<Tally>& tallies, const Sighting& x) {
+void Paths::add_to(std::vector<Tally>& tallies, const Tally& more) {
   for (Tally& t : tallies)
-    if (t.point == x.point) {
-      if (x.ts < t.first_ns) {
-        t.first_ns = x.ts;
-        t.first_frame = x.frame;
+    if (t.point == more.point) {
+      if (more.first_ns < t.first_ns) {
+        t.first_ns = more.first_ns;
+        t.first_frame = more.first_frame;
       }
-      t.last_ns = std::max(t.last_ns, x.ts);
-      ++t.packets;
+      t.last_ns = std::max(t.last_ns, more.last_ns);
+      t.packets += more.packets;
       return;
     }
-  tallies.push_back({x.point, 1, x.ts, x.ts, x.frame});
+  tallies.push_back(more);
 }
+
+void Paths::add_to(std::vector<Tally>& tallies, const Sighting& x) { add_to(tallies, Tally{x.point, 1, x.ts, x.ts, x.frame}); }
 
 bool Paths::started_by(PointId p, PointId next, TimeNs ts, const Ctx& ctx) {
   // Within a path timeout of its first packet it counts as capturing (that packet is as likely
@@ -478,15 +480,7 @@ bool Paths::infer(FlowId flow, Ctx& ctx) {
     for (const Sighting& x : w)
       if (started_by(x.point, next_of(x.point), x.ts, ctx)) add_to(lost, x);
   for (const Tally& u : fs.unplaced)
-    if (started_by(u.point, next_of(u.point), u.first_ns, ctx)) {
-      auto it = std::find_if(lost.begin(), lost.end(), [&](const Tally& t) { return t.point == u.point; });
-      if (it == lost.end()) {
-        lost.push_back(u);
-        continue;
-      }
-      it->packets += u.packets;
-      it->last_ns = std::max(it->last_ns, u.last_ns);
-    }
+    if (started_by(u.point, next_of(u.point), u.first_ns, ctx)) add_to(lost, u);
   for (const Tally& t : lost) count_lost_inferred(flow, t, next_of(t.point), ctx);
   std::vector<std::vector<Sighting>>().swap(fs.parked);
   std::vector<Tally>().swap(fs.unplaced);

@@ -80,6 +80,8 @@ class Paths final : public Component {
     TimeNs first_ns = 0, last_ns = 0;
     uint64_t first_frame = 0;
   };
+  /// Adds to the tally of the same point (or a new one).
+  static void add_to(std::vector<Tally>& tallies, const Tally& more);
   static void add_to(std::vector<Tally>& tallies, const Sighting& x);
   struct FlowState {
     std::vector<PointId> order;  ///< the flow's points in path order
