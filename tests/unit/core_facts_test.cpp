@@ -346,8 +346,9 @@ TEST(ClockRelations, WhichWayAPairCrossesTwoPointsFromTheSamplesAlone) {
 TEST(ClockRelations, OverlappingDirectionsShowHowFarTheStampsStray) {
   // Exact clocks (offset 0), ports 100 ns apart, stamps off by up to ±250 ns: pair 1's two
   // directions overlap by 120 ns and bracket nothing; pair 2's happen not to overlap and bracket
-  // [50, 58], which misses the true offset 0. The noise seen says the offset is no closer than
-  // ±120 ns to known.
+  // [50, 58], which misses the true offset 0. So the closest samples are not to be trusted: the
+  // directions' means bracket it. Pair 1: a -> b averages 190, b -> a -100; pair 2: 179 and -75;
+  // together [-75, 179], the offset 52 within ±127 (0 is inside).
   ClockRelations c;
   for (DurationNs d : {-20, 400}) c.add_sample(0, kT, 1, kT + d, 0, 1);   // pair 1, a -> b
   for (DurationNs d : {-300, 100}) c.add_sample(0, kT, 1, kT + d, 1, 1);  // pair 1, b -> a
@@ -355,14 +356,41 @@ TEST(ClockRelations, OverlappingDirectionsShowHowFarTheStampsStray) {
   for (DurationNs d : {-200, 50}) c.add_sample(0, kT, 1, kT + d, 1, 2);   // pair 2, b -> a
   auto e = c.estimate(0, 1);
   ASSERT_TRUE(e);
-  EXPECT_EQ(e->offset, 54);
-  EXPECT_EQ(e->uncertainty, 4);
+  EXPECT_EQ(e->offset, 52);
+  EXPECT_EQ(e->uncertainty, 127);
   EXPECT_EQ(e->noise, 120);
-  // Without the noisy pair, nothing shows the stamps stray.
+  EXPECT_EQ(c.estimate(1, 0)->offset, -52);
+  // Without the noisy pair, nothing shows the stamps stray: the closest samples' bracket.
   ClockRelations clean;
   for (DurationNs d : {58, 300}) clean.add_sample(0, kT, 1, kT + d, 0, 2);
   for (DurationNs d : {-200, 50}) clean.add_sample(0, kT, 1, kT + d, 1, 2);
   EXPECT_EQ(clean.estimate(0, 1)->noise, 0);
+  EXPECT_EQ(clean.estimate(0, 1)->offset, 54);
+  EXPECT_EQ(clean.estimate(0, 1)->uncertainty, 4);
+}
+
+TEST(ClockRelations, BracketsThatMissEachOtherFallBackToTheMeans) {
+  // No pair's directions overlap, but pair 1 brackets [-90, -80] and pair 2 [30, 40]: with exact
+  // stamps both would hold the offset, so the stamps stray (true offset 0). Means: pair 1 a -> b
+  // (-80 + 600) / 2 = 260, b -> a (-90 - 610) / 2 = -350; pair 2 (40 + 500) / 2 = 270 and
+  // (30 - 430) / 2 = -200: together [-200, 260], the offset 30 within ±230.
+  ClockRelations c;
+  for (DurationNs d : {-80, 600}) c.add_sample(0, kT, 1, kT + d, 0, 1);
+  for (DurationNs d : {-90, -610}) c.add_sample(0, kT, 1, kT + d, 1, 1);
+  for (DurationNs d : {40, 500}) c.add_sample(0, kT, 1, kT + d, 0, 2);
+  for (DurationNs d : {30, -430}) c.add_sample(0, kT, 1, kT + d, 1, 2);
+  auto e = c.estimate(0, 1);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->noise, 0);
+  EXPECT_EQ(e->offset, 30);
+  EXPECT_EQ(e->uncertainty, 230);
+  // The estimate follows every sample, not only those that moved a range's ends.
+  c.add_sample(0, kT, 1, kT + 300, 0, 2);  // pair 2 a -> b now averages 280: the bracket is [-200, 260] still
+  c.add_sample(0, kT, 1, kT - 200, 1, 1);  // pair 1 b -> a: -300
+  EXPECT_EQ(c.estimate(0, 1)->offset, 30);
+  c.add_sample(0, kT, 1, kT + 0, 0, 1);  // pair 1 a -> b: (-80 + 600 + 0) / 3 = 173.3: [-200, 174]
+  EXPECT_EQ(c.estimate(0, 1)->offset, -13);
+  EXPECT_EQ(c.estimate(0, 1)->uncertainty, 187);
 }
 
 TEST(ClockRelations, ComponentsMapThroughIntermediatePoints) {

@@ -405,6 +405,32 @@ TEST(EngineConditions, MiddleStampedAfterTheNextMessagesLast) {
   EXPECT_TRUE(m[103].complete);
 }
 
+TEST(EngineConditions, LongMessageWhoseGapClosesLeavesTheNextOnesMiddle) {
+  // A = 0..300 (301 packets), B = 301..303. Stamp noise puts A's second packet after 298 of its
+  // MIDDLEs, and B's MIDDLE 302 before A's LAST: stamped A's FIRST, A's 2..299, A's 1, B's 302,
+  // A's LAST 300, B's FIRST 301, B's LAST 303. Once 1 closes A's gap, 2..299 are A's own; 302,
+  // past A's LAST, is B's. (Kept as past the gap, A's 298 packets overflowed the list of them,
+  // and 302 stayed in A when its LAST split B's packets off: 302 and 2.)
+  test::Feeder feed(Settings{}, {"only"});
+  TimeNs t = kT0;
+  feed.push(0, t += 10, write_pkt(0x06, 0, 301));
+  for (uint32_t psn = 2; psn <= 299; ++psn) feed.push(0, t += 10, write_pkt(0x07, psn, 301));
+  feed.push(0, t += 10, write_pkt(0x07, 1, 301));
+  feed.push(0, t += 10, write_pkt(0x07, 302, 3));
+  feed.push(0, t += 10, write_pkt(0x08, 300, 301));
+  feed.push(0, t += 10, write_pkt(0x06, 301, 3));
+  feed.push(0, t += 10, write_pkt(0x08, 303, 3));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 2u);
+  EXPECT_EQ(m[0].packets, 301u);
+  EXPECT_EQ(m[0].last_psn, 300u);
+  EXPECT_TRUE(m[0].complete);
+  EXPECT_EQ(m[301].packets, 3u);
+  EXPECT_EQ(m[301].last_psn, 303u);
+  EXPECT_TRUE(m[301].complete);
+}
+
 TEST(EngineConditions, NextReadsFirstResponseStampedBeforeTheLastOne) {
   // The target reads 700..702 and 703..704 (two READ REQUESTs); the host's responses are
   // stamped 700 FIRST, 701, 704 LAST, 703 FIRST, 702 LAST: two complete messages. 703 and 704

@@ -27,6 +27,9 @@ class PsnBitmap {
   bool mark(uint32_t psn);
   /// Unmarks `psn` (a packet moved to another message).
   void unmark(uint32_t psn);
+  /// The last PSN of the marked run holding `psn` (`psn` itself when it is not marked, or the
+  /// run is not tracked).
+  uint32_t run_end(uint32_t psn) const;
   /// Forgets every PSN, keeping the memory (messages are recycled).
   void clear() {
     has_base_ = false;
@@ -94,6 +97,7 @@ struct Message {
   TimeNs contig_last_ns = 0;         ///< latest stamp of the packets before the gap
   uint64_t contig_last_frame = 0;
   std::vector<BeyondGap> beyond;     ///< packets past the gap (bounded)
+  bool beyond_full = false;          ///< some packets past the gap did not fit in `beyond`
 
   /// A recycled message starts over, keeping its vectors' memory.
   void reset() {

@@ -310,16 +310,37 @@ bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, u
   if (!m.gapped) {
     if (psn == psn::add(m.contig_end, 1)) m.contig_end = psn;
     else if (psn::newer(psn, psn::add(m.contig_end, 1))) m.gapped = beyond = true;
+  } else if (psn == psn::add(m.contig_end, 1)) {
+    close_gap(m, psn);
   } else {
     beyond = psn::newer(psn, m.contig_end);
   }
-  if (beyond && m.beyond.size() < kMaxBeyondGap) {
-    m.beyond.push_back(BeyondGap{psn, len, ts, frame, retrans, last, first});
-  } else if (!beyond && ts >= m.contig_last_ns) {
+  if (beyond) {
+    if (m.beyond.size() < kMaxBeyondGap) m.beyond.push_back(BeyondGap{psn, len, ts, frame, retrans, last, first});
+    else m.beyond_full = true;
+  } else if (ts >= m.contig_last_ns) {
     m.contig_last_ns = ts;
     m.contig_last_frame = frame;
   }
   return dup;
+}
+
+// The packet at `psn` filled the gap after contig_end: the PSNs seen in a run from it are the
+// message's own now, whoever's they seemed (stamp noise puts a message's MIDDLEs out of order by
+// dozens: kept as past the gap until it closes, a long message's would overflow `beyond`, and
+// the ones left out would stay counted in it when its LAST splits the next message's off).
+void Messages::close_gap(Message& m, uint32_t psn) {
+  const uint32_t end = m.seen.run_end(psn);
+  m.contig_end = end;
+  std::erase_if(m.beyond, [&](const BeyondGap& b) {
+    if (psn::newer(b.psn, end)) return false;
+    if (b.ts >= m.contig_last_ns) {
+      m.contig_last_ns = b.ts;
+      m.contig_last_frame = b.frame;
+    }
+    return true;
+  });
+  m.gapped = !m.beyond.empty() || m.beyond_full;
 }
 
 void Messages::split_after_last(Ctx& ctx, Stream& s, Message& m) {
@@ -406,6 +427,8 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   else if (!into.gapped) into.gapped = true;
   for (const BeyondGap& g : from.beyond)
     if (into.beyond.size() < kMaxBeyondGap) into.beyond.push_back(g);
+    else into.beyond_full = true;
+  into.beyond_full |= from.beyond_full;
   if (from.contig_last_ns >= into.contig_last_ns) {
     into.contig_last_ns = from.contig_last_ns;
     into.contig_last_frame = from.contig_last_frame;

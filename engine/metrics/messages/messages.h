@@ -87,6 +87,8 @@ class Messages final : public Component {
   /// Counts one packet into a message; returns true when its PSN was already seen there.
   bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last,
                     bool first);
+  /// The packet at `psn` filled the message's gap: the run seen from it joins the message's own.
+  void close_gap(Message& m, uint32_t psn);
   /// Moves the packets a message took past a PSN gap beyond its LAST into a new message.
   void split_after_last(Ctx& ctx, Stream& s, Message& m);
   void split_beyond(Ctx& ctx, Stream& s, Message& m, uint32_t from);

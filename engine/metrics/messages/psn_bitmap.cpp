@@ -53,4 +53,13 @@ void PsnBitmap::unmark(uint32_t psn) {
   }
 }
 
+uint32_t PsnBitmap::run_end(uint32_t psn) const {
+  if (!has_base_) return psn;
+  const int32_t off = psn::distance(base_, psn);
+  auto it = std::lower_bound(ranges_.begin(), ranges_.end(), off,
+                             [](const std::pair<int32_t, int32_t>& r, int32_t v) { return r.second < v; });
+  if (it == ranges_.end() || it->first > off) return psn;
+  return uint32_t((int64_t(base_) + it->second) & 0xFFFFFF);
+}
+
 }  // namespace rdmatel::messages

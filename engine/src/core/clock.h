@@ -6,7 +6,11 @@
 // Each sample is one packet's first stamps at two points. For packets travelling p -> q the
 // difference t_q - t_p is offset + delay, the other way offset - delay, so the offset lies
 // between the two directions' closest values (NTP's minimum-delay filter), with half their
-// distance as uncertainty.
+// distance as uncertainty. Stamps that stray by more than the delays (jittered software stamps,
+// two ports of one switch) show it: a pair's two directions overlap, or two pairs' brackets miss
+// each other. The closest samples are then the most strayed ones, and the offset is bracketed by
+// the directions' means instead (offset + mean delay one way, offset - mean delay the other),
+// which noise that averages out cannot move past it.
 //
 // Which way a packet travels between two points is not known beforehand (that is what a wrong
 // clock hides), but the two directions of one pair of endpoints always travel opposite ways. So
@@ -92,9 +96,13 @@ class ClockRelations {
     PointId p, q;  ///< p < q; samples are t_q - t_p
     Range all;     ///< every sample
     std::vector<PairRanges> pairs;
-    /// estimate_of's result but for `samples`, worked out again only when a range moved (rarely
-    /// once the closest samples are in): to_root() reads it for every packet that waits.
+    /// compute()'s result, worked out again only when a range's ends moved (rarely once the
+    /// closest samples are in): to_root() reads it for every packet that waits. With noisy stamps
+    /// the estimate follows the means, which this lags a little: waiting needs no better.
     Estimate cached;
+    /// compute()'s result for every sample so far (estimate() and pairs(): what is reported).
+    mutable Estimate reported;
+    mutable uint64_t reported_n = 0;
   };
   static Estimate compute(const Link& l);
   static Estimate estimate_of(const Link& l);
