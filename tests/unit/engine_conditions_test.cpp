@@ -362,6 +362,12 @@ std::map<uint32_t, MessageRecord> by_first_psn(const std::vector<MessageRecord>&
   for (const MessageRecord& r : v) m[r.first_psn] = r;
   return m;
 }
+// A complete message of `packets` packets ending at `last_psn`.
+void expect_whole(const MessageRecord& r, uint64_t packets, uint32_t last_psn) {
+  EXPECT_EQ(r.packets, packets) << r.first_psn;
+  EXPECT_EQ(r.last_psn, last_psn) << r.first_psn;
+  EXPECT_TRUE(r.complete) << r.first_psn;
+}
 }  // namespace
 
 TEST(EngineConditions, LastStampedBeforeTheFirstsOfTwoMessages) {
@@ -423,12 +429,8 @@ TEST(EngineConditions, LongMessageWhoseGapClosesLeavesTheNextOnesMiddle) {
   feed.finish();
   auto m = by_first_psn(feed.out.messages);
   ASSERT_EQ(feed.out.messages.size(), 2u);
-  EXPECT_EQ(m[0].packets, 301u);
-  EXPECT_EQ(m[0].last_psn, 300u);
-  EXPECT_TRUE(m[0].complete);
-  EXPECT_EQ(m[301].packets, 3u);
-  EXPECT_EQ(m[301].last_psn, 303u);
-  EXPECT_TRUE(m[301].complete);
+  expect_whole(m[0], 301, 300);
+  expect_whole(m[301], 3, 303);
 }
 
 TEST(EngineConditions, NextReadsFirstResponseStampedBeforeTheLastOne) {
@@ -456,12 +458,8 @@ TEST(EngineConditions, NextReadsFirstResponseStampedBeforeTheLastOne) {
   feed.finish();
   auto m = by_first_psn(feed.out.messages);
   ASSERT_EQ(feed.out.messages.size(), 2u);
-  EXPECT_EQ(m[700].packets, 3u);
-  EXPECT_EQ(m[700].last_psn, 702u);
-  EXPECT_TRUE(m[700].complete);
-  EXPECT_EQ(m[703].packets, 2u);
-  EXPECT_EQ(m[703].last_psn, 704u);
-  EXPECT_TRUE(m[703].complete);
+  expect_whole(m[700], 3, 702);
+  expect_whole(m[703], 2, 704);
 }
 
 TEST(EngineConditions, SendAfterAWriteLeavesTheNextWritesMiddle) {
