@@ -11,6 +11,8 @@ namespace {
 constexpr size_t kMaxPending = 4096;
 // At the limit on I/Os, how many of the oldest are looked through for one that never completed.
 constexpr size_t kEvictionScan = 256;
+// The General Services Interface QP: RDMA CM's connection datagrams, never an NVMe queue.
+constexpr uint32_t kGsiQpn = 1;
 
 bool reliable(const Packet& p) {
   return p.roce.op()->transport == IbTransport::kRC || p.roce.op()->transport == IbTransport::kXRC;
@@ -319,6 +321,23 @@ void IoQuality::on_read_response(const Packet& p, Ctx& ctx) {
   stamp(*e, kReadResponse, p, ctx);
 }
 
+bool IoQuality::corroborated(const Flow& cpl_flow, const Queue& q, const Entry* e, const Packet& p, const Ctx& ctx) const {
+  // Doubted while another unpaired flow towards the storage server has carried packets but no
+  // command yet (ACKs, say): it may be a queue whose commands all came before the capture (a
+  // queue whose commands this point saw has its CIDs listed, and a completion of another of its
+  // CIDs is not this one's). Not RDMA CM's datagrams to QP 1, nor a flow known only by name.
+  bool unknown_queue = false;
+  for (FlowId f : ctx.flows.between(cpl_flow.key.dst, cpl_flow.key.src)) {
+    const Flow& other = ctx.flows[f];
+    const bool has_queue = f < queue_of_flow_.size() && queue_of_flow_[f];
+    unknown_queue |= f != q.cmd_flow && other.peer == kNoFlow && !has_queue && other.packets > 0 &&
+                     other.key.dst_qpn != kGsiQpn;
+  }
+  if (!unknown_queue) return true;
+  if (p.roce.has(kExtIeth) && e->has_key(p.roce.invalidate_rkey)) return true;
+  return ctx.flows.echoes_point_to(cpl_flow.id, q.cmd_flow) || ctx.flows.echoes_point_to(q.cmd_flow, cpl_flow.id);
+}
+
 void IoQuality::on_completion(const Packet& p, Ctx& ctx) {
   // Candidate queues: the paired one, or every queue between these hosts not yet paired.
   const Flow& cpl_flow = ctx.flows[p.flow];
@@ -372,7 +391,13 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx) {
       if (matches[i].e->has_key(p.roce.invalidate_rkey)) matches[k++] = matches[i];
     if (k) m = k;
   }
-  if (m != 1) {
+  // One queue with the CID outstanding is not yet its queue while other flows between these
+  // hosts are unpaired too: the completion may be of a command this point never saw (a capture
+  // that starts while I/Os are in flight, a command lost before the point) on one of those.
+  // Taken for this one, it pairs the wrong directions, and every later I/O of both queues is
+  // measured against the other's completions (negative RTTs). Echoes or the IETH key decide.
+  const bool lone_guess = m == 1 && cpl_flow.peer == kNoFlow && !corroborated(cpl_flow, *matches[0].q, matches[0].e, p, ctx);
+  if (m != 1 || lone_guess) {
     if (m == 0) {
       // This point saw no command for it: another point may have matched this packet.
       if (!attach_by_identity(p, kCompletion, ctx)) {
@@ -383,8 +408,9 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx) {
       ++stats_.ambiguous_completions;
       ctx.warn("ambiguous_completion", [] {
         return std::string(
-            "some NVMe completions could not be tied to one queue pair (same CID outstanding on several queues "
-            "whose directions are not paired yet); they are left unmatched");
+            "some NVMe completions could not be tied to one queue pair (their directions not paired yet, and "
+            "other queues between the same hosts unpaired too, or the same CID outstanding on several); they are "
+            "left unmatched");
       });
     }
     return;

@@ -60,6 +60,9 @@ class IoQuality final : public Component {
   // ---- matching (io_quality.cpp) ----
   void on_command(const Packet& p, Ctx& ctx);
   void on_completion(const Packet& p, Ctx& ctx);
+  /// Whether a completion on an unpaired flow with its CID outstanding on queue `q` alone is
+  /// that queue's: no other unpaired flow between the hosts, or the IETH key or echoes say so.
+  bool corroborated(const Flow& cpl_flow, const Queue& q, const Entry* e, const Packet& p, const Ctx& ctx) const;
   void on_keyed(const Packet& p, Stage stage, Ctx& ctx);
   void on_read_response(const Packet& p, Ctx& ctx);
   void on_other_send(const Packet& p, Ctx& ctx);

@@ -97,6 +97,13 @@ void FlowTable::observe(Flow& flow, const PacketHeaders& pkt) {
   }
 }
 
+bool FlowTable::echoes_point_to(FlowId responder, FlowId requester) const {
+  auto it = tallies_.find(responder);
+  if (it == tallies_.end()) return false;
+  const std::vector<FlowId>& c = it->second.candidates;
+  return std::find(c.begin(), c.end(), requester) != c.end();
+}
+
 void FlowTable::learn_from_echo(Flow& responder_flow, uint32_t echoed, bool nak) {
   // A NAK names the PSN the responder expected: lost, so possibly never seen here, and up to
   // a few PSNs older than anything seen or one past the newest.

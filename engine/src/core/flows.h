@@ -81,6 +81,9 @@ class FlowTable {
 
   /// Flows from `src` to `dst` (all QPNs).
   const std::vector<FlowId>& between(const IpAddress& src, const IpAddress& dst) const;
+  /// Whether the PSNs echoed so far by unpaired `responder` (its ACKs, NAKs, READ responses) may
+  /// be requests of `requester`, the one flow of its kind that could be its reverse.
+  bool echoes_point_to(FlowId responder, FlowId requester) const;
 
   const FlowTableStats& stats() const { return stats_; }
 
