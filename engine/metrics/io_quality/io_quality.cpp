@@ -71,8 +71,10 @@ void IoQuality::on_packet(const Packet& p, Ctx& ctx) {
   }
 }
 
+bool IoQuality::has_queue(FlowId f) const { return f < queue_of_flow_.size() && queue_of_flow_[f]; }
+
 Queue* IoQuality::queue_of_flow(FlowId f) {
-  if (f >= queue_of_flow_.size() || !queue_of_flow_[f]) return nullptr;
+  if (!has_queue(f)) return nullptr;
   return &queues_[queue_of_flow_[f] - 1];
 }
 
@@ -97,8 +99,8 @@ Entry* IoQuality::get(EntryRef r) {
 void IoQuality::on_other_send(const Packet& p, Ctx& ctx) {
   // A SEND on an NVMe queue pair that is neither an SQE nor a CQE.
   const Flow& flow = ctx.flows[p.flow];
-  bool cmd_side = queue_of_flow(p.flow) != nullptr;
-  bool cpl_side = flow.peer != kNoFlow && queue_of_flow(flow.peer) != nullptr;
+  bool cmd_side = has_queue(p.flow);
+  bool cpl_side = flow.peer != kNoFlow && has_queue(flow.peer);
   if (!cmd_side && !cpl_side) return;
   ++stats_.unparseable_capsules;
   ctx.note(p.frame, note_unparseable_, 0, cmd_side ? 0 : 1);
@@ -329,8 +331,7 @@ bool IoQuality::corroborated(const Flow& cpl_flow, const Queue& q, const Entry* 
   bool unknown_queue = false;
   for (FlowId f : ctx.flows.between(cpl_flow.key.dst, cpl_flow.key.src)) {
     const Flow& other = ctx.flows[f];
-    const bool has_queue = f < queue_of_flow_.size() && queue_of_flow_[f];
-    unknown_queue |= f != q.cmd_flow && other.peer == kNoFlow && !has_queue && other.packets > 0 &&
+    unknown_queue |= f != q.cmd_flow && other.peer == kNoFlow && !has_queue(f) && other.packets > 0 &&
                      other.key.dst_qpn != kGsiQpn;
   }
   if (!unknown_queue) return true;

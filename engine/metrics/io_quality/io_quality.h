@@ -66,6 +66,8 @@ class IoQuality final : public Component {
   void on_keyed(const Packet& p, Stage stage, Ctx& ctx);
   void on_read_response(const Packet& p, Ctx& ctx);
   void on_other_send(const Packet& p, Ctx& ctx);
+  /// Whether flow `f` carries a queue's commands (this point or another saw one).
+  bool has_queue(FlowId f) const;
   Queue* queue_of_flow(FlowId f);
   Queue& ensure_queue(const Flow& flow);
   Entry* get(EntryRef r);
