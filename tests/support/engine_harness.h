@@ -23,6 +23,7 @@ struct Collector : RecordSink {
   std::vector<EcnRecord> congestion;
   std::vector<CnpRecord> cnps;
   std::vector<PfcRecord> pfc;
+  std::vector<PathRecord> paths;
   std::vector<FrameNote> notes;
   std::vector<std::string> warnings;
   bool keep_provisional = false;
@@ -36,6 +37,7 @@ struct Collector : RecordSink {
     if (r.is(kIoSchema)) ios.push_back(r.as<IoRecord>());
     else if (r.is(kMessageSchema)) messages.push_back(r.as<MessageRecord>());
     else if (r.is(kFlowSchema)) periods.push_back(r.as<FlowPeriodRecord>());
+    else if (r.is(kPathSchema)) paths.push_back(r.as<PathRecord>());
     else if (r.is(kCongestionSchema)) {
       const CongestionHead& h = r.as<CongestionHead>();
       if (const auto* e = congestion_as<EcnRecord>(h)) congestion.push_back(*e);

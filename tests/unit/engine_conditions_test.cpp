@@ -600,6 +600,47 @@ TEST(EngineConditions, TheSamePacketsTwiceAreCountedOnce) {
   EXPECT_TRUE(r.warned("more than once"));
 }
 
+// Every CNP of a flow on IPv6 is the same packet to the eye (PSN 0, no IP ID): one waiting
+// entry gathers them all. Storage -> host, seen at the storage point, 10 µs later at the compute
+// point, whose clock reads 560 ms ahead (more than the reorder window, so the packets are handed
+// on at the end, a millisecond of each point's at a time from its own first one). The compute
+// point starts 0.6 ms earlier (a flow it alone carries), so it goes first: the entry is the
+// compute point's, due 10 ms after its copy of the second CNP (0.5 ms). The storage point's
+// rounds run ahead: its CNP resent at 11.1 ms is handled a round before the compute point's copy,
+// after the entry is due. It waits for that copy: 30 ACKs and 3 CNPs over the hop, none lost.
+TEST(EngineConditions, ARepeatedIdentitySeenAgainAtTheOtherPointWaitsForItsCopy) {
+  constexpr TimeNs kAhead = 560'000'000, kHop = 10'000;
+  std::vector<Frame> f;
+  auto both = [&](TimeNs t, const RoceSpec& s) {
+    f.push_back({1, kT0 + t, build_roce(s)});
+    f.push_back({0, kT0 + t + kHop + kAhead, build_roce(s)});
+  };
+  RoceSpec other = up(0x11, 7, 0xC1);
+  other.ipv6 = true;
+  other.ext = test::aeth(0x1F, 1);
+  f.push_back({0, kT0 - 600'000 + kAhead, build_roce(other)});
+  for (uint32_t i = 0; i < 30; ++i) {
+    RoceSpec ack = down(0x11, 100 + i);
+    ack.ipv6 = true;
+    ack.ext = test::aeth(0x1F, 1 + i);
+    both(TimeNs(i) * 400'000, ack);
+  }
+  RoceSpec cnp = down(0x81, 0);
+  cnp.ipv6 = true;
+  cnp.payload = Bytes(16, 0);
+  for (TimeNs t : {50'000, 490'000, 11'100'000}) both(t, cnp);
+  test::Collector r = run(sorted_by_stamp(f));
+  auto at = std::find_if(r.paths.begin(), r.paths.end(), [](const PathRecord& x) { return x.dst_qpn == test::kHostQp; });
+  ASSERT_NE(at, r.paths.end());
+  const PathRecord& hop = *at;
+  EXPECT_EQ(hop.from_point, 1u);
+  EXPECT_EQ(hop.to_point, 0u);
+  EXPECT_EQ(hop.packets, 33u);
+  EXPECT_EQ(hop.lost, 0u);
+  EXPECT_EQ(hop.min_ns, kHop + kAhead);
+  EXPECT_EQ(hop.max_ns, kHop + kAhead);
+}
+
 TEST(EngineConditions, RoutedFabricRolesFromTtlWithoutCompletions) {
   // No I/O completes (the target never answers), so no span orders the points; in a routed
   // fabric the command's TTL does: 64 at the host's leaf, 62 two routers on.

@@ -130,9 +130,16 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
     // the next): it waits a timeout after its latest (at the first one's point, whose clock
     // `due` is on). Entries behind it in the queue wait for it (bounded by kMaxWaits and
     // --max-path-packets).
+    // The same holds for a copy seen again at another point (identities that repeat within a
+    // flow, as CNPs on IPv6 do: PSN 0 and no IP ID): its own copy at the first point may come
+    // after `due`. Its stamp is taken to the first point's clock; a first sighting at a point
+    // needs no more wait than the timeout gave it.
     const Seen& first = e.seen[0];
-    if (p.point == first.point)
-      e.due = std::min(first.ts + kMaxWaits * timeout_, std::max(e.due, p.ts + timeout_));
+    TimeNs latest = kTimeMin;
+    if (p.point == first.point) latest = p.ts;
+    else if (std::any_of(e.seen.begin(), e.seen.end(), [&](const Seen& s) { return s.point == p.point; }))
+      latest = on_clock_of(first.point, p.point, p.ts, ctx);
+    if (latest != kTimeMin) e.due = std::min(first.ts + kMaxWaits * timeout_, std::max(e.due, latest + timeout_));
   }
   queue_[uint32_t(seq - front_seq_)].seen.push_back(Seen{p.point, p.ts, p.frame});
   if (queue_.size() > max_pending_) {
