@@ -54,8 +54,11 @@ for cap in captures:
     if not ios:
         continue
     section = report.split("NVMe I/O latency per host IP")[1].split("\n\n")[0]
-    want = Counter(io["host"] for io in ios if not io.get("admin") and io["opcode"] in (1, 2)
-                   and not io.get("fctype"))
+    # Every host the capture carried commands of has a row; one with admin or other commands
+    # only shows 0 I/Os.
+    want = Counter({io["host"]: 0 for io in ios})
+    want.update(io["host"] for io in ios if not io.get("admin") and io["opcode"] in (1, 2)
+                and not io.get("fctype"))
     got = {m.group(1): int(m.group(2)) for m in re.finditer(r"^  (\S+)\s+(\d+)\s+\d+\s+\d+\s+\d+\s+\d+\s+[A-Z]",
                                                              section, re.M)}
     if got != dict(want):
