@@ -70,6 +70,7 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
                (unsigned long long)messages, flows.flows().size(), (unsigned long long)packets,
                (unsigned long long)retrans, (unsigned long long)naks);
   std::fputs(render_diagnosis(analysis.diagnosis, o.top).c_str(), out);
+  std::fputs(render_flow_diagnosis(flows, analysis.congestion, analysis.pfc, analysis.paths, engine, o.top).c_str(), out);
   std::fputs(render_lossy_links(analysis.paths, engine, 3).c_str(), out);
   if (t.ios == 0)
     std::fprintf(out, "No NVMe-oF I/O found (no SEND carrying an NVMe command with a matching completion).\n\n");

@@ -26,6 +26,11 @@ std::string render_alerts(const std::map<std::string, uint64_t>& per_rule, const
                           const Engine& engine, size_t top);
 /// The answer first: who is to blame, and where the time goes per host and storage server.
 std::string render_diagnosis(const std::vector<DiagnosisRecord>& records, size_t top);
+/// The answer for RDMA message flows (flow_diagnosis_table.cpp): the `top` flows that lose
+/// packets, are congested or paused, with the evidence on their path; empty without flows.
+std::string render_flow_diagnosis(const FlowReport& flows, const std::vector<EcnRecord>& congestion,
+                                  const std::vector<PfcRecord>& pfc, const std::vector<PathRecord>& hops,
+                                  const Engine& engine, size_t top);
 /// "Hops" section: the `n` slowest hops by average delay and the `n` lossiest; empty with a single
 /// observation point (no hop).
 /// The Hops section; `offsets` (export offsets' records) tell which raw delays cross clocks that differ.
