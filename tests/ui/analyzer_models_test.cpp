@@ -14,8 +14,9 @@
 #include <fstream>
 #include <map>
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <set>
+#include <tuple>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
@@ -465,9 +466,11 @@ TEST(AnalyzerRecordTableModel, CsvRowsAreTheClisExport) {
     for (int i = 1; i < ours.size(); ++i) EXPECT_EQ(ours[i].toStdString(), theirs[i].toStdString());
     compared += size_t(ours.size() - 1);
     // The table shows QPNs as Wireshark writes them (hex); the CSV keeps the CLI's number.
-    for (int c = 0; c < model.columnCount(); ++c)
-      if (std::string(model.column_name(c)).ends_with("qpn"))
+    for (int c = 0; c < model.columnCount(); ++c) {
+      if (std::string(model.column_name(c)).ends_with("qpn")) {
         EXPECT_TRUE(model.index(0, c).data(Qt::DisplayRole).toString().startsWith("0x")) << model.column_name(c);
+      }
+    }
   }
   EXPECT_GT(compared, 10u);
 }
@@ -542,6 +545,45 @@ TEST(AnalyzerDiagnosisModel, FirstFindingIsTheInjectedFault) {
   ASSERT_TRUE(h);
   EXPECT_TRUE(diagnosis_html(*h).contains("Nothing stands out"))
       << diagnosis_html(*h).toStdString();
+}
+
+// GPU write flows, packets dropped between leafA-gpu and spine1: the Overview's message-flow
+// diagnosis blames that link for the message flow that lost the largest share there (the truth's
+// hops).
+TEST(AnalyzerDiagnosisModel, MessageFlowsLosingPacketsNameTheLink) {
+  const std::string cap = scratch() + "/analyzer_flow_drops.pcapng";
+  std::string cmd = std::string(RDMATEL_SYNTH) +
+                    " --scenario write-flows --flows 4 --messages 10 --points 3 --loss 0 "
+                    "--drop-between leafA-gpu:spine1=0.05 --seed 5 --out " +
+                    cap + " >/dev/null";
+  ASSERT_EQ(std::system(cmd.c_str()), 0);
+  auto a = analyse({cap});
+  ASSERT_TRUE(a);
+  std::ifstream in(scratch() + "/analyzer_flow_drops.truth.json");
+  const json truth = json::parse(in);
+  // Flows that carry messages (READ requests and ACKs are the other direction's).
+  std::set<std::tuple<std::string, std::string, unsigned>> messages;
+  for (const auto& f : truth["flows"])
+    messages.insert({f["src"].get<std::string>(), f["dst"].get<std::string>(), f["dst_qpn"].get<unsigned>()});
+  double worst = 0;
+  std::string expected;
+  for (const auto& h : truth["hops"]) {
+    if (!messages.count({h["src"].get<std::string>(), h["dst"].get<std::string>(), h["dst_qpn"].get<unsigned>()}))
+      continue;
+    const double packets = h["packets"].get<double>(), lost = h["lost"].get<double>();
+    if (packets > 0 && lost / packets > worst) {
+      worst = lost / packets;
+      char qpn[16];
+      std::snprintf(qpn, sizeof qpn, "0x%06x", h["dst_qpn"].get<unsigned>());
+      expected = h["src"].get<std::string>() + " &gt; " + h["dst"].get<std::string>() + " " + qpn +
+                 ": the network loses its packets, between " + h["from_point"].get<std::string>() + " and " +
+                 h["to_point"].get<std::string>();
+    }
+  }
+  ASSERT_GT(worst, 0.0);
+  const QString html = diagnosis_html(*a);
+  EXPECT_TRUE(html.contains("Diagnosis: RDMA message flows")) << html.toStdString();
+  EXPECT_TRUE(html.contains(QString::fromStdString(expected))) << expected << "\n" << html.toStdString();
 }
 
 // Cancel stops the run at the next packet batch: partial results, marked as such.

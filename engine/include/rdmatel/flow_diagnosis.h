@@ -8,10 +8,12 @@
 
 #include <functional>
 #include <optional>
+#include <string>
 #include <vector>
 
 #include "rdmatel/records.h"
 #include "rdmatel/report.h"
+#include "rdmatel/writers.h"  // PointNamer
 
 namespace rdmatel {
 
@@ -63,5 +65,11 @@ using SendingQpn = std::function<std::optional<uint32_t>(const IpAddress& src, c
 std::vector<FlowFinding> find_flow_findings(const FlowReport& flows, const std::vector<EcnRecord>& congestion,
                                             const std::vector<PfcRecord>& pfc, const std::vector<PathRecord>& hops,
                                             const SendingQpn& sending_qpn);
+
+/// The finding in a sentence (without the final period), as `analyze`, the analyzer and the docs
+/// say it: "the network loses its packets, between leafA-gpu and spine1".
+std::string flow_finding_verdict(const FlowFinding& f, const PointNamer& point_name);
+/// Its numbers: the share retransmitted and where, NAKs, the hop's losses, CE marks, CNPs, pauses.
+std::string flow_finding_evidence(const FlowFinding& f, const PointNamer& point_name);
 
 }  // namespace rdmatel

@@ -91,8 +91,11 @@ class AnalysisSink final : public RecordSink {
     } else if (r.is(kFlowSchema)) {
       a_.flow_periods.push_back(r.as<FlowPeriodRecord>());
     } else if (r.schema) {
-      if (r.is(kCongestionSchema))
+      if (r.is(kCongestionSchema)) {
         if (const auto* e = congestion_as<EcnRecord>(r.as<CongestionHead>())) a_.congestion.push_back(*e);
+        else if (const auto* p = congestion_as<PfcRecord>(r.as<CongestionHead>())) a_.pfc.push_back(*p);
+      }
+      if (r.is(kPathSchema)) a_.hops.push_back(r.as<PathRecord>());
       if (r.is(kDiagnosisSchema)) a_.diagnosis.push_back(r.as<DiagnosisRecord>());
       // Congestion records are of three kinds with their own columns: a table per kind.
       std::string key = r.schema->channel;
@@ -153,6 +156,10 @@ std::unique_ptr<Analysis> run_analysis(const std::vector<std::string>& paths,
   a->stats = engine.stats();
   for (PointId i = 0; i < engine.point_count(); ++i) a->points.push_back(engine.point(i));
   for (const std::string& w : a->summary.warnings) a->warnings.push_back(w);
+  a->flow_findings = find_flow_findings(a->flow_report, a->congestion, a->pfc, a->hops,
+                                        [&](const IpAddress& s, const IpAddress& d, uint32_t q) {
+                                          return engine.sending_qpn(s, d, q);
+                                        });
   for (auto& [id, frames] : a->io_frames)
     std::stable_sort(frames.begin(), frames.end(),
                      [](const IoFrame& x, const IoFrame& y) { return x.frame < y.frame; });

@@ -13,6 +13,7 @@
 
 #include "core/record_table.h"
 #include "rdmatel/engine.h"
+#include "rdmatel/flow_diagnosis.h"
 #include "rdmatel/records.h"
 #include "rdmatel/report.h"
 #include "rdmatel/session.h"
@@ -55,6 +56,11 @@ struct Analysis {
   std::vector<DiagnosisRecord> diagnosis;    ///< per host, storage, pair and job (also in tables)
   IoReport io_report;  ///< the engine's aggregation, as `rdmatel analyze` prints it
   FlowReport flow_report;
+  std::vector<PfcRecord> pfc;       ///< per point and priority
+  std::vector<PathRecord> hops;     ///< per flow and hop
+  /// The message flows that lose packets, are marked or paused (rdmatel/flow_diagnosis.h),
+  /// worked out at the end of the load while the engine still knows the queue pairs.
+  std::vector<FlowFinding> flow_findings;
   /// Every other record kind by channel ("congestion:ecn", "congestion:cnp", "congestion:pfc"
   /// (the channel's three kinds), "offsets", and "diagnosis" or "alerts" when the engine has
   /// them), rendered from its schema.

@@ -4,6 +4,7 @@
 #include <algorithm>
 
 #include "models/cell_format.h"
+#include "rdmatel/names.h"
 
 namespace rdmatel::ui {
 
@@ -103,7 +104,7 @@ QVariant DiagnosisModel::headerData(int section, Qt::Orientation o, int role) co
   return section >= 0 && section < kColumnCount ? QString::fromUtf8(kHeaders[section]) : QVariant();
 }
 
-QString diagnosis_html(const Analysis& a) {
+static QString io_diagnosis_html(const Analysis& a) {
   std::vector<const DiagnosisRecord*> ranked;
   bool split = false;
   for (const DiagnosisRecord& r : a.diagnosis) {
@@ -138,5 +139,30 @@ QString diagnosis_html(const Analysis& a) {
   }
   return h + "</ol>";
 }
+
+// The message flows' findings, as `analyze` lists them: a section of its own.
+static QString flow_findings_html(const Analysis& a) {
+  if (a.flow_report.flows().empty()) return "";
+  QString h = "<br><b>Diagnosis: RDMA message flows</b>";  // <ol> starts a block of its own
+  if (a.flow_findings.empty())
+    return h + "<br>Nothing stands out: no flow retransmits 1 % of its packets or more, is CE-marked, told to "
+               "slow down or paused by PFC.";
+  static const std::string unknown = "?";
+  const PointNamer name = [&](PointId p) -> const std::string& { return p < a.points.size() ? a.points[p].name : unknown; };
+  constexpr size_t kShown = 10;
+  h += "<ol>";
+  for (size_t i = 0; i < a.flow_findings.size() && i < kShown; ++i) {
+    const FlowFinding& f = a.flow_findings[i];
+    const std::string flow = f.src.to_string() + " > " + f.dst.to_string() + " " + qpn_text(f.dst_qpn);
+    h += "<li><b>" + QString::fromStdString(flow + ": " + flow_finding_verdict(f, name)).toHtmlEscaped() + ".</b> " +
+         QString::fromStdString(flow_finding_evidence(f, name)).toHtmlEscaped() + ".</li>";
+  }
+  h += "</ol>";
+  if (a.flow_findings.size() > kShown)
+    h += QString("(%1 of %2 flows shown; the Flows view has every flow.)").arg(kShown).arg(a.flow_findings.size());
+  return h;
+}
+
+QString diagnosis_html(const Analysis& a) { return io_diagnosis_html(a) + flow_findings_html(a); }
 
 }  // namespace rdmatel::ui

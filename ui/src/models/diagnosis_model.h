@@ -47,7 +47,7 @@ class DiagnosisModel : public QAbstractTableModel {
 };
 
 /// The findings as the CLI words them (HTML): numbered, each with its evidence; or why there is
-/// none (one side seen only, nothing stands out).
+/// none (one side seen only, nothing stands out); then the message flows' findings.
 QString diagnosis_html(const Analysis& a);
 
 }  // namespace rdmatel::ui
