@@ -339,6 +339,62 @@ TEST(EngineConditions, CompletionOfACommandBeforeTheCaptureDoesNotPairQueues) {
   EXPECT_EQ(io.host_qpn, 0xA2u);
 }
 
+TEST(EngineConditions, CompletionBeforeAnyPacketOfItsQueueWaitsForEchoes) {
+  // The same two queues, but nothing of B's shows before its completion (probe seed 17874: the
+  // host's ACK of it comes after it). A is the only queue with CID 5 outstanding and no other
+  // flow contests it yet: the completion is held, A's return flow 0xA2 ACKs A's command, the
+  // ACK pairs A, and B's completion is then no queue's. Taken at once, 0xA1 paired with 0xB2
+  // and A's I/O ended 39 µs early at B's completion.
+  test::Feeder feed(Settings{}, {"only"});
+  RoceSpec cmd = up(0x04, 100, 0xA1);
+  cmd.payload = test::sqe(0x02, 5, 1, 0x40, 4096, 0x77);
+  const uint64_t cmd_frame = feed.push(0, kT0, build_roce(cmd));
+  RoceSpec b_cpl = down(0x04, 900, 0xB2);
+  b_cpl.payload = test::cqe(5, 0);
+  feed.push(0, kT0 + 1'000, build_roce(b_cpl));
+  RoceSpec b_ack = up(0x11, 900, 0xB1);  // the host acknowledges B's completion
+  b_ack.ext = test::aeth(0x1F, 1);
+  feed.push(0, kT0 + 2'000, build_roce(b_ack));
+  RoceSpec a_ack = down(0x11, 100, 0xA2);  // the target acknowledges A's command
+  a_ack.ext = test::aeth(0x1F, 1);
+  feed.push(0, kT0 + 3'000, build_roce(a_ack));
+  RoceSpec a_cpl = down(0x04, 300, 0xA2);
+  a_cpl.payload = test::cqe(5, 0);
+  const uint64_t rsp_frame = feed.push(0, kT0 + 40'000, build_roce(a_cpl));
+  feed.finish();
+  ASSERT_EQ(feed.out.ios.size(), 1u);
+  const IoRecord& io = feed.out.ios[0];
+  EXPECT_EQ(io.cmd_frame, cmd_frame);
+  EXPECT_EQ(io.rsp_frame, rsp_frame);
+  EXPECT_TRUE(io.complete);
+  EXPECT_EQ(io.host_qpn, 0xA2u);
+}
+
+TEST(EngineConditions, AHeldCompletionIsTakenWhenNoEchoComes) {
+  // One queue, no ACK at all in the capture: the completion on its unpaired return flow is
+  // held for a millisecond of stamps, then taken for the only queue with its CID outstanding,
+  // as without the hold (the I/O is whole: its frames, IOL 40 µs).
+  test::Feeder feed(Settings{}, {"only"});
+  RoceSpec cmd = up(0x04, 100, 0xA1);
+  cmd.payload = test::sqe(0x02, 5, 1, 0x40, 4096, 0x77);
+  const uint64_t cmd_frame = feed.push(0, kT0, build_roce(cmd));
+  RoceSpec cpl = down(0x04, 300, 0xA2);
+  cpl.payload = test::cqe(5, 0);
+  const uint64_t rsp_frame = feed.push(0, kT0 + 40'000, build_roce(cpl));
+  RoceSpec later = up(0x04, 101, 0xA1);  // the next command, 5 ms on: the hold has ended
+  later.payload = test::sqe(0x02, 6, 1, 0x40, 4096, 0x78);
+  feed.push(0, kT0 + 5'000'000, build_roce(later));
+  feed.finish();
+  ASSERT_GE(feed.out.ios.size(), 1u);
+  const IoRecord& io = feed.out.ios[0];
+  EXPECT_EQ(io.cmd_frame, cmd_frame);
+  EXPECT_EQ(io.rsp_frame, rsp_frame);
+  EXPECT_TRUE(io.complete);
+  const IoMetrics m = io_metrics(io);
+  ASSERT_TRUE(m.iol);
+  EXPECT_EQ(*m.iol, 40'000);
+}
+
 TEST(EngineConditions, LastStampedBeforeItsMiddlesIsOneMessage) {
   // A WRITE FIRST, LAST, MIDDLE, MIDDLE in stamp order at one point (stamped when queued):
   // one message of four packets, complete.

@@ -77,7 +77,10 @@ bool IoQuality::settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) co
   return need <= bound;
 }
 
-void IoQuality::on_advance(PointId, Ctx& ctx) { drain(ctx); }
+void IoQuality::on_advance(PointId, Ctx& ctx) {
+  if (!held_.empty() && held_worth_retrying(ctx)) retry_held(ctx, false);
+  drain(ctx);
+}
 
 void IoQuality::drain(Ctx& ctx) {
   if (live_ == 0 && deferred_.empty()) return;
@@ -106,6 +109,7 @@ void IoQuality::drain(Ctx& ctx) {
 }
 
 void IoQuality::finish(Ctx& ctx) {
+  retry_held(ctx, true);
   // Everything left, in creation order so that records come out in command order.
   for (EntryRef r : all_created_)
     if (get(r)) finalize(r, IoEnd::kCaptureEnd, ctx);

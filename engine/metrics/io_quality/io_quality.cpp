@@ -49,6 +49,7 @@ IoQuality::IoQuality(Ctx& ctx)
 
 void IoQuality::on_packet(const Packet& p, Ctx& ctx) {
   if (!reliable(p)) return;
+  if (!held_.empty() && held_worth_retrying(ctx)) retry_held(ctx, false);
   const MsgPosition pos = p.roce.op()->position;
   const bool starts = pos == MsgPosition::kFirst || pos == MsgPosition::kOnly;
   switch (p.roce.op()->op_class) {
@@ -323,7 +324,26 @@ void IoQuality::on_read_response(const Packet& p, Ctx& ctx) {
   stamp(*e, kReadResponse, p, ctx);
 }
 
-bool IoQuality::corroborated(const Flow& cpl_flow, const Queue& q, const Entry* e, const Packet& p, const Ctx& ctx) const {
+bool IoQuality::held_worth_retrying(const Ctx& ctx) const {
+  if (ctx.flows.stats().pairs_learned != held_pairs_seen_) return true;
+  for (const Held& h : held_)
+    if (ctx.points[h.p.point].horizon >= h.until) return true;
+  return false;
+}
+
+void IoQuality::retry_held(Ctx& ctx, bool all) {
+  held_pairs_seen_ = ctx.flows.stats().pairs_learned;
+  std::vector<Held> held;
+  held.swap(held_);
+  for (const Held& h : held) {
+    // Its time is up once its point has handled everything stamped before the hold's end.
+    const bool due = all || ctx.points[h.p.point].horizon >= h.until;
+    on_completion(h.p, ctx, h.until, !due);
+  }
+}
+
+IoQuality::Evidence IoQuality::corroborated(const Flow& cpl_flow, const Queue& q, const Entry* e, const Packet& p,
+                                            const Ctx& ctx) const {
   // Doubted while another unpaired flow towards the storage server has carried packets but no
   // command yet (ACKs, say): it may be a queue whose commands all came before the capture (a
   // queue whose commands this point saw has its CIDs listed, and a completion of another of its
@@ -334,12 +354,13 @@ bool IoQuality::corroborated(const Flow& cpl_flow, const Queue& q, const Entry* 
     unknown_queue |= f != q.cmd_flow && other.peer == kNoFlow && !has_queue(f) && other.packets > 0 &&
                      other.key.dst_qpn != kGsiQpn;
   }
-  if (!unknown_queue) return true;
-  if (p.roce.has(kExtIeth) && e->has_key(p.roce.invalidate_rkey)) return true;
-  return ctx.flows.echoes_point_to(cpl_flow.id, q.cmd_flow) || ctx.flows.echoes_point_to(q.cmd_flow, cpl_flow.id);
+  if (p.roce.has(kExtIeth) && e->has_key(p.roce.invalidate_rkey)) return Evidence::kShown;
+  if (ctx.flows.echoes_point_to(cpl_flow.id, q.cmd_flow) || ctx.flows.echoes_point_to(q.cmd_flow, cpl_flow.id))
+    return Evidence::kShown;
+  return unknown_queue ? Evidence::kDoubted : Evidence::kUncontested;
 }
 
-void IoQuality::on_completion(const Packet& p, Ctx& ctx) {
+void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_hold) {
   // Candidate queues: the paired one, or every queue between these hosts not yet paired.
   const Flow& cpl_flow = ctx.flows[p.flow];
   Queue* candidates[64];
@@ -397,7 +418,18 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx) {
   // that starts while I/Os are in flight, a command lost before the point) on one of those.
   // Taken for this one, it pairs the wrong directions, and every later I/O of both queues is
   // measured against the other's completions (negative RTTs). Echoes or the IETH key decide.
-  const bool lone_guess = m == 1 && cpl_flow.peer == kNoFlow && !corroborated(cpl_flow, *matches[0].q, matches[0].e, p, ctx);
+  // Nothing contests the guess yet, but nothing shows it either: held for the echoes of its
+  // queue's own return flow (held_), once per completion, then taken.
+  const Evidence evidence = m == 1 && cpl_flow.peer == kNoFlow ? corroborated(cpl_flow, *matches[0].q, matches[0].e, p, ctx)
+                                                              : Evidence::kShown;
+  if (evidence == Evidence::kUncontested && may_hold && (until != kTimeMin || held_.size() < kMaxHeld)) {
+    // Whichever queue it turns out to be, a completion answered a CID of these hosts' queues:
+    // they carry NVMe (an unconfirmed queue's I/Os evicted meanwhile would be dropped).
+    matches[0].q->confirmed = true;
+    held_.push_back(Held{p, until == kTimeMin ? p.ts + kHoldForEchoes : until});
+    return;
+  }
+  const bool lone_guess = evidence == Evidence::kDoubted;
   if (m != 1 || lone_guess) {
     if (m == 0) {
       // This point saw no command for it: another point may have matched this packet.

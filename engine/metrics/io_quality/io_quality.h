@@ -59,10 +59,16 @@ class IoQuality final : public Component {
  private:
   // ---- matching (io_quality.cpp) ----
   void on_command(const Packet& p, Ctx& ctx);
-  void on_completion(const Packet& p, Ctx& ctx);
+  /// A completion may be held for echoes (see held_): first with `until` kTimeMin (its hold then
+  /// starts), again until its hold's end `until`; with `may_hold` false it is taken at its guess.
+  void on_completion(const Packet& p, Ctx& ctx, TimeNs until = kTimeMin, bool may_hold = true);
   /// Whether a completion on an unpaired flow with its CID outstanding on queue `q` alone is
-  /// that queue's: no other unpaired flow between the hosts, or the IETH key or echoes say so.
-  bool corroborated(const Flow& cpl_flow, const Queue& q, const Entry* e, const Packet& p, const Ctx& ctx) const;
+  /// that queue's: the IETH key or echoes say so (kShown); no other flow between the hosts may
+  /// be a queue the capture saw no command of (kUncontested); or one may (kDoubted).
+  enum class Evidence : uint8_t { kShown, kUncontested, kDoubted };
+  Evidence corroborated(const Flow& cpl_flow, const Queue& q, const Entry* e, const Packet& p, const Ctx& ctx) const;
+  /// Tries the held completions again (all of them taken at their guess with `all`).
+  void retry_held(Ctx& ctx, bool all);
   void on_keyed(const Packet& p, Stage stage, Ctx& ctx);
   void on_read_response(const Packet& p, Ctx& ctx);
   void on_other_send(const Packet& p, Ctx& ctx);
@@ -213,6 +219,24 @@ class IoQuality final : public Component {
   };
   std::deque<Deferred> deferred_;
   uint64_t deferred_version_ = 0;
+  /// Completions on an unpaired return flow whose CID only one queue has outstanding, with
+  /// nothing yet to show they are that queue's: held until echoes pair the flows or the hold
+  /// ends (then taken for that queue, as before). The queue's own return flow usually ACKs its
+  /// commands within microseconds; taken at once, a completion of a queue whose commands came
+  /// before the capture (its flow carrying nothing yet) paired the wrong directions, and every
+  /// later I/O of both queues was measured against the other's completions.
+  struct Held {
+    Packet p;
+    TimeNs until;  ///< on the packet's point's clock
+  };
+  std::vector<Held> held_;
+  /// Held completions are tried again when a pairing was learned since (only that changes what
+  /// they are matched to) or the earliest hold ends: not on every packet (a capture of many
+  /// such completions would try them all each time).
+  uint64_t held_pairs_seen_ = 0;
+  bool held_worth_retrying(const Ctx& ctx) const;
+  static constexpr DurationNs kHoldForEchoes = kNsPerMs;
+  static constexpr size_t kMaxHeld = 256;
   Horizons horizons_;
 
   IoQualityStats stats_;
