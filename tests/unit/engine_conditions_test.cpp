@@ -395,6 +395,35 @@ TEST(EngineConditions, AHeldCompletionIsTakenWhenNoEchoComes) {
   EXPECT_EQ(*m.iol, 40'000);
 }
 
+TEST(EngineConditions, ACnpBeforeItsFlowsArePairedCountsInItsFlowsPeriod) {
+  // Probe seed 18234: a CNP at the start of the capture, on the reverse direction of a queue
+  // pair not paired yet, waits for the pairing. Here the pairing comes from the completion
+  // (taken once its hold for echoes ends, 5 ms on) and no packet of either direction follows:
+  // the CNP still counts in the command flow's period at the end, once.
+  test::Feeder feed(Settings{}, {"only"});
+  RoceSpec cmd = up(0x04, 100, 0xA1);
+  cmd.payload = test::sqe(0x02, 5, 1, 0x40, 4096, 0x77);
+  feed.push(0, kT0, build_roce(cmd));
+  RoceSpec cnp = down(0x81, 0, 0xA2);
+  cnp.payload = Bytes(16, 0);
+  feed.push(0, kT0 + 1'000, build_roce(cnp));
+  RoceSpec cpl = down(0x04, 300, 0xA2);
+  cpl.payload = test::cqe(5, 0);
+  feed.push(0, kT0 + 40'000, build_roce(cpl));
+  RoceSpec other = up(0x11, 7, 0xC1);  // other hosts' ACK: the hold has ended
+  other.src_ip4[3] = 9;
+  other.dst_ip4[3] = 8;
+  other.ext = test::aeth(0x1F, 1);
+  feed.push(0, kT0 + 5'000'000, build_roce(other));
+  feed.finish();
+  ASSERT_EQ(feed.out.ios.size(), 1u);
+  EXPECT_TRUE(feed.out.ios[0].complete);
+  uint64_t cnps = 0;
+  for (const FlowPeriodRecord& r : feed.out.periods)
+    if (r.dst_qpn == 0xA1) cnps += r.cnps;
+  EXPECT_EQ(cnps, 1u);
+}
+
 TEST(EngineConditions, LastStampedBeforeItsMiddlesIsOneMessage) {
   // A WRITE FIRST, LAST, MIDDLE, MIDDLE in stamp order at one point (stamped when queued):
   // one message of four packets, complete.

@@ -899,6 +899,13 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
 }
 
 void Messages::finish(Ctx& ctx) {
+  // NAKs and CNPs whose flows got paired after them, with no packet since to count them on (a
+  // CNP at the start of the capture, its flow's last packet before the ACK that paired it).
+  std::vector<FlowId> paired;
+  for (const auto& [flow, list] : unpaired_naks_)
+    if (ctx.flows[flow].peer != kNoFlow) paired.push_back(flow);
+  std::sort(paired.begin(), paired.end());  // the map's order is not stable
+  for (FlowId f : paired) drain_unpaired_naks(ctx, ctx.flows[f]);
   // NAKs whose flows never got paired: noted on their frames, counted nowhere else.
   // (CNPs of such flows are counted by the congestion component only.)
   for (auto& [flow, list] : unpaired_naks_)

@@ -288,7 +288,7 @@ class Engine::Impl {
         held = true;
         const TimeNs until = p.buffer.front().ts + kAdvanceQuantum;  // stamps are clamped: no overflow
         while (!p.buffer.empty() && p.buffer.front().ts <= until) release_front(id, true);
-        for (auto& c : components_) c->on_advance(id, ctx_);
+        advance_components(id);
       }
     }
     for (PointId id = 0; id < points_.size(); ++id) {
@@ -299,8 +299,11 @@ class Engine::Impl {
     }
     finished_ = true;
     for (PointId id = 0; id < points_.size(); ++id)
-      for (auto& c : components_) c->on_advance(id, ctx_);
-    for (auto& c : components_) c->finish(ctx_);
+      advance_components(id);
+    for (auto& c : components_) {
+      c->finish(ctx_);
+      flows_.apply_proposals();  // a pairing learned at the end (a held completion) counts for the rest
+    }
     for (const std::string& text : roles_.contradictions(points_))
       for (RecordSink* s : sinks_) s->on_warning(Warning{"roles", text});
   }
@@ -355,7 +358,7 @@ class Engine::Impl {
       while (!p.buffer.empty()) release_front(id, true);
       if (p.seen) p.horizon = std::max(p.horizon, p.watermark);
       p.quiet = true;
-      for (auto& c : components_) c->on_advance(id, ctx_);
+      advance_components(id);
     }
   }
 
@@ -436,8 +439,15 @@ class Engine::Impl {
     const TimeNs horizon = points_.advance_horizon(id, window_);
     if (horizon - last_advance_[id] >= kAdvanceQuantum) {
       last_advance_[id] = horizon;
-      for (auto& c : components_) c->on_advance(id, ctx_);
+      advance_components(id);
     }
+  }
+
+  // Components hear that point `id`'s horizon moved. A pairing one proposes then (a completion
+  // held for echoes, taken when its hold ends) applies at once, as after a packet.
+  void advance_components(PointId id) {
+    for (auto& c : components_) c->on_advance(id, ctx_);
+    flows_.apply_proposals();
   }
 
   void handle(const Packet& pkt) {
