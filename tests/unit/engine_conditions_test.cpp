@@ -378,6 +378,50 @@ TEST(EngineConditions, AHeldCompletionIsTakenWhenNoEchoComes) {
   EXPECT_EQ(*m.iol, 40'000);
 }
 
+TEST(EngineConditions, ACompletionTwoQueuesCouldOweWaitsForTheirPairing) {
+  // Probe seed 18348: queues A (0xA1 out, 0xA2 back) and B (0xB1, 0xB2), neither paired, both
+  // with CID 5 outstanding. B's completion comes first, on 0xB2: either queue could owe it.
+  // Left unmatched, B's I/O never ended (and in the probe, every later completion of that CID
+  // ended the I/O before its own). Held, it waits for the ACKs that pair both queues, then
+  // ends B's I/O; A's completion ends A's.
+  test::Feeder feed(Settings{}, {"only"});
+  RoceSpec a_cmd = up(0x04, 100, 0xA1);
+  a_cmd.payload = test::sqe(0x02, 5, 1, 0x40, 4096, 0x77);
+  const uint64_t a_cmd_frame = feed.push(0, kT0, build_roce(a_cmd));
+  RoceSpec b_cmd = up(0x04, 800, 0xB1);
+  b_cmd.payload = test::sqe(0x02, 5, 1, 0x40, 4096, 0x88);
+  const uint64_t b_cmd_frame = feed.push(0, kT0 + 500, build_roce(b_cmd));
+  RoceSpec b_cpl = down(0x04, 900, 0xB2);
+  b_cpl.payload = test::cqe(5, 0);
+  const uint64_t b_rsp_frame = feed.push(0, kT0 + 20'000, build_roce(b_cpl));
+  RoceSpec a_ack = down(0x11, 100, 0xA2);  // the target acknowledges A's command
+  a_ack.ext = test::aeth(0x1F, 1);
+  feed.push(0, kT0 + 21'000, build_roce(a_ack));
+  RoceSpec b_ack = up(0x11, 900, 0xB1);  // the host acknowledges B's completion
+  b_ack.ext = test::aeth(0x1F, 1);
+  feed.push(0, kT0 + 22'000, build_roce(b_ack));
+  RoceSpec a_cpl = down(0x04, 300, 0xA2);
+  a_cpl.payload = test::cqe(5, 0);
+  const uint64_t a_rsp_frame = feed.push(0, kT0 + 40'000, build_roce(a_cpl));
+  feed.finish();
+  ASSERT_EQ(feed.out.ios.size(), 2u);
+  std::map<uint64_t, const IoRecord*> by_cmd;
+  for (const IoRecord& io : feed.out.ios) by_cmd[io.cmd_frame] = &io;
+  ASSERT_EQ(by_cmd.count(a_cmd_frame), 1u);
+  ASSERT_EQ(by_cmd.count(b_cmd_frame), 1u);
+  const IoRecord& a = *by_cmd[a_cmd_frame];
+  const IoRecord& b = *by_cmd[b_cmd_frame];
+  EXPECT_TRUE(a.complete);
+  EXPECT_EQ(a.rsp_frame, a_rsp_frame);
+  EXPECT_EQ(a.host_qpn, 0xA2u);
+  EXPECT_TRUE(b.complete);
+  EXPECT_EQ(b.rsp_frame, b_rsp_frame);
+  EXPECT_EQ(b.host_qpn, 0xB2u);
+  const IoMetrics bm = io_metrics(b);
+  ASSERT_TRUE(bm.iol);
+  EXPECT_EQ(*bm.iol, 19'500);
+}
+
 TEST(EngineConditions, ACnpBeforeItsFlowsArePairedCountsInItsFlowsPeriod) {
   // Probe seed 18234: a CNP at the start of the capture, on the reverse direction of a queue
   // pair not paired yet, waits for the pairing. Here the pairing comes from the completion

@@ -419,13 +419,16 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
   // Taken for this one, it pairs the wrong directions, and every later I/O of both queues is
   // measured against the other's completions (negative RTTs). Echoes or the IETH key decide.
   // Nothing contests the guess yet, but nothing shows it either: held for the echoes of its
-  // queue's own return flow (held_), once per completion, then taken.
+  // queue's own return flow (held_), once per completion, then taken. Several queues with the
+  // CID outstanding wait for the pairing the same way: left unmatched at once, the I/O it ends
+  // stayed oldest in its CID list, and every later completion of that CID ended the I/O before
+  // its own (probe seed 18348).
   const Evidence evidence = m == 1 && cpl_flow.peer == kNoFlow ? corroborated(cpl_flow, *matches[0].q, matches[0].e, p, ctx)
                                                               : Evidence::kShown;
-  if (evidence == Evidence::kUncontested && may_hold && (until != kTimeMin || held_.size() < kMaxHeld)) {
+  if ((evidence == Evidence::kUncontested || m > 1) && may_hold && (until != kTimeMin || held_.size() < kMaxHeld)) {
     // Whichever queue it turns out to be, a completion answered a CID of these hosts' queues:
     // they carry NVMe (an unconfirmed queue's I/Os evicted meanwhile would be dropped).
-    matches[0].q->confirmed = true;
+    if (m == 1) matches[0].q->confirmed = true;
     held_.push_back(Held{p, until == kTimeMin ? p.ts + kHoldForEchoes : until});
     return;
   }
