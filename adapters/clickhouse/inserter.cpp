@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <set>
 
 #include "adapters/clickhouse/table_schema.h"
 
@@ -110,13 +111,18 @@ bool Inserter::open(std::string& error) {
       return false;
     }
   }
+  for (const RecordSchema* s : all_schemas())
+    if (!add_missing_columns(*s, why)) {
+      error = "ClickHouse at " + host_port_ + ": " + why;
+      return false;
+    }
   last_flush_ = monotonic_s();
   thread_ = std::thread([this] { send_loop(); });
   return true;
 }
 
 Inserter::Sent Inserter::post(const std::string& query, const std::string& body,
-                              std::string& error) {
+                              std::string& error, std::string* answer) {
   const std::string path = query.empty() ? "/" : "/?query=" + url_encode(query);
   auto res = client_->Post(path.c_str(), body, "text/plain; charset=utf-8");
   if (!res) {
@@ -127,7 +133,30 @@ Inserter::Sent Inserter::post(const std::string& query, const std::string& body,
     error = "HTTP " + std::to_string(res->status) + ": " + first_line(res->body);
     return Sent::kRefused;
   }
+  if (answer) *answer = std::move(res->body);
   return Sent::kOk;
+}
+
+bool Inserter::add_missing_columns(const RecordSchema& schema, std::string& error) {
+  std::string names, why;
+  const std::string list = std::string("SELECT name FROM system.columns WHERE database = '") + kDatabase +
+                           "' AND table = '" + schema.channel + "' FORMAT TabSeparated";
+  if (post("", list, why, &names) != Sent::kOk) {
+    error = "cannot read the columns of " + std::string(kDatabase) + "." + schema.channel + ": " + why;
+    return false;
+  }
+  std::set<std::string> existing;
+  for (size_t at = 0; at < names.size();) {
+    const size_t nl = names.find('\n', at);
+    existing.insert(names.substr(at, nl == std::string::npos ? std::string::npos : nl - at));
+    at = nl == std::string::npos ? names.size() : nl + 1;
+  }
+  const std::string alter = add_columns_sql(schema, existing);
+  if (!alter.empty() && post("", alter, why) != Sent::kOk) {
+    error = "cannot add the new columns to " + std::string(kDatabase) + "." + schema.channel + ": " + why;
+    return false;
+  }
+  return true;
 }
 
 void Inserter::on_record(const Record& r) {

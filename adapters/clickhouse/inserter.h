@@ -74,7 +74,10 @@ class Inserter final : public RecordSink {
   void flush_all();
   void send_loop();
   enum class Sent { kOk, kNoAnswer, kRefused };
-  Sent post(const std::string& query, const std::string& body, std::string& error);
+  /// `answer`, when given, receives the body of a successful answer.
+  Sent post(const std::string& query, const std::string& body, std::string& error, std::string* answer = nullptr);
+  /// Adds the columns a table made by an older rdmatel lacks (an insert naming them would fail).
+  bool add_missing_columns(const RecordSchema& schema, std::string& error);
 
   InserterOptions o_;
   PointNamer names_;

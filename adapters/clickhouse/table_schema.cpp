@@ -40,6 +40,16 @@ std::string create_table_sql(const RecordSchema& s) {
   return out;
 }
 
+std::string add_columns_sql(const RecordSchema& s, const std::set<std::string>& existing) {
+  std::string out;
+  for (const Column& c : s.columns) {
+    if (existing.count(c.name)) continue;
+    out += out.empty() ? std::string("ALTER TABLE ") + kDatabase + "." + s.channel + " ADD COLUMN `" : ", ADD COLUMN `";
+    out += std::string(c.name) + "` " + column_type(c.type);
+  }
+  return out;
+}
+
 std::string schema_sql() {
   std::string out =
       "-- SPDX-License-Identifier: GPL-2.0-or-later\n"

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <cstdint>
+#include <set>
 #include <string>
 
 #include "rdmatel/schema.h"
@@ -22,6 +23,10 @@ inline constexpr const char* kDatabase = "rdmatel";
 
 /// CREATE TABLE IF NOT EXISTS rdmatel.<channel> (...) for one schema.
 std::string create_table_sql(const RecordSchema& schema);
+/// ALTER TABLE rdmatel.<channel> ADD COLUMN ... for the schema's columns not in `existing` (a
+/// table an older rdmatel made), in schema order; empty when none is missing. ClickHouse 18.16
+/// has no ADD COLUMN IF NOT EXISTS, so the caller reads the table's columns first.
+std::string add_columns_sql(const RecordSchema& schema, const std::set<std::string>& existing);
 /// The whole schema: the database, then every table, statements separated by ";\n\n".
 std::string schema_sql();
 

@@ -7,7 +7,9 @@ unprivileged user on 127.0.0.1 with its own config and data folder):
 2. no loss on a server restart: rdmatel live -r - streams repetitions of the capture while the
    server is killed (SIGKILL, a crash) and started again; the rows equal rdmatel export io of the
    same bytes as a file;
-3. the shipped sql/clickhouse/rdmatel.sql is what rdmatel clickhouse-schema prints.
+3. the shipped sql/clickhouse/rdmatel.sql is what rdmatel clickhouse-schema prints;
+4. a table an older rdmatel made (congestion without its `dscp` column) gains the column and
+   takes the rows.
 
 Usage: test_clickhouse.py RDMATEL CAPTURE.pcapng SCHEMA.sql"""
 
@@ -137,6 +139,14 @@ def main():
     try:
         ch = ClickHouse(tmp)
         ch.start()
+        # 4. The congestion table as rdmatel made it before `dscp` existed: the shipped statement
+        # without that column.
+        ch.query("CREATE DATABASE IF NOT EXISTS rdmatel")
+        (old,) = [st for st in printed.split(";\n\n") if "rdmatel.congestion\n" in st]
+        old = "\n".join(l for l in old.splitlines() if "`dscp`" not in l)
+        if old == [st for st in printed.split(";\n\n") if "rdmatel.congestion\n" in st][0]:
+            fail("the schema has no dscp column to leave out")
+        ch.query(old)
         # 1. export with --clickhouse: every table equals export of its kind.
         p = subprocess.run([cli, "export", "io", capture, "--clickhouse", ch.url, "-o", os.devnull],
                            capture_output=True, text=True, timeout=120)
@@ -149,6 +159,8 @@ def main():
             got = ch.rows(kind, f"rdmatel_run = '{run1}'")
             counts[kind] = (len(got), len(exp))
             problems += compare(f"table {kind}", exp, got, ch.float_columns(kind))
+        if "dscp" not in ch.query("DESCRIBE TABLE rdmatel.congestion FORMAT TabSeparated"):
+            problems.append("the older congestion table did not gain its dscp column")
         print("rows in ClickHouse vs export: " + ", ".join(f"{k} {g}/{e}" for k, (g, e) in counts.items()))
 
         # analyze --clickhouse fills the same tables.

@@ -53,3 +53,11 @@ TEST(ClickHouseRows, TableByHand) {
             "    `flag` Nullable(UInt8),\n    `n` Nullable(UInt64),\n    `text` Nullable(String),\n"
             "    `iol_us` Nullable(Float64)\n)\nENGINE = ReplacingMergeTree()\nORDER BY (rdmatel_run, rdmatel_seq)");
 }
+
+TEST(ClickHouseRows, ColumnsAnOlderTableLacksAreAdded) {
+  // A table made before `n` and `iol_us` existed: both are added, in schema order; a table
+  // with every column gets no ALTER.
+  EXPECT_EQ(clickhouse::add_columns_sql(kTest, {"rdmatel_run", "rdmatel_seq", "flag", "text"}),
+            "ALTER TABLE rdmatel.test ADD COLUMN `n` Nullable(UInt64), ADD COLUMN `iol_us` Nullable(Float64)");
+  EXPECT_EQ(clickhouse::add_columns_sql(kTest, {"rdmatel_run", "rdmatel_seq", "flag", "n", "text", "iol_us"}), "");
+}
