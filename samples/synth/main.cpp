@@ -42,6 +42,7 @@ void help() {
       "                      also disables the preset's designed losses)\n"
       "  --incomplete RATE   fraction of I/Os whose completion never comes\n"
       "  --vlan 0|1|2        802.1Q tags\n"
+      "  --pcp 0..7          802.1p priority in the tags (default 3)\n"
       "  --ipv6              IPv6 instead of IPv4\n"
       "  --order time|blocks file order: merged by stamp, or dumpcap-like blocks of\n"
       "                      20-600 packets per point\n"
@@ -164,6 +165,7 @@ int main(int argc, char** argv) {
     else if (k == "--loss") c.loss = to_double(k, v, 0.0, 0.5);
     else if (k == "--incomplete") c.incomplete = to_double(k, v, 0.0, 1.0);
     else if (k == "--vlan") c.vlan = static_cast<int>(to_int(k, v, 0, 2));
+    else if (k == "--pcp") c.pcp = static_cast<int>(to_int(k, v, 0, 7));
     else if (k == "--ipv6") c.ipv6 = true;
     else if (k == "--order") {
       if (v == "time") c.order_blocks = false;

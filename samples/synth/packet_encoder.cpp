@@ -132,7 +132,7 @@ uint32_t PacketEncoder::encode(const Emission& e, uint32_t snaplen, uint8_t ttl,
   uint32_t o = 12;
   for (int v = 0; v < cfg_.vlan_tags; ++v) {
     put16(p + o, 0x8100);
-    put16(p + o + 2, (3u << 13) | cfg_.vlan_id[v]);  // PCP 3: the usual lossless RoCE class
+    put16(p + o + 2, static_cast<uint16_t>((cfg_.pcp << 13) | cfg_.vlan_id[v]));
     o += 4;
   }
   put16(p + o, cfg_.ipv6 ? 0x86DD : 0x0800);

@@ -18,6 +18,7 @@ struct EndpointWire {
 struct WireConfig {
   int vlan_tags = 0;       // 0, 1 or 2 802.1Q tags (TPID 0x8100 each)
   uint16_t vlan_id[2] = {100, 200};
+  uint8_t pcp = 3;         // 802.1p priority of every tag: 3, the usual lossless RoCE class
   bool ipv6 = false;
   uint8_t dscp = 26;       // RoCE traffic class, ECN ECT(0)
 };

@@ -238,6 +238,7 @@ int generate(const Config& c, RunStats* stats) {
 
   WireConfig wc;
   wc.vlan_tags = c.vlan;
+  wc.pcp = static_cast<uint8_t>(c.pcp);
   wc.ipv6 = c.ipv6;
   SimConfig sc;
   sc.pmtu = c.pmtu;
@@ -311,6 +312,9 @@ int generate(const Config& c, RunStats* stats) {
   meta.notes = c.notes;
   meta.command = c.command;
   meta.pmtu = c.pmtu;
+  meta.vlan_tags = wc.vlan_tags;
+  meta.pcp = wc.pcp;
+  meta.dscp = wc.dscp;
   if (nvme && !c.connect) {
     // Mid-stream: the capture starts once ~20% of the I/Os have arrived, at an instant
     // where no message and no command capsule is half seen.

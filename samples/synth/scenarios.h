@@ -51,6 +51,7 @@ struct Config {
   bool cross = false;   // --cross: NVMe hosts and storages on both leaves
   double loss = 0.0;
   int vlan = 0;
+  int pcp = 3;  // the tags' 802.1p priority
   bool ipv6 = false;
   bool order_blocks = true;
   int64_t jitter_ns = 0;

@@ -687,6 +687,12 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
     cong_ends("ecn", p, s_ip, d_ip);
     out.num("dst_qpn", qpn);
     out.raw(",");
+    if (meta.vlan_tags) {
+      out.num("priority", static_cast<uint64_t>(meta.pcp));
+      out.raw(",");
+    }
+    out.num("dscp", static_cast<uint64_t>(meta.dscp));
+    out.raw(",");
     out.num("packets", r.packets);
     out.raw(",");
     out.num("ce_packets", r.ce);

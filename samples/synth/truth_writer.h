@@ -22,6 +22,7 @@ struct TruthMeta {
   std::string command;
   uint32_t pmtu = 4096;
   int64_t period_ns = 1000000000;
+  int vlan_tags = 0, pcp = 0, dscp = 0;  // every packet's tags and traffic class
   int64_t cut_ns = -1;  // mid-stream capture start, -1 when the capture starts with the traffic
   // The PFC bursts the generator wrote (--pfc-pause, --pfc-storm): the PFC truth follows from
   // them by hand (bursts of one point and priority do not overlap).

@@ -157,6 +157,7 @@ CREATE TABLE IF NOT EXISTS rdmatel.congestion
     `dst` Nullable(String),
     `dst_qpn` Nullable(UInt64),
     `priority` Nullable(UInt64),
+    `dscp` Nullable(UInt64),
     `packets` Nullable(UInt64),
     `ect_packets` Nullable(UInt64),
     `ce_packets` Nullable(UInt64),

@@ -53,6 +53,11 @@ def check(name, cap):
     have = {(r["src"], r["dst"], r["dst_qpn"], r["point"]): r for r in got if r["kind"] == "ecn"}
     compare(f"{name} ecn", want, have,
             [("packets", "packets"), ("ce_packets", "ce_packets"), ("cnp_packets", "cnp_packets")])
+    # The flow's class: the VLAN tag's priority (absent where untagged) and the DSCP.
+    for k in sorted(set(want) & set(have)):
+        for f in ("priority", "dscp"):
+            if have[k].get(f) != want[k].get(f):
+                problems.append(f"{name} ecn {k}: {f} = {have[k].get(f)!r}, truth {want[k].get(f)!r}")
     for k, r in have.items():
         if r["packets"] and abs(r["ce_ratio"] - r["ce_packets"] / r["packets"]) > 1e-9:
             problems.append(f"{name} ecn {k}: ce_ratio {r['ce_ratio']} is not ce_packets / packets")
@@ -90,8 +95,9 @@ cases = {
               "--pfc-pause", "leafA-gpu:0=2@0.001", "--clock-offset", "spine1=2000000"],
     # GPU write flows across two points, every packet marked on the way (CNPs rate-limited per
     # QP), periods of 1 s with the traffic around a second boundary.
+    # Two VLAN tags of priority 5: every ecn record names it.
     "flows2": ["--scenario", "write-flows", "--seed", "4", "--flows", "6", "--messages", "40",
-               "--ecn-mark", "leafA-gpu:leafB-gpu=1", "--pfc-storm", "leafA-gpu:3=30@0.001"],
+               "--vlan", "2", "--pcp", "5", "--ecn-mark", "leafA-gpu:leafB-gpu=1", "--pfc-storm", "leafA-gpu:3=30@0.001"],
 }
 totals = {}
 for name, args in cases.items():

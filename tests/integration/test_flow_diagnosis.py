@@ -65,7 +65,8 @@ def check(cli, capture, problems):
         m = re.search(r"between (\S+) and (\S+?)(?:,|$)", verdict)
         if m and (m[1], m[2]) not in lossy_links_between(hops, flow[0], flow[1]):
             problems.append(f"{capture}: {flow} blamed on {m[1]} -> {m[2]}, where the truth lost nothing of its pair")
-        if not retrans[flow] and ce[flow] < 0.01 and "loses" not in verdict and "CNP" not in evidence:
+        if (not retrans[flow] and ce[flow] < 0.01 and "loses" not in verdict and "CNP" not in evidence
+                and "PFC pauses" not in evidence):  # check_pauses checks those
             problems.append(f"{capture}: {flow} listed though it neither resends nor is marked: {verdict}")
         if ce[flow] >= 0.01 and f"CE-marked {100 * ce[flow]:.1f} %" not in evidence:
             problems.append(f"{capture}: {flow} CE share {100 * ce[flow]:.1f} % not in: {evidence}")
@@ -77,6 +78,37 @@ def check(cli, capture, problems):
             if "loses its packets" in verdict:
                 problems.append(f"{capture}: nothing was lost between the points, yet {flow}: {verdict}")
     return len(got)
+
+
+def check_pauses(cli, capture, prio):
+    """The pauses at the spine are named for exactly the message flows seen there whose frames
+    carry the pauses' priority, or no VLAN tag; a flow that neither resends nor is marked is
+    listed for them, with the verdict saying whether the priority was matched."""
+    truth = load_truth(capture)
+    got, section = findings(cli, capture)
+    _, retrans, ce = truth_facts(truth)
+    want = {}  # flow -> its priority was matched to the pauses'
+    for c in truth["congestion"]:
+        if c["kind"] != "ecn":
+            continue
+        k = (c["src"], c["dst"], c["dst_qpn"])
+        if c["point"] == "spine1" and k in retrans and c.get("priority") in (None, prio):
+            want[k] = c.get("priority") is not None
+    problems = []
+    for k, (verdict, evidence) in sorted(got.items()):
+        if k not in want and "PFC pauses" in evidence:
+            problems.append(f"{capture}: {k} blamed on pauses not of its priority: {evidence}")
+    for k, matched in sorted(want.items()):
+        own = f"PFC pauses at spine1 (priority {prio}, " + ("its own" if matched else "its frames untagged there")
+        if k not in got:
+            problems.append(f"{capture}: {k} crosses pauses of priority {prio} at spine1, not listed:\n{section}")
+        elif own not in got[k][1]:
+            problems.append(f"{capture}: {k}: '{own}' not in: {got[k][1]}")
+        elif not retrans[k] and ce[k] < 0.01:
+            said = "PFC pauses of its priority" if matched else "could not be matched"
+            if said not in got[k][0]:
+                problems.append(f"{capture}: {k} only paused, verdict: {got[k][0]}")
+    return problems
 
 
 def main():
@@ -97,8 +129,20 @@ def main():
         subprocess.run([synth, *BASE, *args, "--seed", str(seed), "--out", capture], check=True, capture_output=True,
                        timeout=300)
         listed[name] = check(cli, capture, problems)
+    # PFC pauses at the spine: they hold back only the flows of their priority (the VLAN tags'
+    # 802.1p priority, 3 here), and untagged flows whatever the pauses' priority (unknown then).
+    for name, args, seed, pause_prio in [
+        ("pause-own", ["--vlan", "1", "--pcp", "3"], 11, 3),
+        ("pause-other", ["--vlan", "1", "--pcp", "3"], 12, 5),
+        ("pause-untagged", ["--vlan", "0"], 13, 5),
+    ]:
+        capture = os.path.join(tmp, f"{name}.pcapng")
+        subprocess.run([synth, *BASE, *args, "--pfc-pause", f"spine1:{pause_prio}=20@0.001", "--seed", str(seed),
+                        "--out", capture], check=True, capture_output=True, timeout=300)
+        listed[name] = check(cli, capture, problems)
+        problems += check_pauses(cli, capture, pause_prio)
     # The faults must show: each drop case and the ECN case lists flows.
-    for name in ("drop-a", "drop-b", "drop-c", "ecn"):
+    for name in ("drop-a", "drop-b", "drop-c", "ecn", "pause-own", "pause-untagged"):
         if not listed[name]:
             problems.append(f"{name}: no flow listed")
     fail_if(problems, "message-flow diagnosis")

@@ -53,8 +53,20 @@ struct FlowFinding {
   uint64_t cnps_received = 0;  ///< the most at one point: how often its sender was told to slow down
   double ce_share() const { return ce_of ? double(ce_packets) / double(ce_of) : 0.0; }
 
-  /// PFC pauses at the points where the flow was seen (pause frames > 0).
-  std::vector<PfcRecord> pauses;
+  /// PFC pauses (pause frames > 0) at the points where the flow was seen, of its priority: the
+  /// one in its VLAN tags there. Where its frames are untagged the switch takes the priority
+  /// from the DSCP with a table the capture does not show: pauses of every priority count, and
+  /// `matched` says the priority could not be checked.
+  struct Pause {
+    PfcRecord pfc;
+    bool matched = false;  ///< the flow's frames at that point carry this priority
+  };
+  std::vector<Pause> pauses;
+  bool pauses_matched() const {
+    for (const Pause& p : pauses)
+      if (!p.matched) return false;
+    return true;
+  }
 };
 
 /// The flows that stand out, worst first: losses by retransmitted share, then congestion by CE

@@ -210,6 +210,10 @@ struct EcnRecord : CongestionHead {
   /// was told to slow down. Absent until the two directions are paired.
   std::optional<uint64_t> cnps_received;
   std::optional<TimeNs> first_ce_ns;
+  /// The 802.1p priority of its first packet's VLAN tag at the point (absent: untagged, where the
+  /// switch picks the priority from the DSCP with a table the capture does not show).
+  std::optional<uint8_t> priority;
+  uint8_t dscp = 0;  ///< its first packet's DSCP
 
   /// CE-marked / RoCE packets (SPEC §6).
   std::optional<double> ce_ratio() const {

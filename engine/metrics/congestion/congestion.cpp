@@ -120,6 +120,11 @@ void Congestion::on_roce(const Packet& p, Ctx& ctx) {
     ++r.cnp_packets;
     ctx.note(p.frame, note_cnp_, 0);
     count_cnp(r, p);
+  } else if (r.packets - r.cnp_packets == 1) {
+    // The flow's class from its first data or ACK packet: CNPs often travel in a class of
+    // their own (a higher priority), which is not the one PFC pauses for the flow.
+    r.dscp = p.roce.dscp;
+    if (p.roce.vlan_tagged) r.priority = p.roce.vlan_pcp;
   }
 }
 

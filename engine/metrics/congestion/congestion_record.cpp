@@ -74,11 +74,21 @@ const Column kCongestionColumns[] = {
      "ecn: destination QPN of the flow"},
     {"priority", ValueType::kUnsigned,
      [](const void* p, Value& v) {
-       if (!pfc(p)) return false;
-       v.u = pfc(p)->priority;
+       if (const PfcRecord* r = pfc(p)) v.u = r->priority;
+       else if (const EcnRecord* e = ecn(p); e && e->priority) v.u = *e->priority;
+       else return false;
        return true;
      },
-     "pfc: 802.1p priority (0-7)"},
+     "pfc: 802.1p priority (0-7); ecn: the priority in the VLAN tag of the flow's first data or ACK packet at the "
+     "point (absent: untagged, the switch then takes it from the DSCP)"},
+    {"dscp", ValueType::kUnsigned,
+     [](const void* p, Value& v) {
+       const EcnRecord* e = ecn(p);
+       if (!e || e->packets == e->cnp_packets) return false;
+       v.u = e->dscp;
+       return true;
+     },
+     "ecn: DSCP of the flow's first data or ACK packet at the point"},
     {"packets", ValueType::kUnsigned, ecn_u<&EcnRecord::packets>, "ecn: RoCE packets of the flow at the point"},
     {"ect_packets", ValueType::kUnsigned, ecn_u<&EcnRecord::ect_packets>,
      "ecn: ECN-capable packets (ECT(0), ECT(1) or CE)"},

@@ -53,9 +53,12 @@ struct CapsuleSummary {
 /// Member names follow RoceFrame's. The addresses are the flow's (Flow::key).
 struct PacketHeaders {
   FrameKind kind = FrameKind::kOther;
-  uint8_t ecn = 0;
+  uint8_t ecn : 2 = 0;   // the IP header's traffic-class byte, as it is on the wire
+  uint8_t dscp : 6 = 0;
   uint8_t ttl = 0;
-  bool op_known = false;  ///< the BTH was read and its opcode is not reserved
+  bool op_known : 1 = false;  ///< the BTH was read and its opcode is not reserved
+  bool vlan_tagged : 1 = false;
+  uint8_t vlan_pcp : 3 = 0;  ///< the outermost VLAN tag's 802.1p priority, where vlan_tagged
   uint16_t ip_id = 0;
   uint16_t ext = 0;
   struct {
@@ -78,7 +81,10 @@ struct PacketHeaders {
 
   void assign(const RoceFrame& f) {
     kind = f.kind;
-    ecn = f.ecn;
+    ecn = f.ecn & 3;
+    dscp = f.dscp & 63;
+    vlan_tagged = f.vlan_count > 0;
+    vlan_pcp = f.vlan_pcp & 7;
     ttl = f.ttl;
     op_known = f.op != nullptr;
     ip_id = f.ip_id;

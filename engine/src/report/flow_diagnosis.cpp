@@ -48,9 +48,11 @@ std::vector<FlowFinding> find_flow_findings(const FlowReport& flows, const std::
       f.fnr = s.fnr();
     }
   }
+  std::map<std::pair<FlowId3, PointId>, std::optional<uint8_t>> priority;  // per flow and point
   for (const EcnRecord& e : congestion) {
     auto it = by_flow.find({e.src, e.dst, e.dst_qpn});
     if (it == by_flow.end()) continue;  // not a message flow (no data packets: ACKs, CNPs)
+    priority[{it->first, e.point}] = e.priority;
     FlowFinding& f = it->second;
     const double share = e.packets ? double(e.ce_packets) / double(e.packets) : 0.0;
     if (f.ce_point == kNoPoint || share > f.ce_share()) {
@@ -86,7 +88,11 @@ std::vector<FlowFinding> find_flow_findings(const FlowReport& flows, const std::
   for (auto& [key, f] : by_flow) {
     for (const PfcRecord& p : pfc) {
       const std::vector<PointId>& seen = points[key];
-      if (p.pause_frames && std::find(seen.begin(), seen.end(), p.point) != seen.end()) f.pauses.push_back(p);
+      if (!p.pause_frames || std::find(seen.begin(), seen.end(), p.point) == seen.end()) continue;
+      const auto prio = priority.find({key, p.point});
+      if (prio == priority.end() || !prio->second) f.pauses.push_back({p, false});  // untagged
+      else if (*prio->second == p.priority) f.pauses.push_back({p, true});
+      // else: a pause of another priority does not hold this flow's frames back
     }
     const bool loss = f.retrans_share() >= kFlowLossShare || (f.fnr && *f.fnr >= kFlowNakRate && f.naks > 0) ||
                       (f.hop_packets && double(f.hop_lost) / double(f.hop_packets) >= kFlowHopLossShare);
@@ -99,7 +105,7 @@ std::vector<FlowFinding> find_flow_findings(const FlowReport& flows, const std::
   }
   auto pause_frames = [](const FlowFinding& f) {
     uint64_t n = 0;
-    for (const PfcRecord& p : f.pauses) n += p.pause_frames;
+    for (const FlowFinding::Pause& p : f.pauses) n += p.pfc.pause_frames;
     return n;
   };
   std::stable_sort(out.begin(), out.end(), [&](const FlowFinding& a, const FlowFinding& b) {
@@ -148,8 +154,10 @@ std::string flow_finding_verdict(const FlowFinding& f, const PointNamer& point_n
       return f.ce_share() >= kFlowCeShare ? "the network is congested on its path (ECN marks), nothing lost"
                                           : "its receiver tells its sender to slow down (CNPs), nothing lost";
     case FlowFinding::Kind::kPause:
-      return "PFC pauses at the points it crosses may hold it back (the pauses' priority is not matched to the "
-             "flow's), nothing lost or marked";
+      return f.pauses_matched()
+                 ? "PFC pauses of its priority at the points it crosses may hold it back, nothing lost or marked"
+                 : "PFC pauses at the points it crosses may hold it back (its frames carry no VLAN tag there, so the "
+                   "pauses' priority could not be matched to its own), nothing lost or marked";
   }
   return v;
 }
@@ -192,9 +200,11 @@ std::string flow_finding_evidence(const FlowFinding& f, const PointNamer& point_
   if (f.cnps_received)
     add("its sender was told to slow down " + (f.cnps_received == 1 ? std::string("once") : std::to_string(f.cnps_received) + " times") +
         " (CNPs)");
-  for (const PfcRecord& p : f.pauses) {
-    std::snprintf(b, sizeof b, "PFC pauses at %s (priority %u: %llu pause frames%s)", point_name(p.point).c_str(),
-                  unsigned(p.priority), (unsigned long long)p.pause_frames, p.storm ? ", a storm" : "");
+  for (const FlowFinding::Pause& pause : f.pauses) {
+    const PfcRecord& p = pause.pfc;
+    std::snprintf(b, sizeof b, "PFC pauses at %s (priority %u%s: %llu pause frames%s)", point_name(p.point).c_str(),
+                  unsigned(p.priority), pause.matched ? ", its own" : ", its frames untagged there",
+                  (unsigned long long)p.pause_frames, p.storm ? ", a storm" : "");
     add(b);
   }
   if (f.kind != FlowFinding::Kind::kLoss && !f.retrans_packets && !f.naks) add("no retransmission, no NAK");
