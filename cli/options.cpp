@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
+#include <thread>
 
 #include "rdmatel/alert_rule.h"
 #include "rdmatel/clock_offset.h"
@@ -80,6 +81,12 @@ std::string export_kinds_help() {
 
 }  // namespace
 
+namespace {
+// analyze and export measure on two threads where the machine has two cores (the engine's own
+// default is one: front ends that read results frame by frame, live mode, Wireshark).
+uint64_t cli_threads() { return std::thread::hardware_concurrency() >= 2 ? 2 : 1; }
+}  // namespace
+
 std::string usage_text() {
   std::string out = R"(rdmatel - RDMA telemetry for RoCEv2 fabrics
 
@@ -111,7 +118,8 @@ Output:
   for (const SettingSpec* s : setting_specs()) {
     if (!s->cli) continue;
     std::string help = s->help;
-    if (*s->fallback) help += std::string(" (default ") + s->fallback + ")";
+    if (std::string_view(s->name) == "threads") help += " (default for analyze and export: " + std::to_string(cli_threads()) + " here)";
+    else if (*s->fallback) help += std::string(" (default ") + s->fallback + ")";
     if (s->type == SettingType::kList) help += " (repeatable)";
     out += option_line(s->type == SettingType::kFlag ? option_of(*s) : option_of(*s) + " " + s->metavar, help);
   }
@@ -122,6 +130,7 @@ Output:
 
 bool parse_options(int argc, char** argv, Options& o, std::string& error) {
   std::vector<std::string> args(argv + 1, argv + argc);
+  bool threads_given = false;  // else analyze and export take cli_threads()
   if (args.empty()) {
     error = "no command given (try: rdmatel analyze CAPTURE)";
     return false;
@@ -228,6 +237,7 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
         }
       }
       if (std::string_view(s->name) == "alert" && !alerts::AlertRule::parse(v, error)) return false;
+      if (std::string_view(s->name) == "threads") threads_given = true;
       if (std::string_view(s->name) == "key_flow" && !KeyFlowRule::parse(v, error)) return false;
       if (std::string_view(s->name) == "clock_offset") {
         std::string point;
@@ -265,12 +275,18 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       error = "live needs either interfaces (-i IFACE) or captures (-r CAPTURE, - for standard input)";
       return false;
     }
+    if (threads_given && o.settings.count("threads") > 1) {
+      // Its records must come out as soon as they complete, also while the input is silent.
+      error = "--threads is for analyze and export: live measures on one thread";
+      return false;
+    }
     return true;
   }
   if (o.captures.empty()) {
     error = "no capture file given";
     return false;
   }
+  if (!threads_given) o.settings.set("threads", std::to_string(cli_threads()), error);
   if (!o.by.empty() && gpus.empty()) {
     error = "--by " + o.by + " needs a GPU map (--gpu-map FILE or --gpu IP,GPU,NODE[,JOB])";
     return false;

@@ -43,6 +43,8 @@ expect(["analyze", sample, "--io-timeout", "-1"], 2, "--io-timeout")
 expect(["analyze", sample, "--bogus"], 2, "unknown option")
 expect(["analyze", sample, "--point", "nosuch=compute"], 2, "names no observation point")
 expect(["export", "io", sample, "--max-ios", "1.5"], 2, "--max-ios")
+expect(["analyze", sample, "--threads", "0"], 2, "--threads")
+expect(["live", "-r", sample, "--threads", "2"], 2, "--threads is for analyze and export")
 
 # A --point the traffic contradicts is reported (and used, as the user said).
 p = run("analyze", sample, "--no-progress", "--point", "leafA-gpu=storage", "--point", "leafB-stor=compute")

@@ -53,10 +53,25 @@ struct Column {
   const char* help = "";  ///< one sentence, with the unit
 };
 
+/// How a record of a kind is copied and freed, for an engine that hands records from the thread
+/// that made them to the one that delivers them (Settings threads > 1).
+struct RecordCopy {
+  void* (*clone)(const void* record) = nullptr;
+  void (*destroy)(void* copy) = nullptr;
+};
+/// The RecordCopy of a kind whose records are one struct T, copied as a value.
+template <typename T>
+constexpr RecordCopy copy_as() {
+  return {[](const void* r) -> void* { return new T(*static_cast<const T*>(r)); },
+          [](void* c) { delete static_cast<T*>(c); }};
+}
+
 struct RecordSchema {
   const char* channel;  ///< "io", "messages", "flows", ...
   const char* help;     ///< what one record is
   std::span<const Column> columns;
+  /// Needed by kinds that components on another thread than the delivering one emit.
+  RecordCopy copy = {};
 };
 
 /// A record as delivered to sinks: its schema and a pointer to the kind's struct (valid during

@@ -79,6 +79,6 @@ const Column kAlertColumns[] = {
 }  // namespace
 
 const RecordSchema kAlertSchema = {"alerts", "a threshold crossed by an I/O or message, or a spike of a period",
-                                   kAlertColumns};
+                                   kAlertColumns, copy_as<AlertRecord>()};
 
 }  // namespace rdmatel

@@ -34,7 +34,8 @@ DurationNs quanta_ns(uint64_t quanta, uint64_t speed_bps) {
 
 }  // namespace
 
-const ComponentSpec kSpec = {"congestion", kPacketAllRoce | kPacketPfc, kOutputs, kSettings, kNotes};
+const ComponentSpec kSpec = {"congestion", kPacketAllRoce | kPacketPfc, kOutputs, kSettings, kNotes, {},
+                             Sampled::kAll, /*pair_local=*/true};
 
 Congestion::Congestion(Ctx& ctx)
     : note_ce_(note_kind("cong.ecn_ce")),

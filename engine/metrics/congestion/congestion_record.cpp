@@ -150,12 +150,36 @@ const Column kCongestionColumns[] = {
      "Frame of its first packet or frame at the point"},
 };
 
+// A congestion record is delivered as its head: copied and freed as the kind the head names.
+template <typename T>
+CongestionHead* copy_of(const CongestionHead& h) {
+  return new T(static_cast<const T&>(h));
+}
+void* clone_congestion(const void* record) {
+  const CongestionHead& h = *static_cast<const CongestionHead*>(record);
+  switch (h.kind) {
+    case CongestionKind::kEcn: return copy_of<EcnRecord>(h);
+    case CongestionKind::kCnp: return copy_of<CnpRecord>(h);
+    case CongestionKind::kPfc: return copy_of<PfcRecord>(h);
+  }
+  return nullptr;
+}
+void destroy_congestion(void* copy) {
+  CongestionHead* h = static_cast<CongestionHead*>(copy);
+  switch (h->kind) {
+    case CongestionKind::kEcn: delete static_cast<EcnRecord*>(h); return;
+    case CongestionKind::kCnp: delete static_cast<CnpRecord*>(h); return;
+    case CongestionKind::kPfc: delete static_cast<PfcRecord*>(h); return;
+  }
+}
+
 }  // namespace
 
 const RecordSchema kCongestionSchema = {
     "congestion",
     "one kind of congestion signal at one observation point: a flow's ECN marks (kind ecn), the CNPs between two "
     "IPs (kind cnp) or one priority's PFC (kind pfc)",
-    kCongestionColumns};
+    kCongestionColumns,
+    {clone_congestion, destroy_congestion}};
 
 }  // namespace rdmatel

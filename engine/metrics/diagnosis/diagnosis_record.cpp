@@ -116,6 +116,6 @@ const Column kDiagnosisColumns[] = {
 }  // namespace
 
 const RecordSchema kDiagnosisSchema = {"diagnosis", "where the I/O time of a host, storage, pair or job goes, and who is to blame",
-                                       kDiagnosisColumns};
+                                       kDiagnosisColumns, copy_as<DiagnosisRecord>()};
 
 }  // namespace rdmatel

@@ -82,6 +82,6 @@ const Column kIoPointColumns[] = {
 }  // namespace
 
 const RecordSchema kIoPointSchema = {"io_points", "what one observation point saw of one NVMe-oF I/O (--point-local)",
-                                     kIoPointColumns};
+                                     kIoPointColumns, copy_as<IoPointRecord>()};
 
 }  // namespace rdmatel

@@ -148,6 +148,6 @@ const Column kIoColumns[] = {
 }  // namespace
 
 const RecordSchema kIoSchema = {"io", "one NVMe-oF I/O (command, data, completion) across observation points",
-                                kIoColumns};
+                                kIoColumns, copy_as<IoRecord>()};
 
 }  // namespace rdmatel

@@ -150,7 +150,9 @@ const Column kFlowColumns[] = {
 
 }  // namespace
 
-const RecordSchema kMessageSchema = {"messages", "one RDMA message at one observation point", kMessageColumns};
-const RecordSchema kFlowSchema = {"flows", "one flow at one observation point over one period", kFlowColumns};
+const RecordSchema kMessageSchema = {"messages", "one RDMA message at one observation point", kMessageColumns,
+                                     copy_as<MessageRecord>()};
+const RecordSchema kFlowSchema = {"flows", "one flow at one observation point over one period", kFlowColumns,
+                                  copy_as<FlowPeriodRecord>()};
 
 }  // namespace rdmatel

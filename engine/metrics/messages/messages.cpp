@@ -60,7 +60,8 @@ const ComponentSpec kSpec = {"messages",
                              kSettings,
                              kNotes,
                              {},
-                             Sampled::kThroughput};
+                             Sampled::kThroughput,
+                             /*pair_local=*/true};
 
 Messages::Messages(Ctx& ctx)
     : window_(ctx.reorder_window),

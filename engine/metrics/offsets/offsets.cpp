@@ -28,7 +28,7 @@ const Column kOffsetColumns[] = {
 
 }  // namespace
 
-const RecordSchema kOffsetSchema = {"offsets", "the clock offset between two observation points", kOffsetColumns};
+const RecordSchema kOffsetSchema = {"offsets", "the clock offset between two observation points", kOffsetColumns, copy_as<OffsetRecord>()};
 
 namespace offsets {
 namespace {

@@ -71,6 +71,6 @@ const Column kPathColumns[] = {
 
 const RecordSchema kPathSchema = {"paths", "the packets of one flow over one hop, from one observation point to the "
                                            "next point of their path",
-                                  kPathColumns};
+                                  kPathColumns, copy_as<PathRecord>()};
 
 }  // namespace rdmatel

@@ -65,6 +65,12 @@ struct ComponentSpec {
   /// they finish after them.
   std::span<const RecordSchema* const> inputs = {};
   Sampled sampled = Sampled::kAll;
+  /// The component's state and results depend only on its own packets, the points' names, speeds
+  /// and horizons, the settings and the flow table's keys and pairing; it proposes nothing (no
+  /// pairing, roles or clock samples). With threads > 1 such a component runs on the second
+  /// thread over a replica of those facts (core/pair_local_worker.h), in the same order of
+  /// packets, horizons and pairings as on one thread.
+  bool pair_local = false;
 };
 
 /// What a component gets from the core.

@@ -67,7 +67,19 @@ Flow* FlowTable::get(const RoceFrame& pkt) {
   index_.emplace(key, id);
   by_pair_[IpPair{key.src, key.dst}].push_back(id);
   cache_[slot] = id;
+  if (journal_) journal_->push_back(FlowFact{FlowFact::Kind::kCreated, id, kNoFlow, key});
   return &f;
+}
+
+void FlowTable::replicate(const FlowFact& fact) {
+  if (fact.kind == FlowFact::Kind::kCreated) {
+    Flow& f = flows_.emplace_back();
+    f.id = fact.a;
+    f.key = fact.key;
+    return;
+  }
+  flows_[fact.a].peer = fact.b;
+  flows_[fact.b].peer = fact.a;
 }
 
 const std::vector<FlowId>& FlowTable::between(const IpAddress& src, const IpAddress& dst) const {
@@ -150,6 +162,7 @@ bool FlowTable::pair(Flow& a, Flow& b) {
   tallies_.erase(a.id);
   tallies_.erase(b.id);
   ++stats_.pairs_learned;
+  if (journal_) journal_->push_back(FlowFact{FlowFact::Kind::kPaired, a.id, b.id, {}});
   return true;
 }
 

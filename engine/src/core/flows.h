@@ -50,6 +50,15 @@ struct Flow {
   uint64_t packets = 0;
 };
 
+/// A change of the flow table that a replica on another thread must make too (threads > 1):
+/// a flow created (its id and key), or two flows paired.
+struct FlowFact {
+  enum class Kind : uint8_t { kCreated, kPaired };
+  Kind kind;
+  FlowId a, b = kNoFlow;  ///< kCreated: the new flow in a; kPaired: the two flows
+  FlowKey key;            ///< kCreated
+};
+
 struct FlowTableStats {
   uint64_t pairs_learned = 0;
   uint64_t pair_conflicts = 0;
@@ -86,6 +95,13 @@ class FlowTable {
   bool echoes_point_to(FlowId responder, FlowId requester) const;
 
   const FlowTableStats& stats() const { return stats_; }
+
+  /// From now on every flow created and every pair made is also appended to `journal` (the
+  /// engine hands them to the pair-local components' thread, which keeps a replica).
+  void keep_journal(std::vector<FlowFact>* journal) { journal_ = journal; }
+  /// A replica's side of the journal: the flow the original created, with the same id (ids come
+  /// in order), and a pair the original made.
+  void replicate(const FlowFact& fact);
 
  private:
   struct IpPair {
@@ -128,6 +144,7 @@ class FlowTable {
   std::unordered_map<IpPair, std::vector<FlowId>, IpPairHash> by_pair_;
   FlowTableStats stats_;
   const std::vector<FlowId> empty_;
+  std::vector<FlowFact>* journal_ = nullptr;
 };
 
 }  // namespace rdmatel

@@ -44,6 +44,11 @@ const SettingSpec kCoreSettings[] = {
     {"poll_ports", SettingType::kCount, "", "0", 0, 1e6, "N",
      "Port polling: each period (--period) measure only the next N observation points in order, round-robin, "
      "besides the key flows; 0: every point all the time"},
+    {"threads", SettingType::kCount, "", "1", 1, 64, "N",
+     "Threads for the measurement: 1 measures on the thread that reads; 2 also runs the components whose "
+     "state is per flow and IP pair (messages, congestion) and the output (records, report, alerts, diagnosis) "
+     "on a second thread (more run as 2 for now). Results are byte for byte those of one thread",
+     true, false},
     {"point", SettingType::kList, "", "", 0, 0, "NAME=ROLE",
      "Role of an observation point: compute, storage or fabric; NAME is the interface name or its numeric "
      "id. Default: learned from the traffic (the point with the longest command-to-completion "
