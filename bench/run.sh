@@ -6,7 +6,8 @@
 # Needs a build (./test.sh or cmake --build build/test; RDMATEL_BUILD=DIR picks another). Rows:
 #   * rdmatel-bench stages, timed inside the process: a bare loop over the mapped pcapng touching
 #     each BTH, the fast reader, reader + decoder, the whole engine (no output);
-#   * each CLI command as a whole process (analyze, export KIND);
+#   * each CLI command as a whole process (analyze, export KIND), on two threads (their default on
+#     two cores) and, for analyze and two exports, on one (--threads 1);
 #   * tshark dissecting every frame (-z io,stat,0) without and with the plugin, and the plugin's
 #     tables in one and two passes.
 # Packets/s and MB/s are per cpu second (user + sys), steadier than wall time on a shared
@@ -40,7 +41,7 @@ if ! "${as_user[@]}" env HOME="$work/with" tshark -G plugins 2>/dev/null | grep 
   exit 1
 fi
 
-declare -A secs
+declare -A secs walls
 # Rates are per cpu second (user + sys): every run is one thread, so that is the speed of one
 # core, and it does not count the time the process waited for a core on a busy machine.
 row() {  # label wall cpu peak_kb
@@ -56,6 +57,7 @@ run() {  # key label command...
   local wall user sys kb
   read -r wall user sys kb <"$work/time"
   secs[$key]=$(echo "$user + $sys" | bc -l)
+  walls[$key]=$wall
   row "$label" "$wall" "${secs[$key]}" "$kb"
 }
 # An rdmatel-bench stage: wall seconds as it measures them itself (no process start), cpu
@@ -78,18 +80,29 @@ stage bare "bare loop over the mapping (touch BTH)" bare
 stage reader "fast reader" reader
 stage decoder "fast reader + decoder" decoder
 stage engine "engine (no output)" engine
+# The CLI rows run on two threads (analyze's and export's default on two cores); the --threads 1
+# rows are the same commands on one, for the wall-time ratios below.
 run analyze "rdmatel analyze" "$cli" analyze "$capture" --no-progress
+run analyze_1 "rdmatel analyze --threads 1" "$cli" analyze "$capture" --no-progress --threads 1
 for kind in io messages flows congestion alerts diagnosis; do
   run "export_$kind" "rdmatel export $kind" "$cli" export "$kind" "$capture" --no-progress
 done
+run export_io_1 "rdmatel export io --threads 1" "$cli" export io "$capture" --no-progress --threads 1
+run export_messages_1 "rdmatel export messages --threads 1" "$cli" export messages "$capture" --no-progress --threads 1
 run export_csv "rdmatel export messages --format csv" "$cli" export messages "$capture" --no-progress --format csv
 ratio() { printf "%.2f" "$(echo "${secs[$1]} / ${secs[$2]}" | bc -l)"; }
+wall_ratio() { printf "%.2f" "$(echo "${walls[$1]} / ${walls[$2]}" | bc -l)"; }
+threads_rows() {
+  echo "| wall, 2 threads / 1: analyze, export io, export messages | $(wall_ratio analyze analyze_1), $(wall_ratio export_io export_io_1), $(wall_ratio export_messages export_messages_1) |"
+  echo "| cpu, 2 threads / 1: analyze, export io, export messages | $(ratio analyze analyze_1), $(ratio export_io export_io_1), $(ratio export_messages export_messages_1) |"
+}
 if [[ ${RDMATEL_BENCH_TSHARK:-1} == 0 ]]; then
   echo
   echo "| ratio (cpu) | x |"
   echo "|---|---:|"
   echo "| rdmatel analyze / engine alone | $(ratio analyze engine) |"
   echo "| engine / reader + decoder | $(ratio engine decoder) |"
+  threads_rows
   exit 0
 fi
 # tshark dissects only when something needs it (a filter, a tap, printing): `tshark -q -r X`
@@ -110,3 +123,4 @@ echo "| tshark rdmatel tables, one pass / rdmatel analyze | $(ratio ts_tables an
 echo "| tshark -2 rdmatel tables / rdmatel analyze | $(ratio ts2_tables analyze) |"
 echo "| rdmatel analyze / engine alone | $(ratio analyze engine) |"
 echo "| engine / reader + decoder | $(ratio engine decoder) |"
+threads_rows
