@@ -2,6 +2,7 @@
 #include "truth_writer.h"
 
 #include <algorithm>
+#include <array>
 #include <cinttypes>
 #include <cstdio>
 #include <map>
@@ -248,7 +249,8 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
   std::map<std::pair<int, size_t>, std::vector<uint32_t>> naks;  // (flow, point) -> NAK PSNs
   std::map<std::tuple<std::string, std::string, uint32_t, size_t>, EcnRec> ecn;  // (src, dst, dst_qpn, point)
   std::map<std::tuple<std::string, std::string, size_t>, uint64_t> cnp_pairs;   // (src, dst, point)
-  std::map<std::pair<size_t, int64_t>, uint64_t> pfc_pauses;                     // (point, period)
+  // (point, period) -> pause frames pausing priority q (index q), and pausing any (index 8)
+  std::map<std::pair<size_t, int64_t>, std::array<uint64_t, 9>> pfc_pauses;
   uint64_t nak_total = 0, packets = 0;
 
   std::vector<uint32_t> by_stamp;
@@ -274,9 +276,14 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
       const int64_t period = (o.stamp / meta.period_ns) * meta.period_ns;
       if (e.opcode == op::PFC_FRAME) {
         const PfcFrame& f = fabric.pfc_frames[e.y];
+        std::array<uint64_t, 9>& counts = pfc_pauses[{p, period}];
         bool pause = false;
-        for (int q = 0; q < 8; ++q) pause = pause || ((f.enabled >> q & 1) && f.quanta[q]);
-        if (pause) ++pfc_pauses[{p, period}];
+        for (int q = 0; q < 8; ++q)
+          if ((f.enabled >> q & 1) && f.quanta[q]) {
+            pause = true;
+            ++counts[q];
+          }
+        if (pause) ++counts[8];
         continue;
       }
       {
@@ -655,8 +662,9 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
     out.raw(",");
     out.num("cnps", r.cnps);
     out.raw(",");
+    // Pauses of the flow's priority (every packet carries the tags' PCP); of any where untagged.
     auto pp = pfc_pauses.find({p, period});
-    out.num("pfc_pauses", pp == pfc_pauses.end() ? 0 : pp->second);
+    out.num("pfc_pauses", pp == pfc_pauses.end() ? 0 : pp->second[meta.vlan_tags ? meta.pcp : 8]);
     out.raw("}");
   }
   // --- congestion (SPEC §6): ecn per flow and point, cnp per IP pair and point, pfc per point

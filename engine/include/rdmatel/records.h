@@ -171,7 +171,9 @@ struct FlowPeriodRecord {
   // The congestion timeline: what slowed the flow down in this period, beside its loss above.
   uint64_t ce_packets = 0;  ///< its data packets marked congestion experienced (ECN CE)
   uint64_t cnps = 0;        ///< CNPs to its sender (the reverse direction of the queue pair)
-  uint64_t pfc_pauses = 0;  ///< PFC pause frames (quanta > 0, any priority) at its point
+  /// PFC pause frames (quanta > 0) at its point of its priority (that of its VLAN tag there; of
+  /// any priority where its frames are untagged)
+  uint64_t pfc_pauses = 0;
   GpuEnds gpu;
   bool key_flow = false;  ///< matches a --key-flow rule (with --poll-ports, period_start_ns is the polling period)
 

@@ -139,7 +139,8 @@ const Column kFlowColumns[] = {
     {"cnps", ValueType::kUnsigned, per_u<&FlowPeriodRecord::cnps>,
      "CNPs to the flow's sender at the point (on the reverse direction of the queue pair)"},
     {"pfc_pauses", ValueType::kUnsigned, per_u<&FlowPeriodRecord::pfc_pauses>,
-     "PFC pause frames (quanta > 0, any priority) at the point in the period"},
+     "PFC pause frames (quanta > 0) at the point in the period pausing the flow's priority (its VLAN tag's; any "
+     "priority where its frames are untagged)"},
     {"fet_bps", ValueType::kRate, [](const void* p, Value& v) { v.d = per(p).fet_bps(); return true; },
      "Effective bytes * 8 / period, bit/s"},
     RDMATEL_GPU_COLUMNS(FlowPeriodRecord),

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <deque>
 #include <map>
+#include <optional>
 #include <vector>
 
 #include "engine/metrics/messages/read_log.h"
@@ -163,6 +164,10 @@ struct FlowPoint {
   std::map<int64_t, FlowPeriodRecord> periods;  ///< by period index
   int64_t last_period = 0;                      ///< one-entry cache into periods
   FlowPeriodRecord* last_record = nullptr;
+  /// The 802.1p priority of its first data packet's VLAN tag at the point (none: untagged, or no
+  /// data packet seen): its periods count the PFC pauses of that priority, else of every one.
+  std::optional<uint8_t> priority;
+  bool class_known = false;
 };
 
 /// Per flow: what the plugin keeps, found by flow id without hashing.

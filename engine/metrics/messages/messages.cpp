@@ -508,11 +508,10 @@ void Messages::on_packet(const Packet& p, Ctx& ctx) {
 }
 
 void Messages::on_pfc(const Packet& p) {
+  uint8_t paused = 0;
   for (uint8_t prio = 0; prio < 8; ++prio)
-    if ((p.roce.pfc.enabled >> prio & 1u) && p.roce.pfc.quanta[prio]) {
-      queues(p.point).pauses.add(period_index(p.ts, period_ns_));
-      return;
-    }
+    if ((p.roce.pfc.enabled >> prio & 1u) && p.roce.pfc.quanta[prio]) paused |= uint8_t(1u << prio);
+  if (paused) queues(p.point).pauses.add(period_index(p.ts, period_ns_), paused);
 }
 
 void Messages::on_cnp(const Packet& p, Ctx& ctx) {
@@ -621,6 +620,11 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   const FlowId peer = ctx.flows[p.flow].peer;
   if (!unpaired_naks_.empty() && peer != kNoFlow) drain_unpaired_naks(ctx, ctx.flows[peer]);
   Stream& s = stream(p.flow, p.point, space);
+  if (FlowPoint& owner = *s.owner; !owner.class_known) {
+    // Its class at the point, from its first data packet (as congestion records it).
+    owner.class_known = true;
+    if (p.roce.vlan_tagged) owner.priority = p.roce.vlan_pcp;
+  }
   const uint32_t psn = p.roce.bth.psn;
   const uint64_t len = p.roce.payload_len;
   MsgPosition pos = p.roce.op()->position;
@@ -850,7 +854,7 @@ void Messages::emit_periods(Ctx& ctx, PointId point, bool all) {
     }
     TimeNs end = (idx + 1) * period_ns_;
     if (!all && horizon < end) break;  // every packet of the period handled at its point
-    it->second.pfc_pauses = queues(point).pauses.in(idx);
+    it->second.pfc_pauses = queues(point).pauses.in(idx, fp->priority);
     ctx.emit(kFlowSchema, &it->second);
     if (fp->last_record == &it->second) fp->last_record = nullptr;
     fp->periods.erase(it);
@@ -928,7 +932,7 @@ void Messages::finish(Ctx& ctx) {
   for (auto [fp, idx] : rest) {
     auto it = fp->periods.find(idx);
     if (it == fp->periods.end()) continue;
-    it->second.pfc_pauses = points_[fp->point].pauses.in(idx);
+    it->second.pfc_pauses = points_[fp->point].pauses.in(idx, fp->priority);
     ctx.emit(kFlowSchema, &it->second);
     fp->periods.erase(it);
   }

@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // PFC pause frames per period at one observation point, for the congestion timeline of the
-// flows' periods (FlowPeriodRecord::pfc_pauses): a flow's period shows the pauses its point saw
-// in the same period. A period's count is read when the flow period is emitted, after the
-// point's horizon passed the period's end, so every pause of the period is counted by then.
+// flows' periods (FlowPeriodRecord::pfc_pauses): a flow's period shows the pauses of its own
+// priority its point saw in the same period (every pause where its frames carry no VLAN tag:
+// the switch then takes their priority from the DSCP with a table the capture does not show).
+// A period's count is read when the flow period is emitted, after the point's horizon passed
+// the period's end, so every pause of the period is counted by then.
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
-#include <utility>
+#include <optional>
 
 namespace rdmatel::messages {
 
@@ -17,32 +20,44 @@ class PausesByPeriod {
   /// buffer), so a few suffice; older counts are dropped, bounding the state.
   static constexpr size_t kMaxPeriods = 64;
 
-  void add(int64_t period) {
-    for (auto it = counts_.rbegin(); it != counts_.rend(); ++it) {
-      if (it->first == period) {
-        ++it->second;
-        return;
-      }
-      if (it->first < period) {
-        counts_.insert(it.base(), {period, 1});
-        trim();
-        return;
-      }
-    }
-    counts_.emplace_front(period, 1);
-    trim();
+  /// A pause frame in `period` pausing the priorities of `paused` (bit q: priority q).
+  void add(int64_t period, uint8_t paused) {
+    Count& c = count(period);
+    ++c.any;
+    for (int q = 0; q < 8; ++q)
+      if (paused >> q & 1) ++c.by_priority[q];
   }
-  uint64_t in(int64_t period) const {
-    for (const auto& [p, n] : counts_)
-      if (p == period) return n;
+  /// Pause frames of `priority` in `period`; of any priority without one.
+  uint64_t in(int64_t period, std::optional<uint8_t> priority) const {
+    for (const Count& c : counts_)
+      if (c.period == period) return priority ? c.by_priority[*priority & 7] : c.any;
     return 0;
   }
 
  private:
-  void trim() {
-    while (counts_.size() > kMaxPeriods) counts_.pop_front();
+  struct Count {
+    int64_t period = 0;
+    uint64_t any = 0;  ///< frames pausing some priority (one frame may pause several)
+    std::array<uint64_t, 8> by_priority{};
+  };
+  Count& count(int64_t period) {
+    for (auto it = counts_.rbegin(); it != counts_.rend(); ++it) {
+      if (it->period == period) return *it;
+      if (it->period < period) return trimmed(*counts_.insert(it.base(), Count{period}));
+    }
+    return trimmed(counts_.emplace_front(Count{period}));
   }
-  std::deque<std::pair<int64_t, uint64_t>> counts_;  ///< (period index, pause frames), ascending
+  // Keeps at most kMaxPeriods, the newest; `c` is one of them unless it was the oldest.
+  Count& trimmed(Count& c) {
+    if (counts_.size() <= kMaxPeriods) return c;
+    const int64_t p = c.period;
+    counts_.pop_front();
+    for (Count& x : counts_)
+      if (x.period == p) return x;
+    return scratch_;  // an older period than any kept: counted nowhere
+  }
+  std::deque<Count> counts_;  ///< ascending by period
+  Count scratch_;
 };
 
 }  // namespace rdmatel::messages
