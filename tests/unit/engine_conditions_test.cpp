@@ -353,6 +353,47 @@ TEST(EngineConditions, CompletionBeforeAnyPacketOfItsQueueWaitsForEchoes) {
   expect_b_completion_left_alone(false);
 }
 
+// Probe seed 20112: the capture starts while CID 0 is outstanding. Its completion passes
+// (matched to nothing), the host reuses CID 0, then the target resends the old completion (its
+// ACK was lost). The copy is not the new command's completion: the real one is. With
+// `queue_known_first`, an earlier I/O showed the queue before the old completion; without, the
+// old completion is the queue's first packet (not yet known to carry NVMe).
+void expect_resent_old_completion_ignored(bool queue_known_first) {
+  test::Feeder feed(Settings{}, {"only"});
+  if (queue_known_first) {
+    feed.push(0, kT0, command(3, 9, 0x70));
+    RoceSpec ack = down(0x11, 9);  // pairs the queue's directions
+    ack.ext = test::aeth(0x1F, 1);
+    feed.push(0, kT0 + 5'000, build_roce(ack));
+    feed.push(0, kT0 + 40'000, completion(3, 500));
+  }
+  feed.push(0, kT0 + 100'000, completion(0, 501));  // of a command before the capture
+  const uint64_t cmd_frame = feed.push(0, kT0 + 110'000, command(0, 10, 0x71));
+  const uint64_t resent = feed.push(0, kT0 + 120'000, completion(0, 501));
+  RoceSpec ack = down(0x11, 10);
+  ack.ext = test::aeth(0x1F, 1);
+  feed.push(0, kT0 + 130'000, build_roce(ack));
+  const uint64_t rsp_frame = feed.push(0, kT0 + 200'000, completion(0, 502));
+  feed.finish();
+  const IoRecord* io = nullptr;
+  for (const IoRecord& r : feed.out.ios)
+    if (r.cmd_frame == cmd_frame) io = &r;
+  ASSERT_TRUE(io);
+  EXPECT_NE(io->rsp_frame, resent);
+  EXPECT_EQ(io->rsp_frame, rsp_frame);
+  const IoMetrics m = io_metrics(*io);
+  ASSERT_TRUE(m.iol);
+  EXPECT_EQ(*m.iol, 90'000);
+}
+
+TEST(EngineConditions, AResentCompletionOfACommandBeforeTheCaptureAnswersNoNewerCommand) {
+  expect_resent_old_completion_ignored(true);
+}
+
+TEST(EngineConditions, AResentCompletionSeenBeforeItsQueueWasKnownAnswersNoNewerCommand) {
+  expect_resent_old_completion_ignored(false);
+}
+
 TEST(EngineConditions, AHeldCompletionIsTakenWhenNoEchoComes) {
   // One queue, no ACK at all in the capture: the completion on its unpaired return flow is
   // held for a millisecond of stamps, then taken for the only queue with its CID outstanding,

@@ -222,6 +222,14 @@ void IoQuality::remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn,
   }
 }
 
+bool IoQuality::seen_unmatched_here(const Packet& p, Stage stage) const {
+  auto it = pending_.find(packet_key(p.flow, p.roce.bth.psn, stage));
+  if (it == pending_.end()) return false;
+  for (const Pending& w : it->second)
+    if (w.point == p.point) return true;
+  return false;
+}
+
 bool IoQuality::attach_by_identity(const Packet& p, Stage stage, Ctx& ctx) {
   uint64_t key = packet_key(p.flow, p.roce.bth.psn, stage);
   if (const EntryRef* r = by_packet_.find(key)) {
@@ -373,7 +381,13 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
       if (Queue* q = queue_of_flow(f); q && n < 64) candidates[n++] = q;
     }
   }
-  if (n == 0) return;  // not an NVMe queue (yet): a 16-byte SEND of another protocol
+  if (n == 0) {
+    // Not an NVMe queue (yet): a 16-byte SEND of another protocol, or the completion of a command
+    // before the capture. Remembered as seen here, so that a resent copy of it answers no command
+    // seen since (below).
+    attach_by_identity(p, kCompletion, ctx);
+    return;
+  }
 
   const uint16_t cid = p.capsule.cid;
   const uint32_t psn = p.roce.bth.psn;
@@ -386,6 +400,15 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
       if (Observation* o = e->at(p.point); o && o->has(kCommand)) leave_cid_list(*e, p.point);
       return;
     }
+  // A resent copy of a completion this point already saw and tied to no command (one sent before
+  // the capture): its host took the first copy and may have reused the CID since. The copy does
+  // not answer that newer command (probe seed 20112: resent after lost ACKs, it ended the new
+  // command's I/O 125 us early, IOL2 -71 us).
+  if (seen_unmatched_here(p, kCompletion)) {
+    ++stats_.orphan_completions;
+    ctx.note(p.frame, note_orphan_, 0);
+    return;
+  }
   struct Match {
     Queue* q;
     Entry* e;

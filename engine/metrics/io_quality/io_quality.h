@@ -194,6 +194,8 @@ class IoQuality final : public Component {
     int16_t ttl;
   };
   std::unordered_map<uint64_t, std::vector<Pending>> pending_;
+  /// Whether this point saw this very packet (flow, PSN) before without tying it to an I/O.
+  bool seen_unmatched_here(const Packet& p, Stage stage) const;
   std::deque<uint64_t> pending_order_;  ///< bounded: the oldest are forgotten
 
   /// Commands of I/Os already reported stay in by_command_ as tombstones (slot kEnded) for a
