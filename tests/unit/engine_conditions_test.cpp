@@ -82,6 +82,22 @@ std::vector<Frame> sorted_by_stamp(std::vector<Frame> f) {
   return f;
 }
 
+TEST(EngineConditions, NegativeLatenciesAreWarnedAbout) {
+  // Roles configured the wrong way round: the storage point's span (47 us) is taken for IOL1 and
+  // the compute point's (53 us) for IOL2, so every RTT is -6 us. Besides the contradiction, the
+  // impossible metric itself is reported; the capture with its roles learned is not.
+  const test::Collector swapped = run(sorted_by_stamp(two_point_reads(6, 0)),
+                                      test::settings_with({{"point", "compute=storage"}, {"point", "storage=compute"}}));
+  ASSERT_FALSE(swapped.ios.empty());
+  const IoMetrics m = io_metrics(swapped.ios[0]);
+  ASSERT_TRUE(m.rtt);
+  EXPECT_EQ(*m.rtt, -6'000);
+  EXPECT_TRUE(swapped.warned("negative latency"));
+  const test::Collector learned = run(sorted_by_stamp(two_point_reads(6, 0)));
+  ASSERT_FALSE(learned.ios.empty());
+  EXPECT_FALSE(learned.warned("negative latency"));
+}
+
 TEST(EngineConditions, ClockOffsetsChangeNoRoleAndNoMetric) {
   test::Collector base = run(two_point_reads(20, 0));
   ASSERT_EQ(base.ios.size(), 20u);

@@ -253,11 +253,29 @@ void IoQuality::emit_or_defer(Entry&& e, IoEnd end, Ctx& ctx) {
     if (deferred_.size() > kMaxDeferred) {
       Deferred d = std::move(deferred_.front());
       deferred_.pop_front();
-      IoRecord late = build(d.entry, d.end, false, true, ctx);
-      ctx.emit(kIoSchema, &late);
+      emit_final(build(d.entry, d.end, false, true, ctx), ctx);
     }
     return;
   }
+  emit_final(r, ctx);
+}
+
+void IoQuality::emit_final(const IoRecord& r, Ctx& ctx) {
+  // Each metric is a difference of two stamps of one point, in the order the packets must pass
+  // it: none can be negative. One that is says the I/O was put together wrongly (a completion
+  // tied to the wrong command, or roles the capture contradicts): never silently.
+  const IoMetrics m = io_metrics(r);
+  for (const std::optional<DurationNs>& v : {m.dal, m.dpl, m.iol1, m.iol2, m.rtt, m.iol})
+    if (v && *v < 0) {
+      ++stats_.impossible;
+      ctx.warn("impossible_io", [&] {
+        return "some NVMe I/Os have a negative latency, which no I/O can have (first: host " + r.host.to_string() +
+               ", storage " + r.storage.to_string() + ", CID " + std::to_string(r.cid) + ", command frame " +
+               std::to_string(r.cmd_frame) + "): a completion tied to the wrong command, or point roles the "
+               "traffic contradicts (--point); their records are kept as measured";
+      });
+      break;
+    }
   ctx.emit(kIoSchema, &r);
 }
 
@@ -275,8 +293,7 @@ void IoQuality::flush_deferred(Ctx& ctx, bool all) {
       keep.push_back(std::move(d));
       continue;
     }
-    IoRecord r = build(d.entry, d.end, false, true, ctx);
-    ctx.emit(kIoSchema, &r);
+    emit_final(build(d.entry, d.end, false, true, ctx), ctx);
   }
   deferred_.swap(keep);
 }

@@ -46,6 +46,7 @@ struct IoQualityStats {
   uint64_t evicted = 0;
   uint64_t late_copies = 0;  ///< packets of I/Os already reported
   uint64_t attached = 0;     ///< packets attached by identity at a point that missed the command
+  uint64_t impossible = 0;   ///< I/Os reported with a negative metric (warned about)
 };
 
 class IoQuality final : public Component {
@@ -57,6 +58,8 @@ class IoQuality final : public Component {
   const IoQualityStats& stats() const { return stats_; }
 
  private:
+  /// Emits a final I/O record, warning when one of its metrics is negative.
+  void emit_final(const IoRecord& r, Ctx& ctx);
   // ---- matching (io_quality.cpp) ----
   void on_command(const Packet& p, Ctx& ctx);
   /// A completion may be held for echoes (see held_): first with `until` kTimeMin (its hold then
