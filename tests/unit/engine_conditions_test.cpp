@@ -410,6 +410,37 @@ TEST(EngineConditions, AResentCompletionSeenBeforeItsQueueWasKnownAnswersNoNewer
   expect_resent_old_completion_ignored(false);
 }
 
+TEST(EngineConditions, ADoubtedCompletionIsTakenOnceAnEchoPairsItsFlow) {
+  // Probe seed 21279: queue A's command (0xA1); another flow towards the storage server (0xB1)
+  // has carried an ACK but no command, so A's completion on the unpaired 0xA2 is doubted (0xB1
+  // may be a queue whose commands came before the capture). The host's ACK of it is lost; the
+  // target's ACK of the command then pairs 0xA1 with 0xA2, and the target resends the
+  // completion. The first completion is the I/O's: IOL 100 us, not 400.
+  test::Feeder feed(Settings{}, {"only"});
+  RoceSpec other = up(0x11, 899, 0xB1);
+  other.ext = test::aeth(0x1F, 1);
+  feed.push(0, kT0 - 500, build_roce(other));
+  RoceSpec cmd = up(0x04, 100, 0xA1);
+  cmd.payload = test::sqe(0x02, 0, 1, 0x40, 4096, 0x77);
+  const uint64_t cmd_frame = feed.push(0, kT0, build_roce(cmd));
+  RoceSpec cpl = down(0x04, 300, 0xA2);
+  cpl.payload = test::cqe(0, 0);
+  const uint64_t rsp_frame = feed.push(0, kT0 + 100'000, build_roce(cpl));
+  RoceSpec ack = down(0x11, 100, 0xA2);  // the target acknowledges the command
+  ack.ext = test::aeth(0x1F, 1);
+  feed.push(0, kT0 + 300'000, build_roce(ack));
+  const uint64_t resent = feed.push(0, kT0 + 400'000, build_roce(cpl));
+  feed.finish();
+  ASSERT_EQ(feed.out.ios.size(), 1u);
+  const IoRecord& io = feed.out.ios[0];
+  EXPECT_EQ(io.cmd_frame, cmd_frame);
+  EXPECT_NE(io.rsp_frame, resent);
+  EXPECT_EQ(io.rsp_frame, rsp_frame);
+  const IoMetrics m = io_metrics(io);
+  ASSERT_TRUE(m.iol);
+  EXPECT_EQ(*m.iol, 100'000);
+}
+
 TEST(EngineConditions, AHeldCompletionIsTakenWhenNoEchoComes) {
   // One queue, no ACK at all in the capture: the completion on its unpaired return flow is
   // held for a millisecond of stamps, then taken for the only queue with its CID outstanding,

@@ -445,13 +445,16 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
   // queue's own return flow (held_), once per completion, then taken. Several queues with the
   // CID outstanding wait for the pairing the same way: left unmatched at once, the I/O it ends
   // stayed oldest in its CID list, and every later completion of that CID ended the I/O before
-  // its own (probe seed 18348).
+  // its own (probe seed 18348). A doubted one (another flow towards the storage server may be a
+  // queue of its own) waits too, and is left unmatched only if no echo pairs its flow within the
+  // hold: dropped at once, a Connect's completion whose ACK was lost lost its I/O's completion to
+  // the target's resend of it (probe seed 21279: IOL1 508 us for 108).
   const Evidence evidence = m == 1 && cpl_flow.peer == kNoFlow ? corroborated(cpl_flow, *matches[0].q, matches[0].e, p, ctx)
                                                               : Evidence::kShown;
-  if ((evidence == Evidence::kUncontested || m > 1) && may_hold && (until != kTimeMin || held_.size() < kMaxHeld)) {
+  if ((evidence != Evidence::kShown || m > 1) && may_hold && (until != kTimeMin || held_.size() < kMaxHeld)) {
     // Whichever queue it turns out to be, a completion answered a CID of these hosts' queues:
     // they carry NVMe (an unconfirmed queue's I/Os evicted meanwhile would be dropped).
-    if (m == 1) matches[0].q->confirmed = true;
+    if (m == 1 && evidence == Evidence::kUncontested) matches[0].q->confirmed = true;
     held_.push_back(Held{p, until == kTimeMin ? p.ts + kHoldForEchoes : until});
     return;
   }

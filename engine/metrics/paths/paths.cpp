@@ -12,6 +12,12 @@
 namespace rdmatel::paths {
 namespace {
 
+// Two data packets of a flow stamped out of PSN order at one point, closer than this: their
+// stamps strayed (a resend follows its original's successors by a round trip at least, and a
+// RoCE flow's packets keep their order on the wire).
+constexpr DurationNs kStampInversionSpan = 1000;
+constexpr int32_t kStampInversionPsns = 64;
+
 const SettingSpec kSettings[] = {
     {"path_timeout", SettingType::kDuration, "ms", "10", 0.001, 3600000, "MS",
      "How long every other observation point has (on its own clock, after the reorder window) to show a "
@@ -113,6 +119,7 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
       acknowledges_[p.flow] = 1;
     }
   }
+  if (p.roce.op_known) note_stamp_order(p, ctx);
   const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, aeth, p.roce.ip_id, p.roce.bth.opcode};
   bool added;
   const uint32_t seq = index_.find_or_add(
@@ -244,6 +251,25 @@ void Paths::drain(Ctx& ctx, bool all) {
     }
     settle_oldest(ctx);
   }
+}
+
+void Paths::note_stamp_order(const Packet& p, Ctx& ctx) {
+  const IbOpClass c = p.roce.op()->op_class;
+  if (c != IbOpClass::kSend && c != IbOpClass::kWrite && c != IbOpClass::kReadResponse) return;
+  FlowState& fs = flow_state(p.flow);
+  const uint32_t psn = p.roce.bth.psn;
+  for (Newest& n : fs.newest) {
+    if (n.point != p.point) continue;
+    const int32_t ahead = psn::distance(n.psn, psn);  // > 0: newer than the newest
+    if (ahead > 0) {
+      n.psn = psn;
+      n.ts = p.ts;
+    } else if (ahead < 0 && ahead > -kStampInversionPsns && p.ts - n.ts < kStampInversionSpan) {
+      ctx.clock.note_stamp_noise(p.point, p.ts - n.ts);
+    }
+    return;
+  }
+  fs.newest.push_back(Newest{p.point, psn, p.ts});
 }
 
 Paths::FlowState& Paths::flow_state(FlowId f) {

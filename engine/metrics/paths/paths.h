@@ -83,8 +83,15 @@ class Paths final : public Component {
   /// Adds to the tally of the same point (or a new one).
   static void add_to(std::vector<Tally>& tallies, const Tally& more);
   static void add_to(std::vector<Tally>& tallies, const Sighting& x);
+  /// The newest data PSN of a flow at a point and its stamp (note_stamp_order).
+  struct Newest {
+    PointId point;
+    uint32_t psn;
+    TimeNs ts;
+  };
   struct FlowState {
     std::vector<PointId> order;  ///< the flow's points in path order
+    std::vector<Newest> newest;  ///< by point that saw its data packets
     std::vector<Hop> hops;
     /// The flow's packets until its path is decided (those seen at one point only wait too:
     /// whether they were lost after it is told by the path).
@@ -173,6 +180,8 @@ class Paths final : public Component {
   void count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx);
   PathRecord& hop(FlowId flow, PointId a, PointId b, const Ctx& ctx);
   FlowState& flow_state(FlowId f);
+  /// Data packets of a flow stamped out of PSN order at a point: how far its stamps stray.
+  void note_stamp_order(const Packet& p, Ctx& ctx);
 
   NoteKind note_hop_, note_delay_, note_lost_, note_record_;
   DurationNs timeout_;

@@ -26,7 +26,7 @@ bool ClockRelations::Range::add(DurationNs d) {
   return moved;
 }
 
-ClockRelations::Estimate ClockRelations::estimate_of(const Link& l) {
+ClockRelations::Estimate ClockRelations::estimate_of(const Link& l) const {
   // The means move with every sample: what is reported is worked out from all of them.
   if (l.reported_n != l.all.n) {
     l.reported = compute(l);
@@ -37,8 +37,12 @@ ClockRelations::Estimate ClockRelations::estimate_of(const Link& l) {
   return e;
 }
 
-ClockRelations::Estimate ClockRelations::compute(const Link& l) {
+ClockRelations::Estimate ClockRelations::compute(const Link& l) const {
   Estimate e;
+  // Two stamps out of order by n at a point: one of them strayed by n / 2 at least, and a
+  // sample of two points is off by the sum of its two stamps' strays.
+  auto noise_of = [&](PointId x) { return x < stamp_noise_.size() ? stamp_noise_[x] : 0; };
+  e.noise = (noise_of(l.p) + noise_of(l.q)) / 2;
   // Each endpoint pair seen both ways brackets the offset: one direction travels p -> q (offset +
   // delay: its lowest difference is closest), the other q -> p (offset - delay: its highest is
   // closest). Which is which shows in the data: the direction whose lowest difference lies above
@@ -179,6 +183,11 @@ std::optional<ClockRelations::Estimate> ClockRelations::estimate(PointId p, Poin
   Estimate e = estimate_of(links_[it->second]);
   if (swapped) e.offset = -e.offset;
   return e;
+}
+
+void ClockRelations::note_stamp_noise(PointId p, DurationNs n) {
+  if (p >= stamp_noise_.size()) stamp_noise_.resize(size_t(p) + 1, 0);
+  stamp_noise_[p] = std::max(stamp_noise_[p], n);
 }
 
 std::optional<bool> ClockRelations::passes_first(PointId p, PointId q, uint64_t pair, int direction) const {

@@ -77,6 +77,11 @@ class ClockRelations {
   /// the pair was not sampled both ways between the two points.
   std::optional<bool> passes_first(PointId p, PointId q, uint64_t pair, int direction) const;
 
+  /// Point `p`'s stamps were seen to stray by `n` (two packets of one flow stamped `n` out of
+  /// their order there, closer than a resend can follow): each estimate with `p` then takes its
+  /// stamps for noisy (Estimate::noise), although its brackets may not show it.
+  void note_stamp_noise(PointId p, DurationNs n);
+
  private:
   /// The smallest and largest difference t_q - t_p of some samples.
   struct Range {
@@ -104,8 +109,8 @@ class ClockRelations {
     mutable Estimate reported;
     mutable uint64_t reported_n = 0;
   };
-  static Estimate compute(const Link& l);
-  static Estimate estimate_of(const Link& l);
+  Estimate compute(const Link& l) const;
+  Estimate estimate_of(const Link& l) const;
   void grow(PointId id);
 
   struct Node {
@@ -116,6 +121,7 @@ class ClockRelations {
   mutable std::vector<Node> nodes_;
   std::vector<Link> links_;
   std::unordered_map<uint64_t, uint32_t> link_index_;  ///< (p << 32 | q) -> links_
+  std::vector<DurationNs> stamp_noise_;  ///< by point: the largest inversion of its stamps seen
 };
 
 }  // namespace rdmatel
