@@ -369,6 +369,26 @@ TEST(ClockRelations, OverlappingDirectionsShowHowFarTheStampsStray) {
   EXPECT_EQ(clean.estimate(0, 1)->uncertainty, 4);
 }
 
+TEST(ClockRelations, StampsOutOfOrderAtAPointMakeItsEstimatesNoisy) {
+  // The clean bracket of the test above ([50, 58]: 54 ± 4) misses the true offset 0 when the
+  // stamps stray, and nothing in the samples shows it. Point a's stamps were seen 300 ns out of
+  // a flow's order, b's 200 ns: the estimate takes the means' bracket ([-75, 179]: 52 ± 127) and
+  // may be off by (300 + 200) / 2 = 250 at least.
+  ClockRelations c;
+  for (DurationNs d : {58, 300}) c.add_sample(0, kT, 1, kT + d, 0, 2);
+  for (DurationNs d : {-200, 50}) c.add_sample(0, kT, 1, kT + d, 1, 2);
+  EXPECT_EQ(c.estimate(0, 1)->offset, 54);  // worked out (and kept) before the noise is known
+  c.note_stamp_noise(0, 300);
+  c.note_stamp_noise(1, 200);
+  c.note_stamp_noise(1, 100);  // smaller: changes nothing
+  auto e = c.estimate(0, 1);
+  ASSERT_TRUE(e);
+  EXPECT_EQ(e->noise, 250);
+  EXPECT_EQ(e->offset, 52);
+  EXPECT_EQ(e->uncertainty, 127);
+  EXPECT_EQ(e->within(), 250);
+}
+
 TEST(ClockRelations, BracketsThatMissEachOtherFallBackToTheMeans) {
   // No pair's directions overlap, but pair 1 brackets [-90, -80] and pair 2 [30, 40]: with exact
   // stamps both would hold the offset, so the stamps stray (true offset 0). Means: pair 1 a -> b

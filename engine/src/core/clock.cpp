@@ -28,9 +28,10 @@ bool ClockRelations::Range::add(DurationNs d) {
 
 ClockRelations::Estimate ClockRelations::estimate_of(const Link& l) const {
   // The means move with every sample: what is reported is worked out from all of them.
-  if (l.reported_n != l.all.n) {
+  if (l.reported_n != l.all.n || l.reported_noise != noise_version_) {
     l.reported = compute(l);
     l.reported_n = l.all.n;
+    l.reported_noise = noise_version_;
   }
   Estimate e = l.reported;
   e.samples = l.all.n;
@@ -187,7 +188,9 @@ std::optional<ClockRelations::Estimate> ClockRelations::estimate(PointId p, Poin
 
 void ClockRelations::note_stamp_noise(PointId p, DurationNs n) {
   if (p >= stamp_noise_.size()) stamp_noise_.resize(size_t(p) + 1, 0);
-  stamp_noise_[p] = std::max(stamp_noise_[p], n);
+  if (n <= stamp_noise_[p]) return;
+  stamp_noise_[p] = n;
+  ++noise_version_;
 }
 
 std::optional<bool> ClockRelations::passes_first(PointId p, PointId q, uint64_t pair, int direction) const {

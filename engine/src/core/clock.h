@@ -108,6 +108,7 @@ class ClockRelations {
     /// compute()'s result for every sample so far (estimate() and pairs(): what is reported).
     mutable Estimate reported;
     mutable uint64_t reported_n = 0;
+    mutable uint64_t reported_noise = 0;  ///< noise_version_ when `reported` was worked out
   };
   Estimate compute(const Link& l) const;
   Estimate estimate_of(const Link& l) const;
@@ -122,6 +123,7 @@ class ClockRelations {
   std::vector<Link> links_;
   std::unordered_map<uint64_t, uint32_t> link_index_;  ///< (p << 32 | q) -> links_
   std::vector<DurationNs> stamp_noise_;  ///< by point: the largest inversion of its stamps seen
+  uint64_t noise_version_ = 0;           ///< changes with stamp_noise_
 };
 
 }  // namespace rdmatel

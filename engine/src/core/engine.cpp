@@ -3,13 +3,11 @@
 // buffer, release it in stamp order to the components that asked for its kind, and tell them
 // when a point's horizon advanced.
 #include <algorithm>
-#include <deque>
-#include <mutex>
 #include <string>
 #include <vector>
 
 #include "engine/src/core/component.h"
-#include "engine/src/core/pair_local_worker.h"
+#include "engine/src/core/work_handover.h"
 #include "engine/src/core/stage_sink.h"
 #include "engine/src/util/hash.h"
 #include "rdmatel/engine.h"
@@ -108,15 +106,16 @@ class Engine::Impl {
       auto role = eq == std::string::npos ? std::nullopt : parse_point_role(o.substr(eq + 1));
       if (eq != std::string::npos && eq > 0 && role) overrides_.push_back({o.substr(0, eq), *role});
     }
+    std::unique_ptr<PairLocalWorker> worker;
     if (settings.count("threads") > 1)
-      worker_ = std::make_unique<PairLocalWorker>(settings_, gpus_, sampling_, settings.frame_notes, window_, idle_);
+      worker = std::make_unique<PairLocalWorker>(settings_, gpus_, sampling_, settings.frame_notes, window_, idle_);
     uint16_t slot = 0;
     for (const ComponentFactory& f : component_registry()) {
       ++slot;  // the component's place in a step (StepTag)
       const bool stage = !f.spec->inputs.empty();
-      if (worker_ && (f.spec->pair_local || stage)) {
-        if (stage) worker_->add_stage(f.make(worker_->stage_ctx()), *f.spec, slot);
-        else worker_->add_component(f.make(worker_->pair_ctx()), *f.spec, slot);
+      if (worker && (f.spec->pair_local || stage)) {
+        if (stage) worker->add_stage(f.make(worker->stage_ctx()), *f.spec, slot);
+        else worker->add_component(f.make(worker->pair_ctx()), *f.spec, slot);
         placements_.push_back(stage ? Placement::kStage : Placement::kPairLocal);
         continue;
       }
@@ -129,18 +128,14 @@ class Engine::Impl {
       if (stage) stages_.push_back(std::make_unique<StageSink>(*components_.back(), f.spec->inputs, ctx_));
     }
     for (auto& s : stages_) sinks_.push_back(s.get());
-    if (worker_) {
-      sinks_.push_back(&collector_);  // what the components here make goes to the merge
-      flows_.keep_journal(&journal_);
+    if (worker) {
+      handover_ = std::make_unique<WorkHandover>(std::move(worker), flows_);
+      sinks_.push_back(&handover_->collector());  // what the components here make goes to the merge
     }
   }
 
-  ~Impl() {
-    if (worker_) worker_->abort();
-  }
-
   void subscribe(RecordSink& s) {
-    if (worker_) worker_->subscribe(s);
+    if (handover_) handover_->worker().subscribe(s);
     else sinks_.push_back(&s);
   }
 
@@ -154,17 +149,7 @@ class Engine::Impl {
       });
       return id;
     }
-    if (worker_) {
-      // The replica declares it too (a repeat may set the speed), and front ends may ask for its
-      // name on the other thread.
-      batch_.events.emplace_back().kind = WorkEvent::Kind::kDeclare;
-      batch_.events.back().index = uint32_t(batch_.declares.size());
-      batch_.declares.push_back(PointDeclaration{name, interface_id, speed});
-      if (points_.size() > before) {
-        std::lock_guard lock(names_mutex_);
-        stable_names_.push_back(name);
-      }
-    }
+    if (handover_) handover_->declared(name, interface_id, speed, points_.size() > before);
     if (points_.size() > before) {
       last_advance_.push_back(kTimeMin);
       for (RoleOverride& o : overrides_)
@@ -320,7 +305,7 @@ class Engine::Impl {
     finished_ = true;
     for (PointId id = 0; id < points_.size(); ++id)
       advance_components(id);
-    if (worker_) return finish_on_two_threads();
+    if (handover_) return finish_on_two_threads();
     for (auto& c : components_) {
       c->finish(ctx_);
       flows_.apply_proposals();  // a pairing learned at the end (a held completion) counts for the rest
@@ -349,11 +334,7 @@ class Engine::Impl {
   }
   const std::string& point_name(PointId id) const {
     static const std::string unknown = "?";
-    if (worker_) {
-      // Sinks ask on the other thread while this one may declare points.
-      std::lock_guard lock(names_mutex_);
-      return id < stable_names_.size() ? stable_names_[id] : unknown;
-    }
+    if (handover_) return handover_->point_name(id);  // sinks ask from the other thread
     return id < points_.size() ? points_[id].name : unknown;
   }
   PointRole role_for(PointId id, const IpAddress& a, const IpAddress& b) const {
@@ -472,24 +453,18 @@ class Engine::Impl {
   // Components hear that point `id`'s horizon moved. A pairing one proposes then (a completion
   // held for echoes, taken when its hold ends) applies at once, as after a packet.
   void advance_components(PointId id) {
-    if (worker_) begin_step();
+    if (handover_) handover_->begin_step();
     for (size_t i = 0; i < components_.size(); ++i) {
-      cursor_.slot = slots_[i];
+      if (handover_) handover_->slot(slots_[i]);
       components_[i]->on_advance(id, ctx_);
     }
-    cursor_.slot = StepTag::kAfterComponents;
+    if (handover_) handover_->slot(StepTag::kAfterComponents);
     flows_.apply_proposals();
-    if (!worker_) return;
-    WorkEvent& e = batch_.events.emplace_back();
-    e.kind = WorkEvent::Kind::kAdvance;
-    e.step = cursor_.step;
-    e.index = id;
-    e.horizon = points_[id].horizon;
-    end_step();
+    if (handover_) handover_->end_advance_step(id, points_[id].horizon);
   }
 
   void handle(const Packet& pkt) {
-    if (worker_) begin_step();
+    if (handover_) handover_->begin_step();
     if (pkt.is_roce()) flows_.observe(flows_[pkt.flow], pkt.roce);
     uint32_t cls = packet_class(pkt);
     // Key flows and polling decide per packet (only when configured: nothing to pay otherwise).
@@ -500,90 +475,40 @@ class Engine::Impl {
       measured[size_t(Sampled::kIo)] = sampling_.measured(true, pkt.point, points_.size(), pkt.ts, k.src, k.dst);
       measured[size_t(Sampled::kThroughput)] = sampling_.measured(false, pkt.point, points_.size(), pkt.ts, k.src, k.dst);
     }
-    if (worker_) forward_journal();  // flows created, and paired by this packet's echo, before it
+    if (handover_) handover_->forward_facts();  // flows created, and paired by this packet's echo, before it
     for (size_t i = 0; i < components_.size(); ++i)
       if ((masks_[i] & cls) && measured[size_t(sampled_[i])]) {
-        cursor_.slot = slots_[i];
+        if (handover_) handover_->slot(slots_[i]);
         components_[i]->on_packet(pkt, ctx_);
       }
-    cursor_.slot = StepTag::kAfterComponents;
+    if (handover_) handover_->slot(StepTag::kAfterComponents);
     flows_.apply_proposals();
-    if (!worker_ || !(cls & worker_->wanted())) return end_step_if_threaded();
-    WorkEvent& e = batch_.events.emplace_back();
-    e.kind = WorkEvent::Kind::kPacket;
-    e.step = cursor_.step;
-    e.cls = cls;
-    e.measured = uint8_t(measured[0] | measured[1] << 1 | measured[2] << 2);
-    e.packet = pkt;
-    end_step();
+    if (handover_) handover_->end_packet_step(pkt, cls, uint8_t(measured[0] | measured[1] << 1 | measured[2] << 2));
   }
 
-  // ---- threads > 1: this thread's side (core/pair_local_worker.h) ----
-  void begin_step() { cursor_ = StepTag{cursor_.step + 1, 0}; }
-  void end_step_if_threaded() {
-    if (worker_) end_step();
-  }
-  // After a step: the pairings proposed while it ran follow it; hand the batch over when full.
-  void end_step() {
-    forward_journal();
-    if (batch_.events.size() >= kBatchEvents) hand_over(false);
-  }
-  void forward_journal() {
-    for (const FlowFact& f : journal_) {
-      WorkEvent& e = batch_.events.emplace_back();
-      e.kind = WorkEvent::Kind::kFact;
-      e.index = uint32_t(batch_.facts.size());
-      batch_.facts.push_back(f);
-    }
-    journal_.clear();
-  }
-  // What this thread's components made so far goes to the merge first, then the work: when the
-  // other thread reads a step, this thread's outputs up to it are there.
-  void hand_over(bool end) {
-    if (!started_) {
-      worker_->start();
-      started_ = true;
-    }
-    OutBatch out = worker_->home_output().spare();
-    std::swap(out.items, collector_.items());
-    out.bound = end ? kEndOfSteps : cursor_;
-    worker_->home_output().push(std::move(out));
-    if (end) worker_->home_output().close();
-    batch_.end = end;
-    worker_->work().push(std::move(batch_));
-    batch_ = worker_->work().spare();
-  }
   // The end on two threads: every component finishes in registry order, wherever it runs, with
   // the pairings learned by those before it; the stages finish in the merge, at their place.
   void finish_on_two_threads() {
-    begin_step();
+    handover_->begin_step();
     size_t home = 0;
     for (size_t i = 0; i < placements_.size(); ++i) {
       const uint16_t slot = uint16_t(i + 1);
-      cursor_.slot = slot;
+      handover_->slot(slot);
       switch (placements_[i]) {
         case Placement::kHome:
           components_[home++]->finish(ctx_);
           flows_.apply_proposals();
-          forward_journal();
           break;
-        case Placement::kPairLocal: {
-          WorkEvent& e = batch_.events.emplace_back();
-          e.kind = WorkEvent::Kind::kFinish;
-          e.step = cursor_.step;
-          e.slot = slot;
+        case Placement::kPairLocal:
+          handover_->finish_pair_local(slot);
           break;
-        }
         case Placement::kStage:
-          collector_.add_finish_stage(slot);
+          handover_->finish_stage(slot);
           break;
       }
     }
-    cursor_.slot = StepTag::kAfterComponents;
-    for (const std::string& text : roles_.contradictions(points_))
-      collector_.add_warning(Warning{"roles", text}, OutItem::Kind::kDirectWarning);
-    hand_over(true);
-    worker_->join();
+    for (const std::string& text : roles_.contradictions(points_)) handover_->last_warning("roles", text);
+    handover_->end();
   }
 
   Settings settings_;
@@ -613,15 +538,7 @@ class Engine::Impl {
   enum class Placement : uint8_t { kHome, kPairLocal, kStage };
   std::vector<Placement> placements_;  ///< by registry order
   std::vector<uint16_t> slots_;        ///< of components_
-  std::unique_ptr<PairLocalWorker> worker_;
-  StepTag cursor_;  ///< the step and slot this thread is at (tags its outputs)
-  OutputCollector collector_{cursor_};
-  std::vector<FlowFact> journal_;  ///< flow facts not handed over yet
-  WorkBatch batch_;                ///< work being gathered for the other thread
-  static constexpr size_t kBatchEvents = 512;
-  bool started_ = false;
-  std::deque<std::string> stable_names_;  ///< point names, readable from the other thread
-  mutable std::mutex names_mutex_;
+  std::unique_ptr<WorkHandover> handover_;  ///< threads > 1: the other thread's work and outputs
   RoceFrame decoded_;  ///< the frame being pushed (reused: decoding fills it whole)
   Packet scratch_;     ///< a packet handled at once (late, outlier)
   const char* last_error_ = nullptr;
