@@ -37,6 +37,11 @@ Bytes completion(uint16_t cid, uint32_t psn) {
   s.payload = test::cqe(cid, 0);
   return build_roce(s);
 }
+// An ACK: `s` (opcode 0x11, its PSN and QPN) with a positive AETH.
+Bytes ack(RoceSpec s) {
+  s.ext = test::aeth(0x1F, 1);
+  return build_roce(s);
+}
 Bytes data(uint32_t psn, uint32_t key) {
   RoceSpec s = down(0x0A, psn);  // RDMA WRITE ONLY
   s.ext = test::reth(0x1000, key, 4096);
@@ -339,12 +344,8 @@ void expect_b_completion_left_alone(bool b_shows_first) {
   RoceSpec b_cpl = down(0x04, 900, 0xB2);
   b_cpl.payload = test::cqe(5, 0);
   feed.push(0, kT0 + 1'000, build_roce(b_cpl));
-  RoceSpec a_ack = down(0x11, 100, 0xA2);  // the target acknowledges A's command
-  a_ack.ext = test::aeth(0x1F, 1);
-  feed.push(0, kT0 + 2'000, build_roce(a_ack));
-  RoceSpec b_ack = up(0x11, 900, 0xB1);  // the host acknowledges B's completion
-  b_ack.ext = test::aeth(0x1F, 1);
-  feed.push(0, kT0 + 3'000, build_roce(b_ack));
+  feed.push(0, kT0 + 2'000, ack(down(0x11, 100, 0xA2)));  // the target acknowledges A's command
+  feed.push(0, kT0 + 3'000, ack(up(0x11, 900, 0xB1)));  // the host acknowledges B's completion
   RoceSpec a_cpl = down(0x04, 300, 0xA2);
   a_cpl.payload = test::cqe(5, 0);
   const uint64_t rsp_frame = feed.push(0, kT0 + 40'000, build_roce(a_cpl));
@@ -386,9 +387,7 @@ void expect_resent_old_completion_ignored(bool queue_known_first) {
   feed.push(0, kT0 + 100'000, completion(0, 501));  // of a command before the capture
   const uint64_t cmd_frame = feed.push(0, kT0 + 110'000, command(0, 10, 0x71));
   const uint64_t resent = feed.push(0, kT0 + 120'000, completion(0, 501));
-  RoceSpec ack = down(0x11, 10);
-  ack.ext = test::aeth(0x1F, 1);
-  feed.push(0, kT0 + 130'000, build_roce(ack));
+  feed.push(0, kT0 + 130'000, ack(down(0x11, 10)));
   const uint64_t rsp_frame = feed.push(0, kT0 + 200'000, completion(0, 502));
   feed.finish();
   const IoRecord* io = nullptr;
@@ -417,18 +416,14 @@ TEST(EngineConditions, ADoubtedCompletionIsTakenOnceAnEchoPairsItsFlow) {
   // target's ACK of the command then pairs 0xA1 with 0xA2, and the target resends the
   // completion. The first completion is the I/O's: IOL 100 us, not 400.
   test::Feeder feed(Settings{}, {"only"});
-  RoceSpec other = up(0x11, 899, 0xB1);
-  other.ext = test::aeth(0x1F, 1);
-  feed.push(0, kT0 - 500, build_roce(other));
+  feed.push(0, kT0 - 500, ack(up(0x11, 899, 0xB1)));
   RoceSpec cmd = up(0x04, 100, 0xA1);
   cmd.payload = test::sqe(0x02, 0, 1, 0x40, 4096, 0x77);
   const uint64_t cmd_frame = feed.push(0, kT0, build_roce(cmd));
   RoceSpec cpl = down(0x04, 300, 0xA2);
   cpl.payload = test::cqe(0, 0);
   const uint64_t rsp_frame = feed.push(0, kT0 + 100'000, build_roce(cpl));
-  RoceSpec ack = down(0x11, 100, 0xA2);  // the target acknowledges the command
-  ack.ext = test::aeth(0x1F, 1);
-  feed.push(0, kT0 + 300'000, build_roce(ack));
+  feed.push(0, kT0 + 300'000, ack(down(0x11, 100, 0xA2)));  // the target acknowledges the command
   const uint64_t resent = feed.push(0, kT0 + 400'000, build_roce(cpl));
   feed.finish();
   ASSERT_EQ(feed.out.ios.size(), 1u);
@@ -482,12 +477,8 @@ TEST(EngineConditions, ACompletionTwoQueuesCouldOweWaitsForTheirPairing) {
   RoceSpec b_cpl = down(0x04, 900, 0xB2);
   b_cpl.payload = test::cqe(5, 0);
   const uint64_t b_rsp_frame = feed.push(0, kT0 + 20'000, build_roce(b_cpl));
-  RoceSpec a_ack = down(0x11, 100, 0xA2);  // the target acknowledges A's command
-  a_ack.ext = test::aeth(0x1F, 1);
-  feed.push(0, kT0 + 21'000, build_roce(a_ack));
-  RoceSpec b_ack = up(0x11, 900, 0xB1);  // the host acknowledges B's completion
-  b_ack.ext = test::aeth(0x1F, 1);
-  feed.push(0, kT0 + 22'000, build_roce(b_ack));
+  feed.push(0, kT0 + 21'000, ack(down(0x11, 100, 0xA2)));  // the target acknowledges A's command
+  feed.push(0, kT0 + 22'000, ack(up(0x11, 900, 0xB1)));  // the host acknowledges B's completion
   RoceSpec a_cpl = down(0x04, 300, 0xA2);
   a_cpl.payload = test::cqe(5, 0);
   const uint64_t a_rsp_frame = feed.push(0, kT0 + 40'000, build_roce(a_cpl));
