@@ -319,10 +319,13 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
   if (view.point) proto_item_set_generated(proto_tree_add_string(t, fields.point, tvb, 0, 0, view.point));
   // The point's role for this frame's endpoints (a leaf mirror is the compute side of its hosts
   // and the storage side of its storage servers); for other frames its role for most endpoints.
-  PointRole role = endpoints ? state.engine().role_for(view.point_id, endpoints->src, endpoints->dst)
-                             : state.engine().point(view.point_id).role;
-  if (view.point && role != PointRole::kUnknown)
-    proto_item_set_generated(proto_tree_add_string(t, fields.point_role, tvb, 0, 0, point_role_name(role)));
+  // Only for a tree (a filter or a column builds one): looking roles up costs on every frame.
+  if (view.point && t) {
+    const PointRole role = endpoints ? state.engine().role_for(view.point_id, endpoints->src, endpoints->dst)
+                                     : state.engine().point(view.point_id).role;
+    if (role != PointRole::kUnknown)
+      proto_item_set_generated(proto_tree_add_string(t, fields.point_role, tvb, 0, 0, point_role_name(role)));
+  }
   if (endpoints) {
     // GPU binding: interned names, valid for the life of the program.
     const GpuMap& gpus = state.engine().gpus();

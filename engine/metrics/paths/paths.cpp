@@ -12,11 +12,11 @@
 namespace rdmatel::paths {
 namespace {
 
-// Two data packets of a flow stamped out of PSN order at one point, closer than this: their
-// stamps strayed (a resend follows its original's successors by a round trip at least, and a
-// RoCE flow's packets keep their order on the wire).
+// A data packet's first copy at a point stamped before the packet one PSN behind it, by less
+// than this: their stamps strayed. A RoCE flow's packets keep their order on the wire, and a
+// packet lost before the point comes again only a round trip after its successor passed (a
+// resent copy of one the point saw, which may follow at once, is not a first copy).
 constexpr DurationNs kStampInversionSpan = 1000;
-constexpr int32_t kStampInversionPsns = 64;
 
 const SettingSpec kSettings[] = {
     {"path_timeout", SettingType::kDuration, "ms", "10", 0.001, 3600000, "MS",
@@ -119,7 +119,6 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
       acknowledges_[p.flow] = 1;
     }
   }
-  if (p.roce.op_known) note_stamp_order(p, ctx);
   const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, aeth, p.roce.ip_id, p.roce.bth.opcode};
   bool added;
   const uint32_t seq = index_.find_or_add(
@@ -148,7 +147,10 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
       latest = on_clock_of(first.point, p.point, p.ts, ctx);
     if (latest != kTimeMin) e.due = std::min(first.ts + kMaxWaits * timeout_, std::max(e.due, latest + timeout_));
   }
-  queue_[uint32_t(seq - front_seq_)].seen.push_back(Seen{p.point, p.ts, p.frame});
+  auto& seen = queue_[uint32_t(seq - front_seq_)].seen;
+  if (p.roce.op_known && std::none_of(seen.begin(), seen.end(), [&](const Seen& s) { return s.point == p.point; }))
+    note_stamp_order(p, ctx);  // its first copy here
+  seen.push_back(Seen{p.point, p.ts, p.frame});
   if (queue_.size() > max_pending_) {
     ctx.warn("max_path_packets", [&] {
       std::string why;
@@ -264,7 +266,7 @@ void Paths::note_stamp_order(const Packet& p, Ctx& ctx) {
     if (ahead > 0) {
       n.psn = psn;
       n.ts = p.ts;
-    } else if (ahead < 0 && ahead > -kStampInversionPsns && p.ts - n.ts < kStampInversionSpan) {
+    } else if (ahead == -1 && p.ts - n.ts < kStampInversionSpan) {
       ctx.clock.note_stamp_noise(p.point, p.ts - n.ts);
     }
     return;
