@@ -431,7 +431,7 @@ namespace {
 const OffsetRecord* significant_offset(const std::vector<OffsetRecord>& offsets, PointId a, PointId b) {
   for (const OffsetRecord& o : offsets)
     if (((o.point == a && o.reference == b) || (o.point == b && o.reference == a)) && o.both_directions &&
-        (o.offset_ns < 0 ? -o.offset_ns : o.offset_ns) > o.uncertainty_ns)
+        o.uncertainty_ns && (o.offset_ns < 0 ? -o.offset_ns : o.offset_ns) > *o.uncertainty_ns)
       return &o;
   return nullptr;
 }
@@ -566,7 +566,7 @@ std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<O
   for (const OffsetRecord* o : skewed) {
     std::snprintf(line, sizeof line, "  the clocks of %s and %s differ by %.3f µs ± %.3f µs (see Clock offsets)\n",
                   engine.point_name(o->point).c_str(), engine.point_name(o->reference).c_str(),
-                  double(o->offset_ns < 0 ? -o->offset_ns : o->offset_ns) / 1e3, double(o->uncertainty_ns) / 1e3);
+                  double(o->offset_ns < 0 ? -o->offset_ns : o->offset_ns) / 1e3, double(*o->uncertainty_ns) / 1e3);
     out += line;
   }
   if (unranked)
@@ -604,9 +604,14 @@ std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engin
       "metric needs them: each is measured on one clock; hop delays do, with --estimate-offsets or --clock-offset)\n";
   char line[512];
   for (const OffsetRecord& r : offsets) {
-    std::snprintf(line, sizeof line, "  %s -> %s: %+.3f µs ± %.3f µs (%llu packets%s)\n", engine.point_name(r.point).c_str(),
-                  engine.point_name(r.reference).c_str(), double(r.offset_ns) / 1e3, double(r.uncertainty_ns) / 1e3,
-                  (unsigned long long)r.samples, r.both_directions ? "" : ", one direction only: includes the delay");
+    if (r.uncertainty_ns)
+      std::snprintf(line, sizeof line, "  %s -> %s: %+.3f µs ± %.3f µs (%llu packets)\n", engine.point_name(r.point).c_str(),
+                    engine.point_name(r.reference).c_str(), double(r.offset_ns) / 1e3, double(*r.uncertainty_ns) / 1e3,
+                    (unsigned long long)r.samples);
+    else
+      std::snprintf(line, sizeof line, "  %s -> %s: %+.3f µs (%llu packets, one direction only: includes the delay)\n",
+                    engine.point_name(r.point).c_str(), engine.point_name(r.reference).c_str(), double(r.offset_ns) / 1e3,
+                    (unsigned long long)r.samples);
     out += line;
   }
   return out + "\n";

@@ -103,6 +103,37 @@ TEST(EngineConditions, NegativeLatenciesAreWarnedAbout) {
   EXPECT_FALSE(learned.warned("negative latency"));
 }
 
+// Keeps the offsets records.
+struct OffsetSink : RecordSink {
+  std::vector<OffsetRecord> offsets;
+  void on_record(const Record& r) override {
+    if (r.is(kOffsetSchema)) offsets.push_back(r.as<OffsetRecord>());
+  }
+};
+
+TEST(EngineConditions, AnOffsetFromOneDirectionClaimsNoUncertainty) {
+  // Packets from the host to the storage server only, each at point a and 7 µs later at b (b's
+  // clock 2 ms ahead): the offset holds the one-way delay, which nothing bounds. It is stated
+  // with no uncertainty (a spread of the samples is no bound: 3 µs here, off by 7).
+  OffsetSink offsets;
+  test::Feeder feed(Settings{}, {"a", "b"});
+  feed.engine().subscribe(offsets);
+  for (uint32_t i = 0; i < 4; ++i) {
+    RoceSpec w = up(0x0A, 100 + i);  // RDMA WRITE ONLY
+    w.ext = test::reth(0x1000, 0x55, 64);
+    w.payload = Bytes(64, 0);
+    const TimeNs t = kT0 + TimeNs(i) * 10'000;
+    feed.push(0, t, build_roce(w));
+    feed.push(1, t + 2'000'000 + 7'000 + TimeNs(i) * 1'000, build_roce(w));
+  }
+  feed.finish();
+  ASSERT_EQ(offsets.offsets.size(), 1u);
+  const OffsetRecord& o = offsets.offsets[0];
+  EXPECT_FALSE(o.both_directions);
+  EXPECT_FALSE(o.uncertainty_ns);
+  EXPECT_EQ(o.samples, 4u);
+}
+
 TEST(EngineConditions, ClockOffsetsChangeNoRoleAndNoMetric) {
   test::Collector base = run(two_point_reads(20, 0));
   ASSERT_EQ(base.ios.size(), 20u);

@@ -265,7 +265,9 @@ struct OffsetRecord {
   /// Add it to the point's stamps to get the reference's clock: the reference's clock minus
   /// this point's (SPEC §6; what --clock-offset takes).
   DurationNs offset_ns = 0;
-  DurationNs uncertainty_ns = 0;  ///< the offset lies within ± this (both directions seen)
+  /// The offset lies within ± this. Absent when the packets crossed one way only: the offset then
+  /// holds the one-way delay, and nothing in the capture bounds it.
+  std::optional<DurationNs> uncertainty_ns;
   uint64_t samples = 0;           ///< packets seen at both points
   /// Packets travelled both ways between the two points: the one-way delays cancel. Otherwise
   /// the offset still holds the delay between them.

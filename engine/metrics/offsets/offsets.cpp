@@ -17,9 +17,15 @@ const Column kOffsetColumns[] = {
     {"offset_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = off(p).offset_ns; return true; },
      "Add it to the point's stamps to get the reference's clock (the reference's clock minus the point's), ns; "
      "what --clock-offset takes"},
-    {"uncertainty_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = off(p).uncertainty_ns; return true; },
+    {"uncertainty_ns", ValueType::kSigned,
+     [](const void* p, Value& v) {
+       if (!off(p).uncertainty_ns) return false;
+       v.i = *off(p).uncertainty_ns;
+       return true;
+     },
      "The offset lies within ± this, ns (half the smallest round trip between the points, and at least as "
-     "much as the stamps are seen to stray)"},
+     "much as the stamps are seen to stray); absent when the packets crossed one way only (the offset then "
+     "holds the one-way delay, which nothing in the capture bounds)"},
     {"samples", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = off(p).samples; return true; },
      "Packets seen at both points"},
     {"both_directions", ValueType::kBool, [](const void* p, Value& v) { v.b = off(p).both_directions; return true; },
@@ -46,7 +52,7 @@ void Offsets::finish(Ctx& ctx) {
     r.reference = e.p;
     r.offset_ns = -e.estimate.offset;  // the estimate is the point's clock minus the reference's
     // The bracket is exact for exact stamps; noisy ones move its ends by as much as they stray.
-    r.uncertainty_ns = e.estimate.within();
+    if (e.estimate.both_directions) r.uncertainty_ns = e.estimate.within();
     r.samples = e.estimate.samples;
     r.both_directions = e.estimate.both_directions;
     ctx.emit(kOffsetSchema, &r);
