@@ -23,6 +23,7 @@ NoteKinds::NoteKinds() {
   path_hop = note_kind("path.hop");
   path_delay = note_kind("path.hop_delay");
   path_lost = note_kind("path.lost");
+  path_late = note_kind("path.late");
   path_record = note_kind("path.record");
 }
 

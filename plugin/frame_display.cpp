@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "plugin/frame_display.h"
 
+#include <algorithm>
 #include <epan/expert.h>
 #include <epan/to_str.h>
 
@@ -411,6 +412,10 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
       const double us = double(std::bit_cast<int64_t>(n.ref)) / 1e3;
       proto_item_set_generated(proto_tree_add_double(t, fields.hop_delay, tvb, 0, 0, us));
     } else if (n.kind == k.path_lost) {
+      // Counted lost at the path timeout, then seen at that point after all: late, not lost.
+      if (std::any_of(view.notes.begin(), view.notes.end(),
+                      [&](const FrameNote& x) { return x.kind == k.path_late && x.detail == n.detail; }))
+        continue;
       proto_item* it = proto_tree_add_boolean(t, fields.hop_lost, tvb, 0, 0, TRUE);
       proto_item_set_generated(it);
       const char* next = n.detail < state.engine().point_count() ? state.engine().point_name(n.detail).c_str() : "?";

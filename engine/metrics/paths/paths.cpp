@@ -41,7 +41,7 @@ const RecordSchema* const kOutputs[] = {&kPathSchema};
 // (a signed value in the 64 bits). path.lost: on the last frame that saw a packet lost after it
 // (detail: the point it never reached). path.record: on a hop record's first frame at A (ref: the
 // record's number, 1, 2, ... in emission order), for tables that show each record once.
-const char* const kNotes[] = {"path.hop", "path.hop_delay", "path.lost", "path.record"};
+const char* const kNotes[] = {"path.hop", "path.hop_delay", "path.lost", "path.late", "path.record"};
 
 bool parse_offset(const std::string& spec, std::string& name, DurationNs& ns) {
   int64_t v = 0;
@@ -64,6 +64,7 @@ Paths::Paths(Ctx& ctx)
     : note_hop_(note_kind("path.hop")),
       note_delay_(note_kind("path.hop_delay")),
       note_lost_(note_kind("path.lost")),
+      note_late_(note_kind("path.late")),
       note_record_(note_kind("path.record")),
       timeout_(ctx.settings.duration("path_timeout")),
       max_pending_(ctx.settings.count("max_path_packets")),
@@ -125,6 +126,7 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
       IdentityHash{}(id), front_seq_ + uint32_t(queue_.size()),
       [&](uint32_t s) { return queue_[uint32_t(s - front_seq_)].id == id; }, added);
   if (added) {
+    if (!lost_watch_.empty()) found_late(id, p, ctx);
     Entry& e = queue_.emplace_back();
     e.id = id;
     e.due = p.ts + timeout_;
@@ -233,7 +235,9 @@ void Paths::settle_oldest(Ctx& ctx) {
   // copied its sightings once per packet.
   Entry& e = queue_.front();
   index_.erase(IdentityHash{}(e.id), front_seq_);
+  settling_ = &e.id;
   settle(e.id, e, ctx);
+  settling_ = nullptr;
   queue_.pop_front();
   ++front_seq_;
 }
@@ -279,10 +283,12 @@ Paths::FlowState& Paths::flow_state(FlowId f) {
   return flows_[f];
 }
 
-PathRecord& Paths::hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
+PathRecord& Paths::hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) { return records_[hop_record(flow, a, b, ctx)]; }
+
+uint32_t Paths::hop_record(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
   FlowState& fs = flows_[flow];
   for (const Hop& h : fs.hops)
-    if (h.from == a && h.to == b) return records_[h.record];
+    if (h.from == a && h.to == b) return h.record;
   fs.hops.push_back(Hop{a, b, uint32_t(records_.size())});
   PathRecord& r = records_.emplace_back();
   const FlowKey& key = ctx.flows[flow].key;
@@ -295,7 +301,7 @@ PathRecord& Paths::hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
   const auto oa = explicit_offset(a, ctx);
   const auto ob = explicit_offset(b, ctx);
   if (oa || ob) r.offset_applied_ns = oa.value_or(0) - ob.value_or(0);
-  return r;
+  return fs.hops.back().record;
 }
 
 std::optional<DurationNs> Paths::estimated_correction(const PathRecord& r) const {
@@ -620,7 +626,8 @@ void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vect
 }
 
 void Paths::count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx) {
-  PathRecord& r = hop(flow, last.point, next, ctx);
+  const uint32_t record = hop_record(flow, last.point, next, ctx);
+  PathRecord& r = records_[record];
   if (r.packets == 0 || last.ts < r.first_ns) {
     r.first_ns = last.ts;
     r.first_frame = last.frame;
@@ -628,7 +635,43 @@ void Paths::count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx
   r.last_ns = std::max(r.last_ns, last.ts);
   ++r.packets;
   ++r.lost;
-  if (!r.path_inferred) ctx.note(last.frame, note_lost_, 0, next);
+  if (r.path_inferred) return;
+  ctx.note(last.frame, note_lost_, 0, next);
+  if (!settling_) return;
+  lost_watch_[*settling_] = LostCopy{last.point, next, last.ts, last.frame, record};
+  lost_order_.push_back(*settling_);
+  if (lost_order_.size() > kMaxLostWatched) {
+    lost_watch_.erase(lost_order_.front());
+    lost_order_.pop_front();
+  }
+}
+
+void Paths::found_late(const Identity& id, const Packet& p, Ctx& ctx) {
+  auto it = lost_watch_.find(id);
+  if (it == lost_watch_.end()) return;
+  const LostCopy w = it->second;
+  lost_watch_.erase(it);  // its place in lost_order_ goes when it comes to the front
+  // Seen first elsewhere (its point again: resent), it was lost; much later, it is another packet.
+  if (p.point != w.to || on_clock_of(w.from, p.point, p.ts, ctx) - w.ts > kLateSpan) return;
+  PathRecord& r = records_[w.record];
+  const DurationNs d = p.ts - w.ts + r.offset_applied_ns.value_or(0);
+  --r.lost;
+  r.min_ns = r.delivered ? std::min(r.min_ns, d) : d;
+  r.max_ns = r.delivered ? std::max(r.max_ns, d) : d;
+  r.sum_ns += double(d);
+  ++r.delivered;
+  ctx.note(w.frame, note_late_, p.frame, w.to);  // not lost after all
+  if (ctx.frame_notes) {
+    ctx.note(p.frame, note_hop_, w.frame, r.offset_applied_ns ? 0 : 1);
+    ctx.note(p.frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d)));
+  }
+  ctx.warn("late_copies", [&] {
+    return "packets reached the next observation point later than --path-timeout (" +
+           std::to_string(timeout_ / kNsPerMs) + " ms) after they left the one before (first: frame " +
+           std::to_string(w.frame) + " at " + ctx.points[w.from].name + ", frame " + std::to_string(p.frame) + " at " +
+           ctx.points[w.to].name + "): they count as delivered, with their delay; a larger --path-timeout waits "
+           "for them in time for the frames' own notes";
+  });
 }
 
 void Paths::finish(Ctx& ctx) {
@@ -667,6 +710,8 @@ void Paths::finish(Ctx& ctx) {
   inference_ = PathInference{};
   acknowledges_.clear();
   records_.clear();
+  lost_watch_.clear();
+  lost_order_.clear();
   handled_.clear();
   index_.clear();
   queue_.clear();

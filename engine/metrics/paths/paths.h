@@ -18,6 +18,7 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
+#include <unordered_map>
 #include <optional>
 #include <span>
 #include <string>
@@ -179,11 +180,32 @@ class Paths final : public Component {
   /// A copy last seen at `last` and never at `next`, the point after it on its flow's path.
   void count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx);
   PathRecord& hop(FlowId flow, PointId a, PointId b, const Ctx& ctx);
+  /// The index in records_ of the flow's hop from a to b (made on first use).
+  uint32_t hop_record(FlowId flow, PointId a, PointId b, const Ctx& ctx);
   FlowState& flow_state(FlowId f);
   /// Data packets of a flow stamped out of PSN order at a point: how far its stamps stray.
   void note_stamp_order(const Packet& p, Ctx& ctx);
 
-  NoteKind note_hop_, note_delay_, note_lost_, note_record_;
+  /// A copy counted lost on its way from `from` to `to` (none came there within the path
+  /// timeout), watched for a while: if it comes after all, it was late, not lost.
+  struct LostCopy {
+    PointId from, to;
+    TimeNs ts;
+    uint64_t frame;
+    uint32_t record;  ///< its hop's, in records_
+  };
+  /// A packet's first sighting anywhere: the late copy of one counted lost, when it is at the
+  /// point it was lost on the way to (its loss then becomes a delivery, with its delay).
+  void found_late(const Identity& id, const Packet& p, Ctx& ctx);
+  static constexpr size_t kMaxLostWatched = size_t(1) << 16;
+  /// How long after it left its point a lost copy may still come (an identity that comes again
+  /// later is another packet: a PSN space wraps in a second at 400 Gb/s at the earliest).
+  static constexpr DurationNs kLateSpan = kNsPerSec;
+  std::unordered_map<Identity, LostCopy, IdentityHash> lost_watch_;
+  std::deque<Identity> lost_order_;  ///< bounded: the oldest watches end first
+  const Identity* settling_ = nullptr;  ///< the packet settle() is counting
+
+  NoteKind note_hop_, note_delay_, note_lost_, note_late_, note_record_;
   DurationNs timeout_;
   uint64_t max_pending_;
   bool any_offset_;
