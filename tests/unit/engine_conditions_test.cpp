@@ -103,6 +103,14 @@ TEST(EngineConditions, NegativeLatenciesAreWarnedAbout) {
   EXPECT_FALSE(learned.warned("negative latency"));
 }
 
+// A 64-byte RDMA WRITE ONLY from the host.
+Bytes host_write(uint32_t psn) {
+  RoceSpec w = up(0x0A, psn);
+  w.ext = test::reth(0x1000, 0x55, 64);
+  w.payload = Bytes(64, 0);
+  return build_roce(w);
+}
+
 // Keeps the offsets records.
 struct OffsetSink : RecordSink {
   std::vector<OffsetRecord> offsets;
@@ -119,12 +127,9 @@ TEST(EngineConditions, AnOffsetFromOneDirectionClaimsNoUncertainty) {
   test::Feeder feed(Settings{}, {"a", "b"});
   feed.engine().subscribe(offsets);
   for (uint32_t i = 0; i < 4; ++i) {
-    RoceSpec w = up(0x0A, 100 + i);  // RDMA WRITE ONLY
-    w.ext = test::reth(0x1000, 0x55, 64);
-    w.payload = Bytes(64, 0);
     const TimeNs t = kT0 + TimeNs(i) * 10'000;
-    feed.push(0, t, build_roce(w));
-    feed.push(1, t + 2'000'000 + 7'000 + TimeNs(i) * 1'000, build_roce(w));
+    feed.push(0, t, host_write(100 + i));
+    feed.push(1, t + 2'000'000 + 7'000 + TimeNs(i) * 1'000, host_write(100 + i));
   }
   feed.finish();
   ASSERT_EQ(offsets.offsets.size(), 1u);
@@ -139,13 +144,10 @@ TEST(EngineConditions, AnOffsetFromOneDirectionClaimsNoUncertainty) {
 test::Collector writes_with_one_late(std::optional<TimeNs> late_ns) {
   test::Feeder feed(test::settings_with({{"path_timeout", "1"}, {"reorder_window", "0.5"}}), {"a", "b"});
   for (uint32_t i = 0; i < 60; ++i) {
-    RoceSpec w = up(0x0A, 100 + i);  // RDMA WRITE ONLY
-    w.ext = test::reth(0x1000, 0x55, 64);
-    w.payload = Bytes(64, 0);
     const TimeNs t = kT0 + TimeNs(i) * 100'000;
-    feed.push(0, t, build_roce(w));
-    if (i != 5) feed.push(1, t + 20'000, build_roce(w));
-    else if (late_ns) feed.push(1, t + *late_ns, build_roce(w));
+    feed.push(0, t, host_write(100 + i));
+    if (i != 5) feed.push(1, t + 20'000, host_write(100 + i));
+    else if (late_ns) feed.push(1, t + *late_ns, host_write(100 + i));
   }
   feed.finish();
   return feed.out;
