@@ -47,14 +47,12 @@ class PausesByPeriod {
     }
     return trimmed(counts_.emplace_front(Count{period}));
   }
-  // Keeps at most kMaxPeriods, the newest; `c` is one of them unless it was the oldest.
+  // Keeps at most kMaxPeriods, the newest (pop_front leaves references to the others valid).
   Count& trimmed(Count& c) {
     if (counts_.size() <= kMaxPeriods) return c;
-    const int64_t p = c.period;
+    const bool oldest = &c == &counts_.front();
     counts_.pop_front();
-    for (Count& x : counts_)
-      if (x.period == p) return x;
-    return scratch_;  // an older period than any kept: counted nowhere
+    return oldest ? scratch_ : c;  // an older period than any kept: counted nowhere
   }
   std::deque<Count> counts_;  ///< ascending by period
   Count scratch_;

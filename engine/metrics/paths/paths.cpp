@@ -597,17 +597,7 @@ void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vect
     }
     r.last_ns = std::max(r.last_ns, a.ts);
     ++r.packets;
-    if (r.delivered == 0) r.min_ns = r.max_ns = d;
-    r.min_ns = std::min(r.min_ns, d);
-    r.max_ns = std::max(r.max_ns, d);
-    r.sum_ns += double(d);
-    ++r.delivered;
-    if (ctx.frame_notes) {
-      // An estimated offset is final only at the end: a frame shows the estimate of its time.
-      std::optional<DurationNs> est = estimated_correction(r);
-      ctx.note(b.frame, note_hop_, a.frame, r.offset_applied_ns || est ? 0 : 1);
-      ctx.note(b.frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d + est.value_or(0))));
-    }
+    count_delivered(r, a.frame, b.frame, d, ctx);
   }
   // Lost after its last point when the flow's path goes on from there.
   const Sighting& last = c.back();
@@ -622,6 +612,20 @@ void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vect
   } else {
     fs.ended_done = true;
     std::vector<Sighting>().swap(fs.ended);
+  }
+}
+
+void Paths::count_delivered(PathRecord& r, uint64_t a_frame, uint64_t b_frame, DurationNs d, Ctx& ctx) {
+  if (r.delivered == 0) r.min_ns = r.max_ns = d;
+  r.min_ns = std::min(r.min_ns, d);
+  r.max_ns = std::max(r.max_ns, d);
+  r.sum_ns += double(d);
+  ++r.delivered;
+  if (ctx.frame_notes) {
+    // An estimated offset is final only at the end: a frame shows the estimate of its time.
+    std::optional<DurationNs> est = estimated_correction(r);
+    ctx.note(b_frame, note_hop_, a_frame, r.offset_applied_ns || est ? 0 : 1);
+    ctx.note(b_frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d + est.value_or(0))));
   }
 }
 
@@ -656,15 +660,8 @@ void Paths::found_late(const Identity& id, const Packet& p, Ctx& ctx) {
   PathRecord& r = records_[w.record];
   const DurationNs d = p.ts - w.ts + r.offset_applied_ns.value_or(0);
   --r.lost;
-  r.min_ns = r.delivered ? std::min(r.min_ns, d) : d;
-  r.max_ns = r.delivered ? std::max(r.max_ns, d) : d;
-  r.sum_ns += double(d);
-  ++r.delivered;
+  count_delivered(r, w.frame, p.frame, d, ctx);
   ctx.note(w.frame, note_late_, p.frame, w.to);  // not lost after all
-  if (ctx.frame_notes) {
-    ctx.note(p.frame, note_hop_, w.frame, r.offset_applied_ns ? 0 : 1);
-    ctx.note(p.frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d)));
-  }
   ctx.warn("late_copies", [&] {
     return "packets reached the next observation point later than --path-timeout (" +
            std::to_string(timeout_ / kNsPerMs) + " ms) after they left the one before (first: frame " +

@@ -180,6 +180,8 @@ class Paths final : public Component {
   /// A copy last seen at `last` and never at `next`, the point after it on its flow's path.
   void count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx);
   PathRecord& hop(FlowId flow, PointId a, PointId b, const Ctx& ctx);
+  /// A copy that crossed hop `r` (from frame `a_frame` to `b_frame`) in `d`: its delay and notes.
+  void count_delivered(PathRecord& r, uint64_t a_frame, uint64_t b_frame, DurationNs d, Ctx& ctx);
   /// The index in records_ of the flow's hop from a to b (made on first use).
   uint32_t hop_record(FlowId flow, PointId a, PointId b, const Ctx& ctx);
   FlowState& flow_state(FlowId f);
