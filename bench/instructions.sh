@@ -40,10 +40,10 @@ callgrind_annotate --inclusive=yes "$out" 2>/dev/null | awk -v packets="$packets
     comps = 0
     for (i = 1; i <= parts; ++i) if (order[i] != "read") comps += sum[order[i]]
     printf "%-12s %15s %9s %7s\n", "part", "instructions", "per pkt", "share"
-    printf "%-12s %15d %9.0f %6.1f%%\n", "total", total, total / packets, 100
+    printf "%-12s %15.0f %9.0f %6.1f%%\n", "total", total, total / packets, 100
     core = push + fin - comps
-    printf "%-12s %15d %9.0f %6.1f%%\n", "core", core, core / packets, 100 * core / total
+    printf "%-12s %15.0f %9.0f %6.1f%%\n", "core", core, core / packets, 100 * core / total
     for (i = 1; i <= parts; ++i)
-      printf "%-12s %15d %9.0f %6.1f%%\n", order[i], sum[order[i]], sum[order[i]] / packets, 100 * sum[order[i]] / total
+      printf "%-12s %15.0f %9.0f %6.1f%%\n", order[i], sum[order[i]], sum[order[i]] / packets, 100 * sum[order[i]] / total
     printf "(%d packets)\n", packets
   }'

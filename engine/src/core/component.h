@@ -45,6 +45,7 @@ enum PacketClass : uint32_t {
   kPacketPfc = 1u << 9,  ///< 802.1Qbb priority flow control frames (not RoCE)
   kPacketAllRoce = (1u << 9) - 1,
 };
+inline constexpr size_t kPacketClassCount = 10;
 uint32_t packet_class(const Packet& p);
 
 /// Which packets key flows and port polling leave to a component (SPEC §7).

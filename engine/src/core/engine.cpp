@@ -3,6 +3,8 @@
 // buffer, release it in stamp order to the components that asked for its kind, and tell them
 // when a point's horizon advanced.
 #include <algorithm>
+#include <array>
+#include <bit>
 #include <string>
 #include <vector>
 
@@ -120,8 +122,9 @@ class Engine::Impl {
         continue;
       }
       placements_.push_back(Placement::kHome);
+      for (size_t c = 0; c < wanted_.size(); ++c)
+        if (f.spec->packets & (1u << c)) wanted_[c].push_back(uint16_t(components_.size()));
       components_.push_back(f.make(ctx_));
-      masks_.push_back(f.spec->packets);
       sampled_.push_back(f.spec->sampled);
       slots_.push_back(slot);
       // Stages hear records before any front end subscribes, so they miss none.
@@ -199,6 +202,7 @@ class Engine::Impl {
         return;
     }
     FlowId flow_id = kNoFlow;
+    FlowPointId flow_point = kNoFlowPoint;
     uint64_t order_key = 0;
     if (roce.is_roce()) {
       ++stats_.roce;
@@ -212,19 +216,23 @@ class Engine::Impl {
         return;
       }
       flow_id = flow->id;
+      flow_point = flows_.flow_point(*flow, in.point);
+      if (flow_point >= mirror_counts_.size()) mirror_counts_.resize(size_t(flow_point) + 1);
       // Flow key, not flow id: ids follow the order flows were first seen, which is file order.
-      order_key = (hash_mix(hash_ip(roce.src) * 31 + hash_ip(roce.dst) + roce.bth.dest_qp) << 24) | roce.bth.psn;
+      order_key = (flow->key_hash << 24) | roce.bth.psn;
     }
     const uint32_t seq = seq_++;
     const bool mirror_checked = mirror_window_ > 0 && roce.is_roce() && roce.bth.opcode != kOpcodeCnp;
     const uint64_t hash = identity_hash(order_key, wire_len, roce, in);
     if (mirror_checked)
-      points_[in.point].mirror_copies.observe(flow_id, mirror_key(hash, uint16_t(in.source)), ts, mirror_window_);
+      points_[in.point].mirror_copies.observe(&mirror_counts_[flow_point], mirror_key(hash, uint16_t(in.source)), ts,
+                                              mirror_window_);
     // Everything but the stamp, order and length, which the buffer sets.
     auto fill = [&](Packet& p) {
       p.frame = in.frame;
       p.point = in.point;
       p.flow = flow_id;
+      p.flow_point = flow_point;
       p.roce.assign(roce);
       p.source = uint16_t(in.source);
       if (roce.is_roce()) {
@@ -269,7 +277,8 @@ class Engine::Impl {
       p.seq = seq;
       p.wire_len = wire_len;
       fill(p);
-      if (!mirror_copy(point, p, hash)) handle(p);
+      const uint32_t cls = packet_class(p);
+      if (!mirror_copy(point, p, cls, hash)) handle(p, cls);
     } else {
       if (point.buffer.size() >= max_buffered_) force_oldest(in.point);
       // The decoded identity and the start of the payload tell two packets apart.
@@ -387,7 +396,8 @@ class Engine::Impl {
     const Packet& front = p.buffer.front();
     if (advance) p.horizon = std::max(p.horizon, front.ts);
     if (!given_twice(p, front)) {
-      if (!mirror_copy(p, front, p.buffer.front_hash())) handle(front);
+      const uint32_t cls = packet_class(front);
+      if (!mirror_copy(p, front, cls, p.buffer.front_hash())) handle(front, cls);
     } else {
       ++stats_.duplicates;
       warnings_.warn("duplicate_packets", [&] {
@@ -421,9 +431,10 @@ class Engine::Impl {
   // A RoCE packet identical to one the point handed on just before, in a flow the point records
   // twice (mirror_copies.h): counted once. CNPs are left alone: NICs send identical CNPs to a
   // sender microseconds apart.
-  bool mirror_copy(PointState& p, const Packet& pkt, uint64_t hash) {
-    if (mirror_window_ <= 0 || !pkt.is_roce() || packet_class(pkt) == kPacketCnp) return false;
-    if (!p.mirror_copies.is_copy(pkt.flow, mirror_key(hash, pkt.source), pkt.ts, mirror_window_)) return false;
+  bool mirror_copy(PointState& p, const Packet& pkt, uint32_t cls, uint64_t hash) {
+    if (mirror_window_ <= 0 || !pkt.is_roce() || cls == kPacketCnp) return false;
+    if (!p.mirror_copies.is_copy(&mirror_counts_[pkt.flow_point], mirror_key(hash, pkt.source), pkt.ts, mirror_window_))
+      return false;
     ++stats_.mirror_copies;
     warnings_.warn("mirror_copies", [&] {
       return "packets recorded twice at point " + p.name + " within " + std::to_string(mirror_window_ / 1000) +
@@ -463,10 +474,10 @@ class Engine::Impl {
     if (handover_) handover_->end_advance_step(id, points_[id].horizon);
   }
 
-  void handle(const Packet& pkt) {
+  // `cls`: packet_class(pkt).
+  void handle(const Packet& pkt, uint32_t cls) {
     if (handover_) handover_->begin_step();
     if (pkt.is_roce()) flows_.observe(flows_[pkt.flow], pkt.roce);
-    uint32_t cls = packet_class(pkt);
     // Key flows and polling decide per packet (only when configured: nothing to pay otherwise).
     const bool sampling = pkt.is_roce() && (sampling_.has_key_flows() || sampling_.polling());
     bool measured[3] = {true, true, true};
@@ -476,8 +487,8 @@ class Engine::Impl {
       measured[size_t(Sampled::kThroughput)] = sampling_.measured(false, pkt.point, points_.size(), pkt.ts, k.src, k.dst);
     }
     if (handover_) handover_->forward_facts();  // flows created, and paired by this packet's echo, before it
-    for (size_t i = 0; i < components_.size(); ++i)
-      if ((masks_[i] & cls) && measured[size_t(sampled_[i])]) {
+    for (uint16_t i : wanted_[std::countr_zero(cls)])
+      if (measured[size_t(sampled_[i])]) {
         if (handover_) handover_->slot(slots_[i]);
         components_[i]->on_packet(pkt, ctx_);
       }
@@ -527,7 +538,8 @@ class Engine::Impl {
   Ctx ctx_;
   std::vector<std::unique_ptr<Component>> components_;
   std::vector<std::unique_ptr<StageSink>> stages_;
-  std::vector<uint32_t> masks_;
+  /// By packet class (PacketClass bit), the components that asked for it, in registry order.
+  std::array<std::vector<uint16_t>, kPacketClassCount> wanted_;
   std::vector<Sampled> sampled_;
   std::vector<TimeNs> last_advance_;
   std::vector<RoleOverride> overrides_;
@@ -539,6 +551,7 @@ class Engine::Impl {
   std::vector<Placement> placements_;  ///< by registry order
   std::vector<uint16_t> slots_;        ///< of components_
   std::unique_ptr<WorkHandover> handover_;  ///< threads > 1: the other thread's work and outputs
+  std::vector<MirrorCopies::Counts> mirror_counts_;  ///< by flow point
   RoceFrame decoded_;  ///< the frame being pushed (reused: decoding fills it whole)
   Packet scratch_;     ///< a packet handled at once (late, outlier)
   const char* last_error_ = nullptr;

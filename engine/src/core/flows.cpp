@@ -39,7 +39,7 @@ const Flow* FlowTable::find(const FlowKey& key) const {
   return it == index_.end() ? nullptr : &flows_[it->second];
 }
 
-void FlowTable::apply_proposals() {
+void FlowTable::apply_proposals_now() {
   for (auto [a, b] : proposals_) pair(flows_[a], flows_[b]);
   proposals_.clear();
 }
@@ -64,6 +64,7 @@ Flow* FlowTable::get(const RoceFrame& pkt) {
   Flow& f = flows_.emplace_back();
   f.id = id;
   f.key = key;
+  f.key_hash = FlowKeyHash{}(key);
   index_.emplace(key, id);
   by_pair_[IpPair{key.src, key.dst}].push_back(id);
   cache_[slot] = id;
@@ -76,10 +77,24 @@ void FlowTable::replicate(const FlowFact& fact) {
     Flow& f = flows_.emplace_back();
     f.id = fact.a;
     f.key = fact.key;
+    f.key_hash = FlowKeyHash{}(fact.key);
     return;
   }
   flows_[fact.a].peer = fact.b;
   flows_[fact.b].peer = fact.a;
+}
+
+FlowPointId FlowTable::add_flow_point(Flow& flow, PointId point) {
+  const FlowPointId next = FlowPointId(flow_points_.size());
+  if (flow.points.size() < kScannedPoints) {
+    flow.points.push_back({point, next});
+  } else {
+    FlowPointId& id = far_points_[uint64_t(flow.id) << 32 | point];
+    if (id != 0) return id - 1;  // stored + 1: 0 is a new entry
+    id = next + 1;
+  }
+  flow_points_.emplace_back(flow.id, point);
+  return next;
 }
 
 const std::vector<FlowId>& FlowTable::between(const IpAddress& src, const IpAddress& dst) const {

@@ -22,6 +22,8 @@
 #include <vector>
 
 #include "engine/src/decode/packet.h"
+#include "engine/src/util/flat_map.h"
+#include "engine/src/util/small_vector.h"
 #include "rdmatel/types.h"
 
 namespace rdmatel {
@@ -43,11 +45,21 @@ struct FlowKeyHash {
 struct Flow {
   FlowId id = kNoFlow;
   FlowKey key;
+  /// FlowKeyHash of the key, worked out once: it orders a point's packets of one stamp by flow
+  /// (Packet::order_key), every packet.
+  uint64_t key_hash = 0;
   FlowId peer = kNoFlow;  ///< the reverse direction of the same queue pair, once learned
   bool requests_seen = false;
   uint32_t req_first_psn = 0;  ///< first and newest request PSNs (for pairing by echoed PSN)
   uint32_t req_newest_psn = 0;
   uint64_t packets = 0;
+  /// The points that saw it and its flow-point ids there (FlowTable::flow_point): the first
+  /// kScannedPoints, looked through per packet (a flow crosses a few points).
+  struct AtPoint {
+    PointId point;
+    FlowPointId id;
+  };
+  SmallVector<AtPoint, 2> points;
 };
 
 /// A change of the flow table that a replica on another thread must make too (threads > 1):
@@ -77,6 +89,18 @@ class FlowTable {
   const Flow& operator[](FlowId id) const { return flows_[id]; }
   size_t size() const { return flows_.size(); }
 
+  /// The id of `flow` at `point`, numbered on first sight. Per packet: a flow's own few points
+  /// are looked through, a table only for a flow seen at more than kScannedPoints.
+  FlowPointId flow_point(Flow& flow, PointId point) {
+    for (const Flow::AtPoint& a : flow.points)
+      if (a.point == point) return a.id;
+    return add_flow_point(flow, point);
+  }
+  /// How many flow-point ids there are (each < this).
+  size_t flow_point_count() const { return flow_points_.size(); }
+  /// The flow and point of a flow-point id.
+  std::pair<FlowId, PointId> flow_point_of(FlowPointId id) const { return flow_points_[id]; }
+
   /// Learns from one packet of `flow` (request PSN span, echoed-PSN pairing).
   void observe(Flow& flow, const PacketHeaders& pkt);
 
@@ -86,7 +110,9 @@ class FlowTable {
   /// Evidence from a component that `a` and `b` are one queue pair, applied by apply_proposals()
   /// after the current packet.
   void propose_pair(FlowId a, FlowId b) { proposals_.emplace_back(a, b); }
-  void apply_proposals();
+  void apply_proposals() {
+    if (!proposals_.empty()) apply_proposals_now();  // every packet asks; almost none has any
+  }
 
   /// Flows from `src` to `dst` (all QPNs).
   const std::vector<FlowId>& between(const IpAddress& src, const IpAddress& dst) const;
@@ -113,6 +139,16 @@ class FlowTable {
   };
 
   void learn_from_echo(Flow& responder_flow, uint32_t psn, bool nak);
+  void apply_proposals_now();
+  FlowPointId add_flow_point(Flow& flow, PointId point);
+
+  static constexpr size_t kScannedPoints = 8;
+  std::vector<std::pair<FlowId, PointId>> flow_points_;  ///< by flow-point id
+  struct FlowPointKeyHash {
+    uint64_t operator()(uint64_t k) const { return hash_mix(k); }
+  };
+  /// (flow << 32 | point) of flows seen at more than kScannedPoints points, beyond those.
+  FlatMap<uint64_t, FlowPointId, FlowPointKeyHash> far_points_;
 
   /// Candidates so far for an unpaired responder flow.
   struct Tally {

@@ -32,7 +32,6 @@
 #include <vector>
 
 #include "engine/src/decode/packet.h"
-#include "engine/src/util/flat_map.h"
 #include "engine/src/util/hash.h"
 #include "rdmatel/types.h"
 
@@ -41,9 +40,16 @@ namespace rdmatel {
 class MirrorCopies {
  public:
   static constexpr uint32_t kMinPackets = 2;
+  /// A flow's packets at the point, and those with an identical twin: kept by the engine per flow
+  /// point (FlowPointId), an array rather than a table per point.
+  struct Counts {
+    uint32_t packets = 0;
+    uint32_t twins = 0;
+  };
 
-  /// A RoCE packet of `flow` arrived at the point (any order).
-  void observe(FlowId flow, uint64_t hash, TimeNs ts, DurationNs window) {
+  /// A RoCE packet of the flow whose counts at this point are `flow` arrived at the point (any
+  /// order).
+  void observe(Counts* flow, uint64_t hash, TimeNs ts, DurationNs window) {
     if (arrived_.empty()) allocate(arrived_, window);
     Slot* twin = find(arrived_, hash);
     const bool is_twin = twin && ts - twin->ts <= window && twin->ts - ts <= window;
@@ -53,15 +59,14 @@ class MirrorCopies {
     if (!following_ && packets_ >= kFollowAfter && twins_ * 50 >= packets_) following_ = true;
     // Every packet counts for its flow, from the first: counted only from the point's first twins
     // on, a flow's few go-back-N resends read as half its packets.
-    if (flow == kNoFlow) return;
-    Counts& c = flows_[flow];
-    ++c.packets;
-    c.twins += is_twin;
+    if (!flow) return;
+    ++flow->packets;
+    flow->twins += is_twin;
   }
 
   /// The packet is handed on (stamp order): true when it is the copy of an identical packet
-  /// handed on at most `window` before, in a flow the point doubles.
-  bool is_copy(FlowId flow, uint64_t hash, TimeNs ts, DurationNs window) {
+  /// handed on at most `window` before, in a flow the point doubles (`flow`: its counts).
+  bool is_copy(const Counts* flow, uint64_t hash, TimeNs ts, DurationNs window) {
     if (!following_) return false;
     if (handed_.empty()) allocate(handed_, window);
     Slot* twin = find(handed_, hash);
@@ -80,10 +85,6 @@ class MirrorCopies {
   struct Slot {
     uint64_t hash = 0;
     TimeNs ts = kUnused;
-  };
-  struct Counts {
-    uint32_t packets = 0;
-    uint32_t twins = 0;
   };
   // Both tables have one size, set by the window at the first (the window does not change).
   void allocate(std::vector<Slot>& table, DurationNs window) {
@@ -112,12 +113,8 @@ class MirrorCopies {
     }
     *s = Slot{hash, ts};
   }
-  struct FlowHash {
-    uint64_t operator()(FlowId f) const { return hash_mix(f); }
-  };
   static constexpr uint64_t kFollowAfter = 64;
-  bool doubled(FlowId flow) const {
-    const Counts* c = flows_.find(flow);
+  static bool doubled(const Counts* c) {
     // A mirror doubles every packet of the flow: half its packets are twins. Go-back-N resends
     // within the window come near that only when most of a flow is resent at once.
     return c && c->packets >= kMinPackets && uint64_t(c->twins) * 5 >= uint64_t(c->packets) * 2;
@@ -127,7 +124,6 @@ class MirrorCopies {
   size_t sets_ = kMinSets;
   uint64_t packets_ = 0, twins_ = 0;
   bool following_ = false;
-  FlatMap<FlowId, Counts, FlowHash> flows_;  ///< the flows seen at this point (not every flow id)
 };
 
 }  // namespace rdmatel

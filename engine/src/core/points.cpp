@@ -23,33 +23,4 @@ PointId PointTable::declare(const std::string& name, uint32_t interface_id, uint
   return id;
 }
 
-void PointTable::observe(PointId id, TimeNs ts) {
-  PointState& p = points_[id];
-  ++p.packets;
-  p.quiet = false;
-  if (!p.seen) {
-    p.seen = true;
-    p.first = p.watermark = ts;
-    p.first_progress = progress_;
-  } else if (ts > p.watermark) {
-    if (ts - p.watermark <= kMaxJump || ++p.jump_votes >= kJumpVotes) {
-      p.watermark = ts;
-      p.jump_votes = 0;
-    }
-  } else {
-    p.jump_votes = 0;
-  }
-  progress_ = std::max(progress_, p.watermark - p.first);
-  p.last_progress = progress_;
-}
-
-TimeNs PointTable::next_horizon(PointId id, DurationNs window) const {
-  const PointState& p = points_[id];
-  return p.seen ? std::max(p.horizon, p.watermark - window) : p.horizon;
-}
-
-TimeNs PointTable::advance_horizon(PointId id, DurationNs window) {
-  return points_[id].horizon = next_horizon(id, window);
-}
-
 }  // namespace rdmatel

@@ -74,12 +74,33 @@ class PointTable {
   const PointState& operator[](PointId id) const { return points_[id]; }
 
   /// Records a stamp that arrived at `id` (before reordering): advances its watermark.
-  void observe(PointId id, TimeNs ts);
+  void observe(PointId id, TimeNs ts) {
+    PointState& p = points_[id];
+    ++p.packets;
+    p.quiet = false;
+    if (!p.seen) {
+      p.seen = true;
+      p.first = p.watermark = ts;
+      p.first_progress = progress_;
+    } else if (ts > p.watermark) {
+      if (ts - p.watermark <= kMaxJump || ++p.jump_votes >= kJumpVotes) {
+        p.watermark = ts;
+        p.jump_votes = 0;
+      }
+    } else {
+      p.jump_votes = 0;
+    }
+    progress_ = std::max(progress_, p.watermark - p.first);
+    p.last_progress = progress_;
+  }
   /// Where the point's horizon goes given the reorder window (monotonic), without moving it: the
   /// engine hands on the packets up to there first.
-  TimeNs next_horizon(PointId id, DurationNs window) const;
+  TimeNs next_horizon(PointId id, DurationNs window) const {
+    const PointState& p = points_[id];
+    return p.seen ? std::max(p.horizon, p.watermark - window) : p.horizon;
+  }
   /// Moves the point's horizon to next_horizon().
-  TimeNs advance_horizon(PointId id, DurationNs window);
+  TimeNs advance_horizon(PointId id, DurationNs window) { return points_[id].horizon = next_horizon(id, window); }
 
   /// How long a point that carries packets but shares none with another yet is still waited for
   /// (its clock may run seconds behind, its copies come later in the input).

@@ -14,6 +14,11 @@ namespace rdmatel {
 
 using FlowId = uint32_t;
 inline constexpr FlowId kNoFlow = 0xFFFFFFFF;
+/// A flow at one observation point, numbered densely by the core in the order they first carry a
+/// packet (FlowTable::flow_point): per-flow-and-point state is an array indexed by it, not a table
+/// looked up by (flow, point) for every packet.
+using FlowPointId = uint32_t;
+inline constexpr FlowPointId kNoFlowPoint = 0xFFFFFFFF;
 
 /// What a SEND's payload looks like, decided from its bytes alone (the component decides from
 /// state whether the queue pair really carries NVMe).
@@ -30,17 +35,17 @@ struct CapsuleSummary {
   CapsuleKind kind = CapsuleKind::kNone;
   uint8_t opcode = 0;  ///< command: NVMe opcode
   uint8_t fctype = 0;  ///< command: fabrics command type (opcode 0x7F)
-  bool in_capsule = false;            ///< command: data in the capsule (offset SGL)
-  bool connect_qid_captured = false;  ///< command: a Connect whose QID was captured
-  bool status_captured = false;       ///< completion: the status bytes were captured
-  uint16_t cid = 0;                   ///< command or completion
-  uint16_t connect_qid = 0;
-  uint16_t status = 0;                ///< completion: status field without the phase bit
-  uint32_t sgl_len = 0;               ///< command: data length from the SGL
+  bool in_capsule : 1 = false;            ///< command: data in the capsule (offset SGL)
+  bool connect_qid_captured : 1 = false;  ///< command: a Connect whose QID was captured
+  bool status_captured : 1 = false;       ///< completion: the status bytes were captured
   /// Command: the r_keys of the host buffers it names (the SQE's keyed SGL, or the keyed
   /// descriptors of an SGL list carried in the capsule).
   static constexpr size_t kMaxKeys = 4;
   uint8_t key_count = 0;
+  uint16_t cid = 0;                   ///< command or completion
+  uint16_t connect_qid = 0;
+  uint16_t status = 0;                ///< completion: status field without the phase bit
+  uint32_t sgl_len = 0;               ///< command: data length from the SGL
   uint32_t keys[kMaxKeys] = {};
 
   bool is_connect() const { return opcode == kNvmeFabricsOpcode && fctype == 0x01; }
@@ -121,11 +126,13 @@ struct Packet {
   PacketHeaders roce;     ///< kind tells RoCE from PFC
   CapsuleSummary capsule;
   uint16_t source = 0;  ///< FrameIn::source (low bits: only equality matters)
+  FlowPointId flow_point = kNoFlowPoint;  ///< RoCE packets: the flow at this point
 
   bool is_roce() const { return roce.kind == FrameKind::kRoce; }
   bool is_pfc() const { return roce.kind == FrameKind::kPfc; }
 };
 // Each reorder buffer slot is a Packet and an 8-byte hash: keep it within 160 bytes.
+static_assert(sizeof(CapsuleSummary) <= 32, "CapsuleSummary grew: every buffered packet pays for it");
 static_assert(sizeof(Packet) <= 152, "Packet grew: every buffered packet pays for it");
 
 /// Fills `capsule` from a decoded RoCE packet's captured payload bytes.
