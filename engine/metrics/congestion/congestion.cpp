@@ -72,11 +72,11 @@ void Congestion::on_advance(PointId point, Ctx& ctx) {
   if (horizon == kTimeMin || horizon < c.next) return;
   c.next = (horizon / period_ + 1) * period_;
   // Every count up to the horizon is in: a snapshot of what changed (provisional records).
-  for (uint64_t k : c.flows)
-    if (FlowEntry* e = flows_.find(k)) {
-      e->dirty = false;
-      ctx.emit(kCongestionSchema, static_cast<const CongestionHead*>(&e->rec), true);
-    }
+  for (FlowPointId k : c.flows) {
+    FlowEntry& e = flows_[k];
+    e.dirty = false;
+    ctx.emit(kCongestionSchema, static_cast<const CongestionHead*>(&e.rec), true);
+  }
   for (uint64_t k : c.pfc) {
     PriorityState& s = pfc_[k];
     s.dirty = false;
@@ -92,14 +92,15 @@ void Congestion::on_advance(PointId point, Ctx& ctx) {
 }
 
 void Congestion::on_roce(const Packet& p, Ctx& ctx) {
-  const uint64_t key = uint64_t(p.flow) << 32 | p.point;
-  FlowEntry& entry = flows_[key];
+  if (p.flow_point >= flows_.size()) flows_.resize(size_t(p.flow_point) + 1);
+  FlowEntry& entry = flows_[p.flow_point];
   if (!entry.dirty) {
     entry.dirty = true;
-    changed(p.point).flows.push_back(key);
+    changed(p.point).flows.push_back(p.flow_point);
   }
   EcnRecord& r = entry.rec;
   if (r.packets == 0) {
+    entry.flow = p.flow;
     const FlowKey& key = ctx.flows[p.flow].key;
     r.src = key.src;
     r.dst = key.dst;
@@ -233,17 +234,26 @@ void Congestion::end_pause(PriorityState& s, Ctx& ctx) {
 
 void Congestion::finish(Ctx& ctx) {
   // Stable order: by point, then flow (flows are numbered as first seen, in stamp order).
-  std::vector<uint64_t> keys;
-  keys.reserve(flows_.size());
-  flows_.for_each([&](uint64_t k, const FlowEntry&) { keys.push_back(k); });
-  std::sort(keys.begin(), keys.end(), [](uint64_t a, uint64_t b) {
-    return (a & 0xFFFFFFFFu) != (b & 0xFFFFFFFFu) ? (a & 0xFFFFFFFFu) < (b & 0xFFFFFFFFu) : a < b;
-  });
-  for (uint64_t k : keys) {
-    EcnRecord& r = flows_.find(k)->rec;
-    const FlowId peer = ctx.flows[FlowId(k >> 32)].peer;
+  std::vector<uint64_t> keys;  // point << 32 | flow
+  std::vector<FlowPointId> at;
+  for (FlowPointId i = 0; i < flows_.size(); ++i)
+    if (flows_[i].flow != kNoFlow) keys.push_back(uint64_t(flows_[i].rec.point) << 32 | flows_[i].flow);
+  std::sort(keys.begin(), keys.end());
+  auto find = [&](PointId point, FlowId flow) -> const FlowEntry* {
+    auto it = std::lower_bound(keys.begin(), keys.end(), uint64_t(point) << 32 | flow);
+    return it != keys.end() && *it == (uint64_t(point) << 32 | flow) ? &flows_[at[size_t(it - keys.begin())]] : nullptr;
+  };
+  at.resize(keys.size());
+  for (FlowPointId i = 0; i < flows_.size(); ++i)
+    if (flows_[i].flow != kNoFlow)
+      at[size_t(std::lower_bound(keys.begin(), keys.end(), uint64_t(flows_[i].rec.point) << 32 | flows_[i].flow) -
+                keys.begin())] = i;
+  for (size_t n = 0; n < keys.size(); ++n) {
+    FlowEntry& e = flows_[at[n]];
+    EcnRecord& r = e.rec;
+    const FlowId peer = ctx.flows[e.flow].peer;
     if (peer != kNoFlow) {
-      const FlowEntry* back = flows_.find(uint64_t(peer) << 32 | r.point);
+      const FlowEntry* back = find(r.point, peer);
       r.cnps_received = back ? back->rec.cnp_packets : 0;
     }
     ctx.emit(kCongestionSchema, static_cast<const CongestionHead*>(&r));

@@ -30,7 +30,8 @@ class Congestion final : public Component {
  private:
   struct FlowEntry {
     EcnRecord rec;
-    bool dirty = false;  ///< changed since the last snapshot
+    FlowId flow = kNoFlow;  ///< kNoFlow: no packet yet
+    bool dirty = false;     ///< changed since the last snapshot
   };
   struct PriorityState {
     PfcRecord rec;
@@ -52,10 +53,7 @@ class Congestion final : public Component {
   std::vector<std::string> speed_specs_;  ///< --point-speed NAME=GBPS as given
   static constexpr uint64_t kUnresolved = ~0ull;
   std::vector<uint64_t> given_speed_;     ///< per point: its --point-speed in bit/s, 0 for none
-  struct KeyHash {
-    uint64_t operator()(uint64_t k) const { return hash_mix(k); }
-  };
-  FlatMap<uint64_t, FlowEntry, KeyHash> flows_;  ///< by flow << 32 | point; every RoCE packet looks it up
+  std::vector<FlowEntry> flows_;  ///< by flow point (Packet::flow_point): every RoCE packet reads one
   std::unordered_map<uint64_t, PriorityState> pfc_;       ///< by point << 3 | priority
   struct CnpKey {
     IpAddress src, dst;
@@ -72,7 +70,8 @@ class Congestion final : public Component {
   std::vector<const CnpRecord*> cnp_order_;  ///< first seen first
   // Snapshots: per point, what changed since its last one and when the next is due.
   struct Changed {
-    std::vector<uint64_t> flows, pfc;  ///< keys of flows_ and pfc_
+    std::vector<FlowPointId> flows;  ///< of flows_
+    std::vector<uint64_t> pfc;       ///< keys of pfc_
     std::vector<CnpEntry*> cnps;
     TimeNs next = kTimeMin;  ///< kTimeMin: not scheduled yet
   };
