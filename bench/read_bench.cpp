@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // rdmatel-bench: packets per second of each stage on one capture, to locate the cost.
-//   rdmatel-bench CAPTURE [STAGE]   (STAGE: bare, reader, decoder, wiretap, engine; default all)
+//   rdmatel-bench CAPTURE [STAGE]   (STAGE: bare, reader, decoder, wiretap, engine, plugin-engine;
+//                                    default all)
 // Stages: a bare loop over the mapped pcapng; fast reader only; fast reader + frame decoder;
-// libwiretap reader; the whole engine.
+// libwiretap reader; the whole engine as the CLI runs it, and as the Wireshark plugin runs it.
 #include <chrono>
 #include <cstdio>
 #include <cstring>
@@ -11,6 +12,7 @@
 #include "adapters/wiretap/wiretap_source.h"
 #include "rdmatel/capture.h"
 #include "rdmatel/engine.h"
+#include "rdmatel/record_store.h"
 #include "engine/src/capture/mapped_file.h"
 #include "engine/src/decode/roce_frame.h"
 
@@ -106,11 +108,17 @@ int main(int argc, char** argv) {
     while (src && src->next(p)) ++n;
     return n;
   });
-  if (want("engine")) measure("engine (all plugins)", [&] {
+  // The engine as the CLI runs it (records to a sink), and as the Wireshark plugin runs it: frame
+  // notes on, every record and note kept by frame in a RecordStore.
+  auto run_engine = [&](bool as_plugin) {
     auto src = open_fast(path);
     NullSink sink;
-    Engine e{Settings{}};
-    e.subscribe(sink);
+    RecordStore store;
+    Settings settings;
+    settings.frame_notes = as_plugin;
+    Engine e{settings};
+    if (as_plugin) e.subscribe(store);
+    else e.subscribe(sink);
     std::vector<PointId> pts;
     CapturedPacket p;
     uint64_t n = 0;
@@ -124,7 +132,10 @@ int main(int argc, char** argv) {
       ++n;
     }
     e.finish();
+    if (as_plugin) store.index();
     return n;
-  });
+  };
+  if (want("engine")) measure("engine (all plugins)", [&] { return run_engine(false); });
+  if (want("plugin-engine")) measure("engine as the plugin runs it", [&] { return run_engine(true); });
   return 0;
 }

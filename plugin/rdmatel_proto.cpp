@@ -4,6 +4,7 @@
 // forced) and shows the stored results as generated fields on every pass.
 #include "plugin/rdmatel_proto.h"
 
+#include <epan/column-info.h>
 #include <epan/epan.h>
 #include <epan/expert.h>
 #include <epan/packet.h>
@@ -29,6 +30,8 @@ static_assert(WTAP_ENCAP_ETHERNET == kWtapEncapEthernet && WTAP_ENCAP_SLL == kWt
               "wiretap encapsulation numbers changed");
 
 dissector_handle_t handle_;
+int proto_expert_ = -1;  ///< Wireshark's expert info pseudo-protocol (_ws.expert)
+int expert_tap_ = 0;     ///< the expert info tap (0: none)
 std::unique_ptr<CaptureState> state_;
 bool internal_error_ = false;
 std::vector<std::string> pref_problems_;
@@ -36,6 +39,9 @@ std::vector<std::string> pref_problems_;
 // A new capture file (or a redissection after a preference change).
 void init_routine() {
   internal_error_ = false;
+  // Registered by then, whichever order plugins and built-in dissectors registered in (0: none).
+  proto_expert_ = proto_get_id_by_filter_name("_ws.expert");
+  expert_tap_ = find_tap_id("expert");
   try {
     pref_problems_.clear();
     state_ = std::make_unique<CaptureState>(engine_settings_from_prefs(pref_problems_));
@@ -98,6 +104,23 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
   tap_queue_packet(tap_id(), pinfo, tap);
 }
 
+
+// Whether anything reads this frame's rdmatel items: a visible tree, a display filter, column or
+// coloring rule naming an rdmatel field, or someone collecting expert infos (a filter on
+// _ws.expert, the Expert Information dialog, -z expert); frame 1 of the first pass carries the
+// one-pass warning. When nothing does (tshark -z io,stat,0, a filter on other protocols), the items
+// and the texts of expert infos nobody collects are not built, as Wireshark's own dissectors skip
+// them (proto_field_is_referenced). The engine saw the frame either way.
+bool read_by_anyone(packet_info* pinfo, proto_tree* tree) {
+  // Expert infos reach the Expert column and the expert tap even without a tree.
+  if (expert_tap_ > 0 && have_tap_listener(expert_tap_)) return true;
+  if (pinfo->cinfo && pinfo->cinfo->col_first && pinfo->cinfo->col_first[COL_EXPERT] >= 0) return true;
+  if (!tree) return false;
+  if (pinfo->num == 1 && !PINFO_FD_VISITED(pinfo)) return true;
+  return proto_field_is_referenced(tree, fields.proto) ||
+         (proto_expert_ >= 0 && proto_field_is_referenced(tree, proto_expert_));
+}
+
 int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) {
   if (!state_ || pinfo->rec->rec_type != REC_TYPE_PACKET) return 0;
   const wtap_rec* rec = pinfo->rec;
@@ -115,6 +138,8 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
     // The first revisited frame means the first pass is over: the capture has ended.
     guarded([&] { state_->finish(); });
   }
+  const bool tapping = have_tap_listener(tap_id());
+  if (!tapping && !internal_error_ && !read_by_anyone(pinfo, tree)) return 0;
   FrameView view;
   guarded([&] { view = state_->view(pinfo->num, iface); });
   if (internal_error_) {
@@ -123,7 +148,6 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
     return 0;
   }
   // Endpoints cost a second decode of the frame: only when someone looks at them.
-  const bool tapping = have_tap_listener(tap_id());
   FrameEndpoints endpoints;
   bool roce = false;
   if (tree || tapping) guarded([&] { roce = state_->endpoints(encap, data, cap, wire, endpoints); });

@@ -88,6 +88,7 @@ class RecordStore final : public RecordSink {
     uint64_t packets = 0, retrans_packets = 0, bytes = 0, retrans_bytes = 0, naks = 0;
   };
   void store_message(const MessageRecord& r);
+  void sort_notes_by_frame();
   MessageRecord expand(uint64_t id) const;  ///< the record of stored message `id` (present)
   std::deque<StoredMessage> messages_;      ///< at index id - 1
   std::vector<MessageFlow> message_flows_;
@@ -100,6 +101,13 @@ class RecordStore final : public RecordSink {
     size_t operator()(const MessageFlowKey& k) const;
   };
   std::unordered_map<MessageFlowKey, uint32_t, MessageFlowKeyHash> message_flow_ids_;  ///< key -> index
+  /// In front of message_flow_ids_, by QPN and point: a message's flow was most often looked up
+  /// a moment ago (the plugin stores a snapshot of an open message at each of its packets).
+  struct RecentFlow {
+    MessageFlowKey key{};
+    uint32_t index = UINT32_MAX;
+  };
+  std::array<RecentFlow, 64> recent_flows_{};
   std::vector<FrameNote> notes_;
   std::vector<DiagnosisRecord> findings_;
   std::deque<EcnRecord> congestion_;  ///< sorted by first_frame by index()

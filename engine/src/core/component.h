@@ -46,7 +46,23 @@ enum PacketClass : uint32_t {
   kPacketAllRoce = (1u << 9) - 1,
 };
 inline constexpr size_t kPacketClassCount = 10;
-uint32_t packet_class(const Packet& p);
+/// The class of a decoded packet (one bit).
+inline uint32_t packet_class(const Packet& p) {
+  if (p.is_pfc()) return kPacketPfc;
+  if (!p.roce.op_known) return kPacketOtherRoce;
+  switch (p.roce.op()->op_class) {
+    case IbOpClass::kSend: return kPacketSend;
+    case IbOpClass::kWrite: return kPacketWrite;
+    case IbOpClass::kReadRequest: return kPacketReadRequest;
+    case IbOpClass::kReadResponse: return kPacketReadResponse;
+    case IbOpClass::kAcknowledge: return kPacketAck;
+    case IbOpClass::kAtomic: return kPacketAtomic;
+    case IbOpClass::kAtomicAcknowledge: return kPacketAtomicAck;
+    case IbOpClass::kCnp: return kPacketCnp;
+    case IbOpClass::kOther: break;
+  }
+  return kPacketOtherRoce;
+}
 
 /// Which packets key flows and port polling leave to a component (SPEC §7).
 enum class Sampled : uint8_t {

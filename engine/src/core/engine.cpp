@@ -42,12 +42,10 @@ struct RoleOverride {
 // file given twice) are not its twins, so the identity is told apart by capture for it.
 uint64_t mirror_key(uint64_t hash, uint16_t source) { return hash ^ (uint64_t(source) * 0x9E3779B97F4A7C15ull); }
 
-}  // namespace
-
 // What makes a buffered packet this packet: its flow and PSN (order_key), opcode, IP id, lengths,
 // and the start of its payload (a resend has a later stamp anyway; two packets at one point with
 // the same stamp and all of these equal are the same packet given twice).
-uint64_t identity_hash(uint64_t order_key, uint32_t wire_len, const RoceFrame& f, const FrameIn& in) {
+inline uint64_t identity_hash(uint64_t order_key, uint32_t wire_len, const RoceFrame& f, const FrameIn& in) {
   uint64_t h = hash_mix(order_key ^ (uint64_t(f.bth.opcode) << 56) ^ (uint64_t(f.ip_id) << 40) ^
                         (uint64_t(wire_len) << 8) ^ in.cap_len);
   uint32_t off = f.is_roce() ? f.payload_offset : 0;
@@ -56,22 +54,7 @@ uint64_t identity_hash(uint64_t order_key, uint32_t wire_len, const RoceFrame& f
   return h;
 }
 
-uint32_t packet_class(const Packet& p) {
-  if (p.is_pfc()) return kPacketPfc;
-  if (!p.roce.op_known) return kPacketOtherRoce;
-  switch (p.roce.op()->op_class) {
-    case IbOpClass::kSend: return kPacketSend;
-    case IbOpClass::kWrite: return kPacketWrite;
-    case IbOpClass::kReadRequest: return kPacketReadRequest;
-    case IbOpClass::kReadResponse: return kPacketReadResponse;
-    case IbOpClass::kAcknowledge: return kPacketAck;
-    case IbOpClass::kAtomic: return kPacketAtomic;
-    case IbOpClass::kAtomicAcknowledge: return kPacketAtomicAck;
-    case IbOpClass::kCnp: return kPacketCnp;
-    case IbOpClass::kOther: break;
-  }
-  return kPacketOtherRoce;
-}
+}  // namespace
 
 bool peek_roce(LinkType link, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, RoceHeaders& out) {
   if (!data) return false;

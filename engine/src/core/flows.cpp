@@ -46,15 +46,13 @@ void FlowTable::apply_proposals_now() {
 
 Flow* FlowTable::get(const RoceFrame& pkt) {
   size_t slot = cache_slot(pkt);
-  if (FlowId c = cache_[slot]; c != kNoFlow) {
-    Flow& f = flows_[c];
-    if (f.key.dst_qpn == pkt.bth.dest_qp && f.key.src == pkt.src && f.key.dst == pkt.dst) return &f;
-  }
+  if (Flow* f = cache_[slot]; f && f->key.dst_qpn == pkt.bth.dest_qp && f->key.src == pkt.src && f->key.dst == pkt.dst)
+    return f;
   FlowKey key{pkt.src, pkt.dst, pkt.bth.dest_qp};
   auto it = index_.find(key);
   if (it != index_.end()) {
-    cache_[slot] = it->second;
-    return &flows_[it->second];
+    cache_[slot] = &flows_[it->second];
+    return cache_[slot];
   }
   if (flows_.size() >= max_flows_) {
     ++stats_.flows_refused;
@@ -67,7 +65,7 @@ Flow* FlowTable::get(const RoceFrame& pkt) {
   f.key_hash = FlowKeyHash{}(key);
   index_.emplace(key, id);
   by_pair_[IpPair{key.src, key.dst}].push_back(id);
-  cache_[slot] = id;
+  cache_[slot] = &f;
   if (journal_) journal_->push_back(FlowFact{FlowFact::Kind::kCreated, id, kNoFlow, key});
   return &f;
 }

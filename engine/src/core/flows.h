@@ -160,14 +160,10 @@ class FlowTable {
   size_t max_flows_;
   std::vector<std::pair<FlowId, FlowId>> proposals_;
   std::deque<Flow> flows_;
-  /// Direct-mapped cache in front of the hash map: a few flows carry most packets.
+  /// Direct-mapped cache in front of the hash map: a few flows carry most packets. It holds the
+  /// flows themselves (a deque's elements stay where they are), not ids to look up again.
   static constexpr size_t kCacheSize = 1024;
-  std::array<FlowId, kCacheSize> cache_ = make_empty_cache();
-  static std::array<FlowId, kCacheSize> make_empty_cache() {
-    std::array<FlowId, kCacheSize> c;
-    c.fill(kNoFlow);
-    return c;
-  }
+  std::array<Flow*, kCacheSize> cache_{};
   static size_t cache_slot(const RoceFrame& pkt) {
     uint32_t a, b;
     std::memcpy(&a, pkt.src.bytes.data() + (pkt.src.v6 ? 12 : 0), 4);

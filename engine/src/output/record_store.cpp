@@ -87,12 +87,16 @@ void RecordStore::store_message(const MessageRecord& r) {
   put(f.gpu);
   put(f.key_flow);
   static_assert(sizeof(GpuEnds) == 5 * sizeof(const char*), "GpuEnds is its five pointers, without padding");
-  auto [it, added] = message_flow_ids_.try_emplace(key, uint32_t(message_flows_.size()));
-  if (added) message_flows_.push_back(f);
+  RecentFlow& recent = recent_flows_[(f.dst_qpn ^ f.dst_qpn >> 6 ^ f.point * 7) % recent_flows_.size()];
+  if (recent.index == UINT32_MAX || recent.key != key) {
+    auto [it, added] = message_flow_ids_.try_emplace(key, uint32_t(message_flows_.size()));
+    if (added) message_flows_.push_back(f);
+    recent = RecentFlow{key, it->second};
+  }
   if (r.id > messages_.size()) messages_.resize(r.id);  // ids are handed out 1, 2, ...: few new slots
   StoredMessage& m = messages_[r.id - 1];
   m.merged_into = r.merged_into;
-  m.flow = it->second;
+  m.flow = recent.index;
   m.first_psn = r.first_psn;
   m.last_psn = r.last_psn;
   m.kind = r.kind;
@@ -161,10 +165,30 @@ std::span<const FrameNote> RecordStore::notes_since(size_t from) const {
   return std::span<const FrameNote>(notes_).subspan(from);
 }
 
+// By frame, notes of one frame in the order they came: a counting sort (frames are numbered
+// densely from 1; a comparison sort of millions of notes was the most of index()).
+void RecordStore::sort_notes_by_frame() {
+  if (std::is_sorted(notes_.begin(), notes_.end(), [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; }))
+    return;
+  uint64_t last = 0;
+  for (const FrameNote& n : notes_) last = std::max(last, n.frame);
+  // Frames far apart (hand-made numbers), or more notes than 32-bit counts hold: compare instead.
+  if (last > 4 * notes_.size() + 1024 || notes_.size() >= UINT32_MAX) {
+    std::stable_sort(notes_.begin(), notes_.end(), [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; });
+    return;
+  }
+  std::vector<uint32_t> start(size_t(last) + 2, 0);
+  for (const FrameNote& n : notes_) ++start[size_t(n.frame) + 1];
+  for (size_t f = 1; f < start.size(); ++f) start[f] += start[f - 1];
+  std::vector<FrameNote> sorted(notes_.size());
+  for (const FrameNote& n : notes_) sorted[start[size_t(n.frame)]++] = n;
+  notes_.swap(sorted);
+}
+
 void RecordStore::index() {
   if (indexed_) return;
   indexed_ = true;
-  std::stable_sort(notes_.begin(), notes_.end(), [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; });
+  sort_notes_by_frame();
   for (const IoRecord& r : ios_) {
     if (!r.id || r.provisional) continue;  // an I/O on a queue never confirmed as NVMe: no final record
     uint64_t frame = r.complete ? r.rsp_frame : r.cmd_frame;

@@ -152,13 +152,17 @@ class Session::Impl {
       return ta != tb ? ta > tb : a > b;
     };
     std::priority_queue<size_t, std::vector<size_t>, decltype(later)> heap(later);
-    for (size_t i = 0; i < inputs_.size(); ++i)
-      if (inputs_[i].has_next) heap.push(i);
     uint64_t merged_frame = 0;
-    const bool single = inputs_.size() == 1;
-    while (!heap.empty()) {
-      size_t i = heap.top();
-      heap.pop();
+    const bool single = inputs_.size() == 1;  // nothing to merge: no heap per packet
+    if (!single)
+      for (size_t i = 0; i < inputs_.size(); ++i)
+        if (inputs_[i].has_next) heap.push(i);
+    while (single ? inputs_[0].has_next : !heap.empty()) {
+      size_t i = 0;
+      if (!single) {
+        i = heap.top();
+        heap.pop();
+      }
       Input& in = inputs_[i];
       const CapturedPacket& c = in.next;
       in.started = true;
@@ -182,7 +186,7 @@ class Session::Impl {
       in.has_next = in.source->next(in.next);
       if (in.has_next) {
         declare_known(in);
-        heap.push(i);
+        if (!single) heap.push(i);
       } else {
         in.finished = true;
       }
