@@ -3,10 +3,13 @@
 // reused buffer. Absent values are left out of JSON and empty in CSV (never written as 0).
 #pragma once
 
+#include <array>
 #include <cstdio>
 #include <functional>
+#include <optional>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "rdmatel/schema.h"
 #include "rdmatel/sink.h"
@@ -34,11 +37,31 @@ class RecordWriter final : public RecordSink {
   void write(const void* record);
 
  private:
+  const std::string& point_text(PointId point);
+
   std::FILE* out_;
   RecordFormat format_;
   const RecordSchema& schema_;
   PointNamer names_;
   std::string line_, cell_;  ///< kept between records: no allocation per record
+  /// A column's "name": (JSON), in a 32-byte slot where it fits (one fixed-size copy each).
+  struct Key {
+    char text[32] = {};
+    size_t size = 0;
+    std::string long_text;
+  };
+  std::vector<Key> keys_;
+  /// An address and its text (at most 39 characters), in a 32-byte-copyable slot of 48.
+  struct AddressText {
+    IpAddress address;
+    uint8_t size = 0;
+    char text[48] = {};
+  };
+  const AddressText& address_text(const IpAddress& a);
+  std::array<AddressText, 64> addresses_{};
+  static constexpr PointId kCachedPoints = 1 << 16;
+  std::vector<std::optional<std::string>> point_texts_;  ///< by point: its name as written
+  std::string uncached_;
 };
 
 }  // namespace rdmatel

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "rdmatel/writers.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cstring>
 
@@ -119,11 +120,110 @@ void append_value(std::string& out, ValueType type, const Value& v, const PointN
 }
 
 namespace {
-bool quoted(ValueType t) { return t == ValueType::kString || t == ValueType::kAddress || t == ValueType::kPoint; }
+
+// A line built in place in a buffer kept between records: one capacity check per piece, numbers
+// written where they go (a message record has two dozen columns; appending them to a std::string
+// a character and a temporary at a time cost more than measuring the message).
+class Line {
+ public:
+  explicit Line(std::string& buf) : buf_(buf) {
+    if (buf_.size() < kInitial) buf_.resize(kInitial);
+    p_ = buf_.data();
+    end_ = p_ + buf_.size();
+  }
+  // Room for k more characters at p_. (Inlined by hand: called a few times per column, a call
+  // each cost as much as the column.)
+  [[gnu::always_inline]] char* room(size_t k) {
+    if (size_t(end_ - p_) < k) [[unlikely]] grow(k);
+    return p_;
+  }
+  [[gnu::always_inline]] void put(char c) { *room(1) = c, ++p_; }
+  [[gnu::always_inline]] void put(std::string_view s) {
+    std::memcpy(room(s.size()), s.data(), s.size());
+    p_ += s.size();
+  }
+  template <typename T>
+  [[gnu::always_inline]] void number(T x) {
+    p_ = std::to_chars(room(24), end_, x).ptr;
+  }
+  // A double's widest text: "%.3f" of 1e308 (fixed), or 12 significant digits and an exponent.
+  void fixed3(double d) { p_ = std::to_chars(room(kDoubleRoom), end_, d, std::chars_format::fixed, 3).ptr; }
+  void general12(double d) { p_ = std::to_chars(room(kDoubleRoom), end_, d, std::chars_format::general, 12).ptr; }
+  // As append_us.
+  void micros(DurationNs ns) {
+    char* p = room(32);
+    const uint64_t m = ns < 0 ? uint64_t(0) - uint64_t(ns) : uint64_t(ns);
+    if (ns < 0) *p++ = '-';
+    p = std::to_chars(p, p + 24, m / 1000).ptr;
+    const uint64_t frac = m % 1000;
+    p[0] = '.';
+    p[1] = char('0' + frac / 100);
+    p[2] = char('0' + frac / 10 % 10);
+    p[3] = char('0' + frac % 10);
+    p_ = p + 4;
+  }
+  void address(const IpAddress& a) { p_ = room(64) + a.format(p_); }
+  // `n` <= N bytes of a text kept in an N-byte slot: one fixed-size copy.
+  template <size_t N>
+  [[gnu::always_inline]] void put_slot(const char (&text)[N], size_t n) {
+    std::memcpy(room(N), text, N);
+    p_ += n;
+  }
+  size_t size() const { return size_t(p_ - buf_.data()); }
+  const char* data() const { return buf_.data(); }
+
+ private:
+  static constexpr size_t kInitial = 4096;
+  static constexpr size_t kDoubleRoom = 330;
+  void grow(size_t k) {
+    const size_t used = size();
+    buf_.resize(std::max(buf_.size() * 2, used + k + 256));
+    p_ = buf_.data() + used;
+    end_ = buf_.data() + buf_.size();
+  }
+  std::string& buf_;
+  char* p_;
+  char* end_;
+};
+
+// Whether a string can go into JSON between quotes as it is (printable ASCII, no quote or
+// backslash): names, ops and kinds always can.
+bool json_plain(std::string_view s) {
+  for (char c : s)
+    if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') return false;
+  return true;
+}
+
+void put_json_string(Line& line, std::string_view s, std::string& scratch) {
+  if (json_plain(s)) {
+    line.put('"');
+    line.put(s);
+    line.put('"');
+    return;
+  }
+  scratch.clear();
+  append_json_string(scratch, s);
+  line.put(scratch);
+}
+
+void put_csv_field(Line& line, std::string_view s, std::string& scratch) {
+  scratch.clear();
+  append_csv_field(scratch, s);
+  line.put(scratch);
+}
+
 }  // namespace
 
 RecordWriter::RecordWriter(std::FILE* out, RecordFormat format, const RecordSchema& schema, PointNamer names)
     : out_(out), format_(format), schema_(schema), names_(std::move(names)) {
+  for (const Column& c : schema_.columns) {
+    Key k;
+    const std::string text = "\"" + std::string(c.name) + "\":";
+    k.long_text = text;
+    k.size = text.size();
+    if (text.size() <= sizeof k.text) std::memcpy(k.text, text.data(), text.size());
+    keys_.push_back(k);
+  }
   if (format_ == RecordFormat::kCsv) {
     line_.clear();
     for (size_t i = 0; i < schema_.columns.size(); ++i) {
@@ -140,47 +240,84 @@ void RecordWriter::on_record(const Record& r) {
   write(r.data);
 }
 
+// A point's name as it appears in a line (quoted and escaped for JSON, as a CSV field): worked
+// out once per point, where every record names one.
+const std::string& RecordWriter::point_text(PointId point) {
+  auto text = [&] {
+    std::string name = names_ ? names_(point) : std::to_string(point);
+    std::string out;
+    if (format_ == RecordFormat::kJsonl) append_json_string(out, name);
+    else append_csv_field(out, name);
+    return out;
+  };
+  if (point >= kCachedPoints) return uncached_ = text();
+  if (point >= point_texts_.size()) point_texts_.resize(size_t(point) + 1);
+  std::optional<std::string>& t = point_texts_[point];
+  if (!t) t = text();
+  return *t;
+}
+
+// An address's text, from a small cache: records name the same few addresses again and again.
+const RecordWriter::AddressText& RecordWriter::address_text(const IpAddress& a) {
+  uint64_t lo, hi;
+  std::memcpy(&lo, a.bytes.data(), 8);
+  std::memcpy(&hi, a.bytes.data() + 8, 8);
+  AddressText& t = addresses_[((lo ^ hi * 31) * 0x9E3779B97F4A7C15ull) >> 58];
+  if (!t.size || !(t.address == a)) {
+    char text[64];
+    const size_t n = a.format(text);
+    t.address = a;
+    t.size = uint8_t(std::min(n, sizeof t.text));
+    std::memcpy(t.text, text, t.size);
+  }
+  return t;
+}
+
 void RecordWriter::write(const void* record) {
-  line_.clear();
-  std::string& cell = cell_;
-  if (format_ == RecordFormat::kJsonl) {
-    line_ += '{';
-    bool first = true;
-    for (const Column& c : schema_.columns) {
-      Value v;
-      if (!c.get(record, v)) continue;
-      if (!first) line_ += ',';
-      first = false;
-      line_ += '"';
-      line_ += c.name;
-      line_ += "\":";
-      if (quoted(c.type)) {
-        cell.clear();
-        append_value(cell, c.type, v, names_);
-        append_json_string(line_, cell);
-      } else {
-        append_value(line_, c.type, v, names_);
-      }
+  Line line(line_);
+  const bool json = format_ == RecordFormat::kJsonl;
+  if (json) line.put('{');
+  bool first = true;
+  for (size_t i = 0; i < schema_.columns.size(); ++i) {
+    const Column& c = schema_.columns[i];
+    Value v;
+    const bool present = c.get(record, v);
+    if (json) {
+      if (!present) continue;
+      if (!first) line.put(',');
+      const Key& k = keys_[i];
+      if (k.size <= sizeof k.text) line.put_slot(k.text, k.size);
+      else line.put(k.long_text);
+    } else {
+      if (!first) line.put(',');
     }
-    line_ += '}';
-  } else {
-    bool first = true;
-    for (const Column& c : schema_.columns) {
-      if (!first) line_ += ',';
-      first = false;
-      Value v;
-      if (!c.get(record, v)) continue;
-      if (quoted(c.type)) {
-        cell.clear();
-        append_value(cell, c.type, v, names_);
-        append_csv_field(line_, cell);
-      } else {
-        append_value(line_, c.type, v, names_);
-      }
+    first = false;
+    if (!present) continue;
+    switch (c.type) {
+      case ValueType::kBool: line.put(v.b ? std::string_view("true") : std::string_view("false")); break;
+      case ValueType::kUnsigned: line.number(v.u); break;
+      case ValueType::kSigned: line.number(v.i); break;
+      case ValueType::kMicros: line.micros(v.i); break;
+      case ValueType::kRate: line.fixed3(v.d); break;
+      case ValueType::kRatio: line.general12(v.d); break;
+      case ValueType::kString:
+        if (json) put_json_string(line, v.s, cell_);
+        else put_csv_field(line, v.s, cell_);
+        break;
+      case ValueType::kAddress:  // digits, dots, hex and colons: nothing to escape
+        if (json) line.put('"');
+        if (v.ip) {
+          const AddressText& t = address_text(*v.ip);
+          line.put_slot(t.text, t.size);
+        }
+        if (json) line.put('"');
+        break;
+      case ValueType::kPoint: line.put(point_text(v.point)); break;
     }
   }
-  line_ += '\n';
-  std::fwrite(line_.data(), 1, line_.size(), out_);
+  if (json) line.put('}');
+  line.put('\n');
+  std::fwrite(line.data(), 1, line.size(), out_);
 }
 
 }  // namespace rdmatel
