@@ -16,16 +16,6 @@ PointId ClockRelations::root(PointId id) const {
   return id;
 }
 
-bool ClockRelations::Range::add(DurationNs d) {
-  const bool moved = n == 0 || d < lo || d > hi;
-  if (n == 0) lo = hi = base = d;
-  sum += double(d - base);
-  lo = std::min(lo, d);
-  hi = std::max(hi, d);
-  ++n;
-  return moved;
-}
-
 ClockRelations::Estimate ClockRelations::estimate_of(const Link& l) const {
   // The means move with every sample: what is reported is worked out from all of them.
   if (l.reported_n != l.all.n || l.reported_noise != noise_version_) {
@@ -118,6 +108,21 @@ std::vector<ClockRelations::PairEstimate> ClockRelations::pairs() const {
   return out;
 }
 
+ClockRelations::PairRanges* ClockRelations::pair_ranges(Link& l, uint64_t pair) {
+  // At most half the slots are taken: a probe run ends at an empty one.
+  static_assert((kMaxPairsPerLink & (kMaxPairsPerLink - 1)) == 0 && kMaxPairsPerLink < kNoPair);
+  constexpr size_t kMask = 2 * kMaxPairsPerLink - 1;
+  for (size_t i = size_t(pair) & kMask;; i = (i + 1) & kMask) {
+    const uint8_t s = l.pair_slot[i];
+    if (s == kNoPair) {
+      if (l.pairs.size() >= kMaxPairsPerLink) return nullptr;  // counted in `all` only
+      l.pair_slot[i] = uint8_t(l.pairs.size());
+      return &l.pairs.emplace_back(PairRanges{pair, {}});
+    }
+    if (l.pairs[s].pair == pair) return &l.pairs[s];
+  }
+}
+
 void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int direction, uint64_t pair) {
   if (p == q || p == kNoPoint || q == kNoPoint) return;
   direction = direction ? 1 : 0;
@@ -126,29 +131,30 @@ void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int 
     std::swap(p, q);
     std::swap(tp, tq);
   }
-  grow(q);
-  uint64_t key = uint64_t(p) << 32 | q;
-  // try_emplace: emplace would allocate a node for every sample, to find the link is known.
-  auto [it, inserted] = link_index_.try_emplace(key, uint32_t(links_.size()));
-  if (inserted) {
-    Link& added = links_.emplace_back();
-    added.p = p;
-    added.q = q;
+  const uint64_t key = uint64_t(p) << 32 | q;
+  bool inserted = false;
+  if (key != last_key_) {
+    grow(q);
+    // try_emplace: emplace would allocate a node for every sample, to find the link is known.
+    auto it = link_index_.try_emplace(key, uint32_t(links_.size()));
+    inserted = it.second;
+    if (inserted) {
+      Link& added = links_.emplace_back();
+      added.p = p;
+      added.q = q;
+      std::fill(std::begin(added.pair_slot), std::end(added.pair_slot), kNoPair);
+    }
+    last_key_ = key;
+    last_link_ = it.first->second;
   }
-  Link& l = links_[it->second];
+  Link& l = links_[last_link_];
   const DurationNs d = tq - tp;
   bool moved = l.all.add(d);
-  // The pairs of a link are few (the endpoints whose traffic crosses both points, up to the
-  // bound): a linear search, the latest pair first (packets of one flow come in runs).
-  PairRanges* pr = nullptr;
-  for (size_t i = l.pairs.size(); i-- > 0;)
-    if (l.pairs[i].pair == pair) {
-      pr = &l.pairs[i];
-      break;
-    }
-  if (!pr && l.pairs.size() < kMaxPairsPerLink) pr = &l.pairs.emplace_back(PairRanges{pair, {}});
-  if (pr) moved |= pr->way[direction].add(d);
+  if (PairRanges* pr = pair_ranges(l, pair)) moved |= pr->way[direction].add(d);
   if (moved) l.cached = compute(l);
+  // A link's first sample joined its points' components, which never split: only a new link
+  // can relate two points that were not.
+  if (!inserted) return;
   PointId rp = root(p), rq = root(q);
   if (rp == rq) return;
   // Union by size, along this link: the smaller component's root hangs below the larger's.
@@ -172,7 +178,7 @@ void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int 
   uint32_t small_size = nodes_[prev].size;
   nodes_[small_end].size = small_size;
   nodes_[small_end].parent = big_end;
-  nodes_[small_end].link = it->second;
+  nodes_[small_end].link = last_link_;
   nodes_[big_root].size += small_size;
 }
 

@@ -21,6 +21,7 @@
 // stamps into the root's clock.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <optional>
 #include <unordered_map>
@@ -91,7 +92,15 @@ class ClockRelations {
     double sum = 0;
     double mean() const { return double(base) + sum / double(n); }
     /// True when `d` moved lo or hi (the first sample does).
-    bool add(DurationNs d);
+    bool add(DurationNs d) {
+      const bool moved = n == 0 || d < lo || d > hi;
+      if (n == 0) lo = hi = base = d;
+      sum += double(d - base);
+      lo = std::min(lo, d);
+      hi = std::max(hi, d);
+      ++n;
+      return moved;
+    }
   };
   struct PairRanges {
     uint64_t pair;
@@ -101,6 +110,10 @@ class ClockRelations {
     PointId p, q;  ///< p < q; samples are t_q - t_p
     Range all;     ///< every sample
     std::vector<PairRanges> pairs;
+    /// pairs' index by endpoint pair, open addressing on the pair's low bits (kNoPair: empty):
+    /// every sample finds its pair in a probe or two, where a search of up to kMaxPairsPerLink
+    /// pairs took ten steps on a storage network's few dozen endpoint pairs.
+    uint8_t pair_slot[2 * kMaxPairsPerLink];
     /// compute()'s result, worked out again only when a range's ends moved (rarely once the
     /// closest samples are in): to_root() reads it for every packet that waits. With noisy stamps
     /// the estimate follows the means, which this lags a little: waiting needs no better.
@@ -122,6 +135,14 @@ class ClockRelations {
   mutable std::vector<Node> nodes_;
   std::vector<Link> links_;
   std::unordered_map<uint64_t, uint32_t> link_index_;  ///< (p << 32 | q) -> links_
+  /// The link of the latest sample (its key, kNoLink: none): samples come from one or two pairs
+  /// of points mostly, and the map was looked up for every one.
+  uint64_t last_key_ = kNoLink;
+  uint32_t last_link_ = 0;
+  static constexpr uint64_t kNoLink = ~uint64_t(0);
+  static constexpr uint8_t kNoPair = 0xFF;
+  /// The pair's ranges in `l` (made while there are fewer than kMaxPairsPerLink), or nullptr.
+  static PairRanges* pair_ranges(Link& l, uint64_t pair);
   std::vector<DurationNs> stamp_noise_;  ///< by point: the largest inversion of its stamps seen
   uint64_t noise_version_ = 0;           ///< changes with stamp_noise_
 };
