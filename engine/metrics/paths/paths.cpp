@@ -54,12 +54,6 @@ bool parse_offset(const std::string& spec, std::string& name, DurationNs& ns) {
 
 const ComponentSpec kSpec = {"paths", kPacketAllRoce, kOutputs, kSettings, kNotes};
 
-size_t Paths::IdentityHash::operator()(const Identity& k) const noexcept {
-  const uint64_t a = uint64_t(k.flow) << 32 | k.psn;
-  const uint64_t b = (uint64_t(k.payload_len) << 24 | uint64_t(k.ip_id) << 8 | k.opcode) ^ uint64_t(k.aeth) << 40;
-  return hash_mix(a ^ b * 0x9E3779B97F4A7C15ULL);
-}
-
 Paths::Paths(Ctx& ctx)
     : note_hop_(note_kind("path.hop")),
       note_delay_(note_kind("path.hop_delay")),
@@ -120,19 +114,23 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
       acknowledges_[p.flow] = 1;
     }
   }
+  FlowState& fs = flow_state(p.flow);  // (no later flow_state of this call grows flows_ again)
   const Identity id{p.flow, p.roce.bth.psn, p.roce.payload_len, aeth, p.roce.ip_id, p.roce.bth.opcode};
+  const uint32_t tag = SeqIndex::tag(hash(id));
   bool added;
-  const uint32_t seq = index_.find_or_add(
-      IdentityHash{}(id), front_seq_ + uint32_t(queue_.size()),
-      [&](uint32_t s) { return queue_[uint32_t(s - front_seq_)].id == id; }, added);
+  const uint32_t seq = index_.find_or_add(tag, queue_.end_seq(), [&](uint32_t s) { return queue_[s].id == id; }, added);
+  Entry& e = added ? queue_.push_back() : queue_[seq];
+  // Whether the packet was seen at this point already (a resend or a duplicate here).
+  bool here = false;
   if (added) {
-    if (!lost_watch_.empty()) found_late(id, p, ctx);
-    Entry& e = queue_.emplace_back();
+    if (watched_.may_hold(tag)) found_late(id, tag, p, ctx);
     e.id = id;
+    e.tag = tag;
     e.due = p.ts + timeout_;
+    e.seen.clear();
   } else {
-    Entry& e = queue_[uint32_t(seq - front_seq_)];
-    relate_clocks(e, p, ctx);
+    here = std::any_of(e.seen.begin(), e.seen.end(), [&](const Seen& s) { return s.point == p.point; });
+    if (!here) relate_clocks(fs, e, p, ctx);
     // Settled a timeout after its first sighting, a packet resent for longer would have its
     // copies then in flight split from their sightings before (lost at one hop, first seen at
     // the next): it waits a timeout after its latest (at the first one's point, whose clock
@@ -142,17 +140,14 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
     // flow, as CNPs on IPv6 do: PSN 0 and no IP ID): its own copy at the first point may come
     // after `due`. Its stamp is taken to the first point's clock; a first sighting at a point
     // needs no more wait than the timeout gave it.
-    const Seen& first = e.seen[0];
-    TimeNs latest = kTimeMin;
-    if (p.point == first.point) latest = p.ts;
-    else if (std::any_of(e.seen.begin(), e.seen.end(), [&](const Seen& s) { return s.point == p.point; }))
-      latest = on_clock_of(first.point, p.point, p.ts, ctx);
-    if (latest != kTimeMin) e.due = std::min(first.ts + kMaxWaits * timeout_, std::max(e.due, latest + timeout_));
+    if (here) {
+      const Seen& first = e.seen[0];
+      const TimeNs latest = p.point == first.point ? p.ts : on_clock_of(first.point, p.point, p.ts, ctx);
+      e.due = std::min(first.ts + kMaxWaits * timeout_, std::max(e.due, latest + timeout_));
+    }
   }
-  auto& seen = queue_[uint32_t(seq - front_seq_)].seen;
-  if (p.roce.op_known && std::none_of(seen.begin(), seen.end(), [&](const Seen& s) { return s.point == p.point; }))
-    note_stamp_order(p, ctx);  // its first copy here
-  seen.push_back(Seen{p.point, p.ts, p.frame});
+  if (p.roce.op_known && !here) note_stamp_order(fs, p, ctx);  // its first copy here
+  e.seen.push_back(Seen{p.point, p.ts, p.frame});
   if (queue_.size() > max_pending_) {
     ctx.warn("max_path_packets", [&] {
       std::string why;
@@ -175,12 +170,15 @@ static std::pair<uint64_t, int> endpoint_pair(const FlowKey& key) {
   return {hash_mix(std::min(a, b) * 31 + std::max(a, b)), a < b ? 0 : 1};
 }
 
-void Paths::relate_clocks(const Entry& e, const Packet& p, Ctx& ctx) {
-  // Only a packet's first sighting at each point: a later one is a resend or a duplicate, whose
-  // difference to the other point holds the time between the copies too.
-  for (const Seen& s : e.seen)
-    if (s.point == p.point) return;
-  const auto [pair, direction] = endpoint_pair(ctx.flows[p.flow].key);
+std::pair<uint64_t, int> Paths::clock_pair(FlowState& fs, FlowId flow, const Ctx& ctx) {
+  if (fs.clock_direction < 0) std::tie(fs.clock_pair, fs.clock_direction) = endpoint_pair(ctx.flows[flow].key);
+  return {fs.clock_pair, fs.clock_direction};
+}
+
+void Paths::relate_clocks(FlowState& fs, const Entry& e, const Packet& p, Ctx& ctx) {
+  // Only a packet's first sighting at each point (the caller's check): a later one is a resend
+  // or a duplicate, whose difference to the other point holds the time between the copies too.
+  const auto [pair, direction] = clock_pair(fs, p.flow, ctx);
   for (size_t i = 0; i < e.seen.size(); ++i) {
     bool first = true;
     for (size_t j = 0; j < i && first; ++j) first = e.seen[j].point != e.seen[i].point;
@@ -234,12 +232,11 @@ void Paths::settle_oldest(Ctx& ctx) {
   // Settled where it lies: settling adds nothing to the queue, and moving the entry out first
   // copied its sightings once per packet.
   Entry& e = queue_.front();
-  index_.erase(IdentityHash{}(e.id), front_seq_);
-  settling_ = &e.id;
+  index_.erase(e.tag, queue_.front_seq());
+  settling_ = &e;
   settle(e.id, e, ctx);
   settling_ = nullptr;
   queue_.pop_front();
-  ++front_seq_;
 }
 
 void Paths::drain(Ctx& ctx, bool all) {
@@ -259,10 +256,9 @@ void Paths::drain(Ctx& ctx, bool all) {
   }
 }
 
-void Paths::note_stamp_order(const Packet& p, Ctx& ctx) {
+void Paths::note_stamp_order(FlowState& fs, const Packet& p, Ctx& ctx) {
   const IbOpClass c = p.roce.op()->op_class;
   if (c != IbOpClass::kSend && c != IbOpClass::kWrite && c != IbOpClass::kReadResponse) return;
-  FlowState& fs = flow_state(p.flow);
   const uint32_t psn = p.roce.bth.psn;
   for (Newest& n : fs.newest) {
     if (n.point != p.point) continue;
@@ -278,19 +274,10 @@ void Paths::note_stamp_order(const Packet& p, Ctx& ctx) {
   fs.newest.push_back(Newest{p.point, psn, p.ts});
 }
 
-Paths::FlowState& Paths::flow_state(FlowId f) {
-  if (f >= flows_.size()) flows_.resize(size_t(f) + 1);
-  return flows_[f];
-}
-
-PathRecord& Paths::hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) { return records_[hop_record(flow, a, b, ctx)]; }
-
-uint32_t Paths::hop_record(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
+PathRecord& Paths::add_hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
   FlowState& fs = flows_[flow];
-  for (const Hop& h : fs.hops)
-    if (h.from == a && h.to == b) return h.record;
-  fs.hops.push_back(Hop{a, b, uint32_t(records_.size())});
   PathRecord& r = records_.emplace_back();
+  fs.hops.push_back(Hop{a, b, &r});
   const FlowKey& key = ctx.flows[flow].key;
   r.src = key.src;
   r.dst = key.dst;
@@ -301,7 +288,7 @@ uint32_t Paths::hop_record(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
   const auto oa = explicit_offset(a, ctx);
   const auto ob = explicit_offset(b, ctx);
   if (oa || ob) r.offset_applied_ns = oa.value_or(0) - ob.value_or(0);
-  return fs.hops.back().record;
+  return r;
 }
 
 std::optional<DurationNs> Paths::estimated_correction(const PathRecord& r) const {
@@ -383,26 +370,28 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
   FlowState& fs = flow_state(id.flow);
   std::vector<PointId>& order = fs.order;
   // The common case: one sighting per point, every point already on the flow's path. The copy is
-  // the sightings in path order; no clock is needed.
-  if (order.size() >= 2 && e.seen.size() <= 8) {
+  // the sightings in path order (an insertion sort of a handful); no clock is needed.
+  const size_t n = e.seen.size();
+  if (order.size() >= 2 && n <= 8) {
     size_t pos[8];
+    const Seen* copy[8];
     bool simple = true;
-    for (size_t i = 0; i < e.seen.size() && simple; ++i) {
-      auto it = std::find(order.begin(), order.end(), e.seen[i].point);
-      pos[i] = size_t(it - order.begin());
-      simple = it != order.end();
-      for (size_t j = 0; j < i && simple; ++j) simple = pos[j] != pos[i];
+    for (size_t i = 0; i < n && simple; ++i) {
+      const auto it = std::find(order.begin(), order.end(), e.seen[i].point);
+      const size_t at = size_t(it - order.begin());
+      size_t k = i;
+      for (; k > 0 && pos[k - 1] > at; --k) {
+        pos[k] = pos[k - 1];
+        copy[k] = copy[k - 1];
+      }
+      pos[k] = at;
+      copy[k] = &e.seen[i];
+      simple = it != order.end() && (k == 0 || pos[k - 1] != at);  // equal positions sort next to each other
     }
     if (simple) {
-      scratch_.clear();
-      for (const Seen& s : e.seen) scratch_.push_back(Sighting{s.point, s.ts, s.ts, s.frame, 0});
-      // Insertion sort by path position (a handful of points).
-      for (size_t i = 1; i < scratch_.size(); ++i)
-        for (size_t j = i; j > 0 && pos[j - 1] > pos[j]; --j) {
-          std::swap(pos[j - 1], pos[j]);
-          std::swap(scratch_[j - 1], scratch_[j]);
-        }
-      apply_copy(id.flow, scratch_, order, ctx);
+      for (size_t k = 0; k + 1 < n; ++k) count_hop(id.flow, *copy[k], *copy[k + 1], ctx);
+      const Seen& last = *copy[n - 1];
+      copy_ended(fs, id.flow, Sighting{last.point, last.ts, last.ts, last.frame, 0}, pos[n - 1], ctx);
       return;
     }
   }
@@ -447,7 +436,7 @@ void Paths::decide(FlowId flow, Ctx& ctx) {
   // switch by less than the offsets' uncertainty and the stamps' jitter (a few hundred ns):
   // where the flow's endpoints sent packets both ways across two points, which way this flow
   // goes between them shows from the samples themselves, with no clock compared.
-  const auto [pair, direction] = endpoint_pair(ctx.flows[flow].key);
+  const auto [pair, direction] = clock_pair(fs, flow, ctx);
   fs.votes->settle_pairs([&](PointId a, PointId b) { return ctx.clock.passes_first(a, b, pair, direction); });
   fs.order = fs.votes->order();
   fs.votes.reset();
@@ -456,22 +445,6 @@ void Paths::decide(FlowId flow, Ctx& ctx) {
   fs.parked.clear();
   for (auto& w : waiting) lay(flow, w, ctx);
 }
-
-void Paths::add_to(std::vector<Tally>& tallies, const Tally& more) {
-  for (Tally& t : tallies)
-    if (t.point == more.point) {
-      if (more.first_ns < t.first_ns) {
-        t.first_ns = more.first_ns;
-        t.first_frame = more.first_frame;
-      }
-      t.last_ns = std::max(t.last_ns, more.last_ns);
-      t.packets += more.packets;
-      return;
-    }
-  tallies.push_back(more);
-}
-
-void Paths::add_to(std::vector<Tally>& tallies, const Sighting& x) { add_to(tallies, Tally{x.point, 1, x.ts, x.ts, x.frame}); }
 
 bool Paths::started_by(PointId p, PointId next, TimeNs ts, const Ctx& ctx) {
   // Within a path timeout of its first packet it counts as capturing (that packet is as likely
@@ -569,7 +542,7 @@ void Paths::lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx) {
   const ExpectedDelay expected = [&](PointId a, PointId b) -> std::optional<DurationNs> {
     for (const Hop& h : fs.hops)
       if (h.from == a && h.to == b) {
-        std::optional<DurationNs> d = records_[h.record].avg_ns();
+        std::optional<DurationNs> d = h.record->avg_ns();
         // Without --clock-offset the records hold raw stamp differences, while the sightings'
         // reference stamps have the estimated offsets taken off: take them off the delay too,
         // or a copy is matched by the offset (a resend as far from the right copy as the clocks
@@ -579,32 +552,34 @@ void Paths::lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx) {
       }
     return std::nullopt;
   };
-  for (const Copy& c : match_copies(s, order, expected)) apply_copy(flow, c, order, ctx);
+  for (const Copy& c : match_copies(s, order, expected)) apply_copy(fs, flow, c, ctx);
 }
 
-void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vector<PointId>& order, Ctx& ctx) {
-  for (size_t i = 0; i + 1 < c.size(); ++i) {
-    const Sighting& a = c[i];
-    const Sighting& b = c[i + 1];
-    PathRecord& r = hop(flow, a.point, b.point, ctx);
-    DurationNs d = b.ts - a.ts + r.offset_applied_ns.value_or(0);
-    // The copies' own clock evidence for --estimate-offsets: direction by point order, so the
-    // two directions of travel over the hop are told apart whatever the endpoints are.
-    if (estimate_offsets_) hop_clock_.add_sample(a.point, a.ts, b.point, b.ts, a.point < b.point ? 0 : 1);
-    if (r.packets == 0 || a.ts < r.first_ns) {
-      r.first_ns = a.ts;
-      r.first_frame = a.frame;
-    }
-    r.last_ns = std::max(r.last_ns, a.ts);
-    ++r.packets;
-    count_delivered(r, a.frame, b.frame, d, ctx);
+template <typename S>
+void Paths::count_hop(FlowId flow, const S& a, const S& b, Ctx& ctx) {
+  PathRecord& r = hop(flow, a.point, b.point, ctx);
+  DurationNs d = b.ts - a.ts + r.offset_applied_ns.value_or(0);
+  // The copies' own clock evidence for --estimate-offsets: direction by point order, so the
+  // two directions of travel over the hop are told apart whatever the endpoints are.
+  if (estimate_offsets_) hop_clock_.add_sample(a.point, a.ts, b.point, b.ts, a.point < b.point ? 0 : 1);
+  if (r.packets == 0 || a.ts < r.first_ns) {
+    r.first_ns = a.ts;
+    r.first_frame = a.frame;
   }
-  // Lost after its last point when the flow's path goes on from there.
+  r.last_ns = std::max(r.last_ns, a.ts);
+  ++r.packets;
+  count_delivered(r, a.frame, b.frame, d, ctx);
+}
+
+void Paths::apply_copy(FlowState& fs, FlowId flow, std::span<const Sighting> c, Ctx& ctx) {
+  for (size_t i = 0; i + 1 < c.size(); ++i) count_hop(flow, c[i], c[i + 1], ctx);
   const Sighting& last = c.back();
-  auto at = std::find(order.begin(), order.end(), last.point);
-  if (at == order.end()) return;
-  if (at + 1 != order.end()) return count_lost(flow, last, *(at + 1), ctx);
-  FlowState& fs = flow_state(flow);
+  const auto at = std::find(fs.order.begin(), fs.order.end(), last.point);
+  if (at != fs.order.end()) copy_ended(fs, flow, last, size_t(at - fs.order.begin()), ctx);
+}
+
+void Paths::copy_ended(FlowState& fs, FlowId flow, const Sighting& last, size_t at, Ctx& ctx) {
+  if (at + 1 < fs.order.size()) return count_lost(flow, last, fs.order[at + 1], ctx);
   add_to(fs.ends, last);
   if (fs.ended_done) return;
   if (fs.ended.size() < kMaxParked) {
@@ -615,23 +590,15 @@ void Paths::apply_copy(FlowId flow, std::span<const Sighting> c, const std::vect
   }
 }
 
-void Paths::count_delivered(PathRecord& r, uint64_t a_frame, uint64_t b_frame, DurationNs d, Ctx& ctx) {
-  if (r.delivered == 0) r.min_ns = r.max_ns = d;
-  r.min_ns = std::min(r.min_ns, d);
-  r.max_ns = std::max(r.max_ns, d);
-  r.sum_ns += double(d);
-  ++r.delivered;
-  if (ctx.frame_notes) {
-    // An estimated offset is final only at the end: a frame shows the estimate of its time.
-    std::optional<DurationNs> est = estimated_correction(r);
-    ctx.note(b_frame, note_hop_, a_frame, r.offset_applied_ns || est ? 0 : 1);
-    ctx.note(b_frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d + est.value_or(0))));
-  }
+void Paths::note_delivered(const PathRecord& r, uint64_t a_frame, uint64_t b_frame, DurationNs d, Ctx& ctx) {
+  // An estimated offset is final only at the end: a frame shows the estimate of its time.
+  std::optional<DurationNs> est = estimated_correction(r);
+  ctx.note(b_frame, note_hop_, a_frame, r.offset_applied_ns || est ? 0 : 1);
+  ctx.note(b_frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d + est.value_or(0))));
 }
 
 void Paths::count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx) {
-  const uint32_t record = hop_record(flow, last.point, next, ctx);
-  PathRecord& r = records_[record];
+  PathRecord& r = hop(flow, last.point, next, ctx);
   if (r.packets == 0 || last.ts < r.first_ns) {
     r.first_ns = last.ts;
     r.first_frame = last.frame;
@@ -642,22 +609,25 @@ void Paths::count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx
   if (r.path_inferred) return;
   ctx.note(last.frame, note_lost_, 0, next);
   if (!settling_) return;
-  lost_watch_[*settling_] = LostCopy{last.point, next, last.ts, last.frame, record};
-  lost_order_.push_back(*settling_);
+  const TaggedIdentity key{settling_->id, settling_->tag};
+  if (lost_watch_.insert_or_assign(key, LostCopy{last.point, next, last.ts, last.frame, &r}).second)
+    watched_.add(key.tag);
+  lost_order_.push_back(key);
   if (lost_order_.size() > kMaxLostWatched) {
-    lost_watch_.erase(lost_order_.front());
+    if (lost_watch_.erase(lost_order_.front())) watched_.remove(lost_order_.front().tag);
     lost_order_.pop_front();
   }
 }
 
-void Paths::found_late(const Identity& id, const Packet& p, Ctx& ctx) {
-  auto it = lost_watch_.find(id);
+void Paths::found_late(const Identity& id, uint32_t tag, const Packet& p, Ctx& ctx) {
+  auto it = lost_watch_.find(TaggedIdentity{id, tag});
   if (it == lost_watch_.end()) return;
   const LostCopy w = it->second;
-  lost_watch_.erase(it);  // its place in lost_order_ goes when it comes to the front
+  lost_watch_.erase(it);
+  watched_.remove(tag);  // its place in lost_order_ goes when it comes to the front
   // Seen first elsewhere (its point again: resent), it was lost; much later, it is another packet.
   if (p.point != w.to || on_clock_of(w.from, p.point, p.ts, ctx) - w.ts > kLateSpan) return;
-  PathRecord& r = records_[w.record];
+  PathRecord& r = *w.record;
   const DurationNs d = p.ts - w.ts + r.offset_applied_ns.value_or(0);
   --r.lost;
   count_delivered(r, w.frame, p.frame, d, ctx);
@@ -690,7 +660,7 @@ void Paths::finish(Ctx& ctx) {
       return pos(x.from) != pos(y.from) ? pos(x.from) < pos(y.from) : pos(x.to) < pos(y.to);
     });
     for (const Hop& h : fs.hops) {
-      PathRecord& r = records_[h.record];
+      PathRecord& r = *h.record;
       apply_estimate(r);
       ctx.emit(kPathSchema, &r);
       ctx.note(r.first_frame, note_record_, ++n);
@@ -708,6 +678,7 @@ void Paths::finish(Ctx& ctx) {
   acknowledges_.clear();
   records_.clear();
   lost_watch_.clear();
+  watched_.clear();
   lost_order_.clear();
   handled_.clear();
   index_.clear();

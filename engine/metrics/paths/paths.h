@@ -15,6 +15,7 @@
 // point of a known path, needs no allocation when settled); nothing with a single point.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <deque>
 #include <memory>
@@ -22,11 +23,14 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/metrics/paths/copy_matcher.h"
 #include "engine/metrics/paths/path_inference.h"
 #include "engine/metrics/paths/seq_index.h"
+#include "engine/metrics/paths/seq_ring.h"
+#include "engine/metrics/paths/tag_filter.h"
 #include "engine/src/core/component.h"
 #include "engine/src/util/small_vector.h"
 #include "rdmatel/records.h"
@@ -52,9 +56,11 @@ class Paths final : public Component {
     uint8_t opcode = 0;
     friend bool operator==(const Identity&, const Identity&) = default;
   };
-  struct IdentityHash {
-    size_t operator()(const Identity& k) const noexcept;
-  };
+  static uint64_t hash(const Identity& k) {
+    const uint64_t a = uint64_t(k.flow) << 32 | k.psn;
+    const uint64_t b = (uint64_t(k.payload_len) << 24 | uint64_t(k.ip_id) << 8 | k.opcode) ^ uint64_t(k.aeth) << 40;
+    return hash_mix(a ^ b * 0x9E3779B97F4A7C15ULL);
+  }
   /// One sighting as it waits (the reference stamp is worked out when it is settled).
   struct Seen {
     PointId point;
@@ -65,6 +71,7 @@ class Paths final : public Component {
   /// passed `due` (on its first sighting's point's clock, see bound_for).
   struct Entry {
     Identity id;
+    uint32_t tag = 0;  ///< SeqIndex::tag of its hash: worked out once, when it came
     /// Its latest sighting at the first one's point + the timeout, at most kMaxWaits timeouts
     /// after the first (a packet resent again and again keeps its copies together).
     TimeNs due = 0;
@@ -72,7 +79,7 @@ class Paths final : public Component {
   };
   struct Hop {
     PointId from, to;
-    uint32_t record;  ///< index into records_
+    PathRecord* record;  ///< in records_
   };
   /// Packets at one point, counted (not kept one by one).
   struct Tally {
@@ -82,8 +89,20 @@ class Paths final : public Component {
     uint64_t first_frame = 0;
   };
   /// Adds to the tally of the same point (or a new one).
-  static void add_to(std::vector<Tally>& tallies, const Tally& more);
-  static void add_to(std::vector<Tally>& tallies, const Sighting& x);
+  static void add_to(std::vector<Tally>& tallies, const Tally& more) {
+    for (Tally& t : tallies)
+      if (t.point == more.point) {
+        if (more.first_ns < t.first_ns) {
+          t.first_ns = more.first_ns;
+          t.first_frame = more.first_frame;
+        }
+        t.last_ns = std::max(t.last_ns, more.last_ns);
+        t.packets += more.packets;
+        return;
+      }
+    tallies.push_back(more);
+  }
+  static void add_to(std::vector<Tally>& tallies, const Sighting& x) { add_to(tallies, Tally{x.point, 1, x.ts, x.ts, x.frame}); }
   /// The newest data PSN of a flow at a point and its stamp (note_stamp_order).
   struct Newest {
     PointId point;
@@ -114,6 +133,10 @@ class Paths final : public Component {
     /// The copies that ended at each point while it was the last of the path: lost after it if
     /// the flow never reached the point next to its destination (extend).
     std::vector<Tally> ends;
+    /// endpoint_pair of its key, worked out on its first packet seen at two points
+    /// (clock_direction -1 until then).
+    uint64_t clock_pair = 0;
+    int clock_direction = -1;
   };
   static constexpr size_t kMaxParked = 64;
   /// A packet resent again and again (go-back-N under heavy loss) waits for its copies a timeout
@@ -166,7 +189,10 @@ class Paths final : public Component {
   /// A packet's first sighting at a point, of a packet seen elsewhere already, relates the
   /// two points' clocks (the core's ClockRelations: how long results wait for a point, how
   /// copies are matched; never a metric).
-  void relate_clocks(const Entry& e, const Packet& p, Ctx& ctx);
+  /// `e` has no sighting at p's point yet.
+  void relate_clocks(FlowState& fs, const Entry& e, const Packet& p, Ctx& ctx);
+  /// endpoint_pair of the flow's key (cached in its state).
+  static std::pair<uint64_t, int> clock_pair(FlowState& fs, FlowId flow, const Ctx& ctx);
   /// The latest time on `home`'s clock every active point has passed (handled all its packets
   /// stamped before).
   TimeNs bound_for(PointId home, const Ctx& ctx);
@@ -175,18 +201,40 @@ class Paths final : public Component {
   /// Settles the waiting packets that are due (all of them with `all`), oldest first.
   void drain(Ctx& ctx, bool all = false);
   void settle(const Identity& id, Entry& e, Ctx& ctx);
-  /// Lays one copy (sightings in path order) along the flow's path: its hops, its loss.
-  void apply_copy(FlowId flow, std::span<const Sighting> copy, const std::vector<PointId>& order, Ctx& ctx);
+  /// Lays one copy (sightings in path order) along the flow's path (fs.order): its hops, its loss.
+  void apply_copy(FlowState& fs, FlowId flow, std::span<const Sighting> copy, Ctx& ctx);
+  /// A copy seen at `a` and next at `b` (a Seen or a Sighting): the hop's packet and delay.
+  template <typename S>
+  void count_hop(FlowId flow, const S& a, const S& b, Ctx& ctx);
+  /// A copy whose last sighting, `last`, is at position `at` of the flow's path: lost after it
+  /// when the path goes on from there.
+  void copy_ended(FlowState& fs, FlowId flow, const Sighting& last, size_t at, Ctx& ctx);
   /// A copy last seen at `last` and never at `next`, the point after it on its flow's path.
   void count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx);
-  PathRecord& hop(FlowId flow, PointId a, PointId b, const Ctx& ctx);
+  /// The flow's hop from a to b (made on first use).
+  PathRecord& hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
+    for (const Hop& h : flows_[flow].hops)
+      if (h.from == a && h.to == b) return *h.record;
+    return add_hop(flow, a, b, ctx);
+  }
+  PathRecord& add_hop(FlowId flow, PointId a, PointId b, const Ctx& ctx);
   /// A copy that crossed hop `r` (from frame `a_frame` to `b_frame`) in `d`: its delay and notes.
-  void count_delivered(PathRecord& r, uint64_t a_frame, uint64_t b_frame, DurationNs d, Ctx& ctx);
-  /// The index in records_ of the flow's hop from a to b (made on first use).
-  uint32_t hop_record(FlowId flow, PointId a, PointId b, const Ctx& ctx);
-  FlowState& flow_state(FlowId f);
+  void count_delivered(PathRecord& r, uint64_t a_frame, uint64_t b_frame, DurationNs d, Ctx& ctx) {
+    if (r.delivered == 0) r.min_ns = r.max_ns = d;
+    r.min_ns = std::min(r.min_ns, d);
+    r.max_ns = std::max(r.max_ns, d);
+    r.sum_ns += double(d);
+    ++r.delivered;
+    if (ctx.frame_notes) note_delivered(r, a_frame, b_frame, d, ctx);
+  }
+  void note_delivered(const PathRecord& r, uint64_t a_frame, uint64_t b_frame, DurationNs d, Ctx& ctx);
+  FlowState& flow_state(FlowId f) {
+    if (f >= flows_.size()) [[unlikely]]
+      flows_.resize(size_t(f) + 1);
+    return flows_[f];
+  }
   /// Data packets of a flow stamped out of PSN order at a point: how far its stamps stray.
-  void note_stamp_order(const Packet& p, Ctx& ctx);
+  void note_stamp_order(FlowState& fs, const Packet& p, Ctx& ctx);
 
   /// A copy counted lost on its way from `from` to `to` (none came there within the path
   /// timeout), watched for a while: if it comes after all, it was late, not lost.
@@ -194,18 +242,28 @@ class Paths final : public Component {
     PointId from, to;
     TimeNs ts;
     uint64_t frame;
-    uint32_t record;  ///< its hop's, in records_
+    PathRecord* record;  ///< its hop's, in records_
   };
   /// A packet's first sighting anywhere: the late copy of one counted lost, when it is at the
   /// point it was lost on the way to (its loss then becomes a delivery, with its delay).
-  void found_late(const Identity& id, const Packet& p, Ctx& ctx);
+  void found_late(const Identity& id, uint32_t tag, const Packet& p, Ctx& ctx);
   static constexpr size_t kMaxLostWatched = size_t(1) << 16;
   /// How long after it left its point a lost copy may still come (an identity that comes again
   /// later is another packet: a PSN space wraps in a second at 400 Gb/s at the earliest).
   static constexpr DurationNs kLateSpan = kNsPerSec;
-  std::unordered_map<Identity, LostCopy, IdentityHash> lost_watch_;
-  std::deque<Identity> lost_order_;  ///< bounded: the oldest watches end first
-  const Identity* settling_ = nullptr;  ///< the packet settle() is counting
+  /// An identity with its Entry::tag, which hashes it here (worked out once per packet).
+  struct TaggedIdentity {
+    Identity id;
+    uint32_t tag;
+    friend bool operator==(const TaggedIdentity&, const TaggedIdentity&) = default;
+  };
+  struct TagHash {
+    size_t operator()(const TaggedIdentity& k) const noexcept { return k.tag; }
+  };
+  std::unordered_map<TaggedIdentity, LostCopy, TagHash> lost_watch_;
+  TagFilter watched_;  ///< the tags of lost_watch_'s keys
+  std::deque<TaggedIdentity> lost_order_;  ///< bounded: the oldest watches end first
+  const Entry* settling_ = nullptr;        ///< the packet settle() is counting
 
   NoteKind note_hop_, note_delay_, note_lost_, note_late_, note_record_;
   DurationNs timeout_;
@@ -219,16 +277,14 @@ class Paths final : public Component {
   // Waiting packets in creation order, which is also the order they are settled in (from the
   // front: by timeout, or the oldest when too many wait). The index only finds an identity's
   // entry by its creation number: its slots stay small (seq_index.h), and settling moves nothing.
-  std::deque<Entry> queue_;
-  uint32_t front_seq_ = 0;  ///< creation number of queue_.front() (modulo 2^32: the queue is shorter)
-  SeqIndex index_;          ///< identity hash -> creation number
+  SeqRing<Entry> queue_;
+  SeqIndex index_;  ///< identity hash -> creation number
   /// Settles the oldest waiting packet and takes it off the queue and the index.
   void settle_oldest(Ctx& ctx);
   std::vector<FlowState> flows_;  ///< by flow id
   PathInference inference_;       ///< what the decided flows tell about the others
   std::vector<uint8_t> acknowledges_;  ///< by flow id: it carried a positive ACK or READ response
-  std::deque<PathRecord> records_;
-  std::vector<Sighting> scratch_;
+  std::deque<PathRecord> records_;  ///< every hop's (a deque: a record stays where it was made)
   std::vector<TimeNs> handled_;  ///< by point: the latest stamp it handled
   std::vector<TimeNs> bounds_;   ///< by home point: bound_for, worked out once per drain
   uint32_t since_drain_ = 0;

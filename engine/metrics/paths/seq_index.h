@@ -58,6 +58,10 @@ class SeqIndex {
     --size_;
   }
 
+  /// The 32 bits of a hash the index keeps (top bit set). tag(tag(h)) == tag(h): a caller may
+  /// keep the tag with its key and hand it back as the hash.
+  static uint32_t tag(uint64_t hash) { return uint32_t(hash ^ hash >> 32) | 0x80000000u; }
+
   size_t size() const { return size_; }
   void clear() {
     slots_ = {};
@@ -70,7 +74,6 @@ class SeqIndex {
     uint32_t hash = 0;  ///< 0: empty (stored hashes have the top bit set)
     uint32_t seq = 0;
   };
-  static uint32_t tag(uint64_t hash) { return uint32_t(hash ^ hash >> 32) | 0x80000000u; }
   void grow() {
     std::vector<Slot> old;
     old.swap(slots_);
