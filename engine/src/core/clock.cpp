@@ -132,29 +132,27 @@ void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int 
     std::swap(tp, tq);
   }
   const uint64_t key = uint64_t(p) << 32 | q;
-  bool inserted = false;
-  if (key != last_key_) {
-    grow(q);
-    // try_emplace: emplace would allocate a node for every sample, to find the link is known.
-    auto it = link_index_.try_emplace(key, uint32_t(links_.size()));
-    inserted = it.second;
-    if (inserted) {
-      Link& added = links_.emplace_back();
-      added.p = p;
-      added.q = q;
-      std::fill(std::begin(added.pair_slot), std::end(added.pair_slot), kNoPair);
-    }
-    last_key_ = key;
-    last_link_ = it.first->second;
-  }
+  if (key != last_key_) select_link(p, q, key);
   Link& l = links_[last_link_];
   const DurationNs d = tq - tp;
   bool moved = l.all.add(d);
   if (PairRanges* pr = pair_ranges(l, pair)) moved |= pr->way[direction].add(d);
   if (moved) l.cached = compute(l);
-  // A link's first sample joined its points' components, which never split: only a new link
+}
+
+void ClockRelations::select_link(PointId p, PointId q, uint64_t key) {
+  grow(q);
+  // try_emplace: emplace would allocate a node for every sample, to find the link is known.
+  auto [it, inserted] = link_index_.try_emplace(key, uint32_t(links_.size()));
+  last_key_ = key;
+  last_link_ = it->second;
+  // A link's first sample joins its points' components, which never split: only a new link
   // can relate two points that were not.
   if (!inserted) return;
+  Link& added = links_.emplace_back();
+  added.p = p;
+  added.q = q;
+  std::fill(std::begin(added.pair_slot), std::end(added.pair_slot), kNoPair);
   PointId rp = root(p), rq = root(q);
   if (rp == rq) return;
   // Union by size, along this link: the smaller component's root hangs below the larger's.

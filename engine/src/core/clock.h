@@ -93,13 +93,20 @@ class ClockRelations {
     double mean() const { return double(base) + sum / double(n); }
     /// True when `d` moved lo or hi (the first sample does).
     bool add(DurationNs d) {
-      const bool moved = n == 0 || d < lo || d > hi;
-      if (n == 0) lo = hi = base = d;
+      if (n++ == 0) {
+        lo = hi = base = d;  // (the sum of differences to it stays 0)
+        return true;
+      }
       sum += double(d - base);
-      lo = std::min(lo, d);
-      hi = std::max(hi, d);
-      ++n;
-      return moved;
+      if (d < lo) {
+        lo = d;
+        return true;
+      }
+      if (d > hi) {
+        hi = d;
+        return true;
+      }
+      return false;
     }
   };
   struct PairRanges {
@@ -143,6 +150,9 @@ class ClockRelations {
   static constexpr uint8_t kNoPair = 0xFF;
   /// The pair's ranges in `l` (made while there are fewer than kMaxPairsPerLink), or nullptr.
   static PairRanges* pair_ranges(Link& l, uint64_t pair);
+  /// Makes the link of p < q (key p << 32 | q) the latest, making it first if it is new (and
+  /// joining the points' components).
+  void select_link(PointId p, PointId q, uint64_t key);
   std::vector<DurationNs> stamp_noise_;  ///< by point: the largest inversion of its stamps seen
   uint64_t noise_version_ = 0;           ///< changes with stamp_noise_
 };
