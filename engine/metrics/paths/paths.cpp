@@ -170,20 +170,19 @@ static std::pair<uint64_t, int> endpoint_pair(const FlowKey& key) {
   return {hash_mix(std::min(a, b) * 31 + std::max(a, b)), a < b ? 0 : 1};
 }
 
-std::pair<uint64_t, int> Paths::clock_pair(FlowState& fs, FlowId flow, const Ctx& ctx) {
+inline std::pair<uint64_t, int> Paths::clock_pair(FlowState& fs, FlowId flow, const Ctx& ctx) {
   if (fs.clock_direction < 0) std::tie(fs.clock_pair, fs.clock_direction) = endpoint_pair(ctx.flows[flow].key);
   return {fs.clock_pair, fs.clock_direction};
 }
 
-void Paths::relate_clocks(FlowState& fs, const Entry& e, const Packet& p, Ctx& ctx) {
+inline void Paths::relate_clocks(FlowState& fs, const Entry& e, const Packet& p, Ctx& ctx) {
   // Only a packet's first sighting at each point (the caller's check): a later one is a resend
   // or a duplicate, whose difference to the other point holds the time between the copies too.
   const auto [pair, direction] = clock_pair(fs, p.flow, ctx);
-  for (size_t i = 0; i < e.seen.size(); ++i) {
-    bool first = true;
-    for (size_t j = 0; j < i && first; ++j) first = e.seen[j].point != e.seen[i].point;
-    if (first) ctx.clock.add_sample(e.seen[i].point, e.seen[i].ts, p.point, p.ts, direction, pair);
-  }
+  const Seen* seen = e.seen.begin();
+  for (size_t i = 0; i < e.seen.size(); ++i)
+    if (std::none_of(seen, seen + i, [&](const Seen& s) { return s.point == seen[i].point; }))
+      ctx.clock.add_sample(seen[i].point, seen[i].ts, p.point, p.ts, direction, pair);
 }
 
 // A declared point that carried no packet yet may still show copies of what waits, seconds
@@ -228,7 +227,7 @@ void Paths::on_advance(PointId, Ctx& ctx) {
   drain(ctx);
 }
 
-void Paths::settle_oldest(Ctx& ctx) {
+inline void Paths::settle_oldest(Ctx& ctx) {
   // Settled where it lies: settling adds nothing to the queue, and moving the entry out first
   // copied its sightings once per packet.
   Entry& e = queue_.front();
@@ -256,7 +255,7 @@ void Paths::drain(Ctx& ctx, bool all) {
   }
 }
 
-void Paths::note_stamp_order(FlowState& fs, const Packet& p, Ctx& ctx) {
+inline void Paths::note_stamp_order(FlowState& fs, const Packet& p, Ctx& ctx) {
   const IbOpClass c = p.roce.op()->op_class;
   if (c != IbOpClass::kSend && c != IbOpClass::kWrite && c != IbOpClass::kReadResponse) return;
   const uint32_t psn = p.roce.bth.psn;
@@ -372,24 +371,41 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
   // The common case: one sighting per point, every point already on the flow's path. The copy is
   // the sightings in path order (an insertion sort of a handful); no clock is needed.
   const size_t n = e.seen.size();
-  if (order.size() >= 2 && n <= 8) {
+  const size_t len = order.size();
+  if (len >= 2 && n <= 8) {
+    const Seen* seen = e.seen.begin();
+    auto position = [&](PointId q) {  // len: not on the path
+      size_t at = 0;
+      while (at < len && order[at] != q) ++at;
+      return at;
+    };
     size_t pos[8];
     const Seen* copy[8];
     bool simple = true;
-    for (size_t i = 0; i < n && simple; ++i) {
-      const auto it = std::find(order.begin(), order.end(), e.seen[i].point);
-      const size_t at = size_t(it - order.begin());
-      size_t k = i;
-      for (; k > 0 && pos[k - 1] > at; --k) {
-        pos[k] = pos[k - 1];
-        copy[k] = copy[k - 1];
+    if (n == 2) {
+      // Once at each of two points, the packet of every two-point capture: one comparison.
+      const size_t a = position(seen[0].point), b = position(seen[1].point);
+      const bool swap = b < a;
+      pos[0] = swap ? b : a;
+      pos[1] = swap ? a : b;
+      copy[0] = &seen[swap ? 1 : 0];
+      copy[1] = &seen[swap ? 0 : 1];
+      simple = pos[1] < len && pos[0] != pos[1];
+    } else {
+      for (size_t i = 0; i < n && simple; ++i) {
+        const size_t at = position(seen[i].point);
+        size_t k = i;
+        for (; k > 0 && pos[k - 1] > at; --k) {
+          pos[k] = pos[k - 1];
+          copy[k] = copy[k - 1];
+        }
+        pos[k] = at;
+        copy[k] = &seen[i];
+        simple = at < len && (k == 0 || pos[k - 1] != at);  // equal positions sort next to each other
       }
-      pos[k] = at;
-      copy[k] = &e.seen[i];
-      simple = it != order.end() && (k == 0 || pos[k - 1] != at);  // equal positions sort next to each other
     }
     if (simple) {
-      for (size_t k = 0; k + 1 < n; ++k) count_hop(id.flow, *copy[k], *copy[k + 1], ctx);
+      for (size_t k = 0; k + 1 < n; ++k) count_hop(fs, id.flow, *copy[k], *copy[k + 1], ctx);
       const Seen& last = *copy[n - 1];
       copy_ended(fs, id.flow, Sighting{last.point, last.ts, last.ts, last.frame, 0}, pos[n - 1], ctx);
       return;
@@ -556,8 +572,8 @@ void Paths::lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx) {
 }
 
 template <typename S>
-void Paths::count_hop(FlowId flow, const S& a, const S& b, Ctx& ctx) {
-  PathRecord& r = hop(flow, a.point, b.point, ctx);
+void Paths::count_hop(FlowState& fs, FlowId flow, const S& a, const S& b, Ctx& ctx) {
+  PathRecord& r = hop(fs, flow, a.point, b.point, ctx);
   DurationNs d = b.ts - a.ts + r.offset_applied_ns.value_or(0);
   // The copies' own clock evidence for --estimate-offsets: direction by point order, so the
   // two directions of travel over the hop are told apart whatever the endpoints are.
@@ -572,13 +588,13 @@ void Paths::count_hop(FlowId flow, const S& a, const S& b, Ctx& ctx) {
 }
 
 void Paths::apply_copy(FlowState& fs, FlowId flow, std::span<const Sighting> c, Ctx& ctx) {
-  for (size_t i = 0; i + 1 < c.size(); ++i) count_hop(flow, c[i], c[i + 1], ctx);
+  for (size_t i = 0; i + 1 < c.size(); ++i) count_hop(fs, flow, c[i], c[i + 1], ctx);
   const Sighting& last = c.back();
   const auto at = std::find(fs.order.begin(), fs.order.end(), last.point);
   if (at != fs.order.end()) copy_ended(fs, flow, last, size_t(at - fs.order.begin()), ctx);
 }
 
-void Paths::copy_ended(FlowState& fs, FlowId flow, const Sighting& last, size_t at, Ctx& ctx) {
+inline void Paths::copy_ended(FlowState& fs, FlowId flow, const Sighting& last, size_t at, Ctx& ctx) {
   if (at + 1 < fs.order.size()) return count_lost(flow, last, fs.order[at + 1], ctx);
   add_to(fs.ends, last);
   if (fs.ended_done) return;

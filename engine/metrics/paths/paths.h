@@ -102,7 +102,19 @@ class Paths final : public Component {
       }
     tallies.push_back(more);
   }
-  static void add_to(std::vector<Tally>& tallies, const Sighting& x) { add_to(tallies, Tally{x.point, 1, x.ts, x.ts, x.frame}); }
+  static void add_to(std::vector<Tally>& tallies, const Sighting& x) {
+    for (Tally& t : tallies)
+      if (t.point == x.point) {
+        if (x.ts < t.first_ns) {
+          t.first_ns = x.ts;
+          t.first_frame = x.frame;
+        }
+        t.last_ns = std::max(t.last_ns, x.ts);
+        ++t.packets;
+        return;
+      }
+    tallies.push_back(Tally{x.point, 1, x.ts, x.ts, x.frame});
+  }
   /// The newest data PSN of a flow at a point and its stamp (note_stamp_order).
   struct Newest {
     PointId point;
@@ -205,15 +217,16 @@ class Paths final : public Component {
   void apply_copy(FlowState& fs, FlowId flow, std::span<const Sighting> copy, Ctx& ctx);
   /// A copy seen at `a` and next at `b` (a Seen or a Sighting): the hop's packet and delay.
   template <typename S>
-  void count_hop(FlowId flow, const S& a, const S& b, Ctx& ctx);
+  void count_hop(FlowState& fs, FlowId flow, const S& a, const S& b, Ctx& ctx);
   /// A copy whose last sighting, `last`, is at position `at` of the flow's path: lost after it
   /// when the path goes on from there.
   void copy_ended(FlowState& fs, FlowId flow, const Sighting& last, size_t at, Ctx& ctx);
   /// A copy last seen at `last` and never at `next`, the point after it on its flow's path.
   void count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx);
   /// The flow's hop from a to b (made on first use).
-  PathRecord& hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) {
-    for (const Hop& h : flows_[flow].hops)
+  PathRecord& hop(FlowId flow, PointId a, PointId b, const Ctx& ctx) { return hop(flows_[flow], flow, a, b, ctx); }
+  PathRecord& hop(FlowState& fs, FlowId flow, PointId a, PointId b, const Ctx& ctx) {
+    for (const Hop& h : fs.hops)
       if (h.from == a && h.to == b) return *h.record;
     return add_hop(flow, a, b, ctx);
   }

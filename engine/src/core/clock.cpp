@@ -108,7 +108,7 @@ std::vector<ClockRelations::PairEstimate> ClockRelations::pairs() const {
   return out;
 }
 
-ClockRelations::PairRanges* ClockRelations::pair_ranges(Link& l, uint64_t pair) {
+inline ClockRelations::PairRanges* ClockRelations::pair_ranges(Link& l, uint64_t pair) {
   // At most half the slots are taken: a probe run ends at an empty one.
   static_assert((kMaxPairsPerLink & (kMaxPairsPerLink - 1)) == 0 && kMaxPairsPerLink < kNoPair);
   constexpr size_t kMask = 2 * kMaxPairsPerLink - 1;
