@@ -56,6 +56,7 @@ class Paths final : public Component {
     uint8_t opcode = 0;
     friend bool operator==(const Identity&, const Identity&) = default;
   };
+  /// Worked out once per packet (its SeqIndex::tag stays with the entry for what follows).
   static uint64_t hash(const Identity& k) {
     const uint64_t a = uint64_t(k.flow) << 32 | k.psn;
     const uint64_t b = (uint64_t(k.payload_len) << 24 | uint64_t(k.ip_id) << 8 | k.opcode) ^ uint64_t(k.aeth) << 40;
@@ -87,33 +88,29 @@ class Paths final : public Component {
     uint64_t packets = 0;
     TimeNs first_ns = 0, last_ns = 0;
     uint64_t first_frame = 0;
+    /// Counts in `more`, of the same point.
+    void merge(const Tally& more) {
+      if (more.first_ns < first_ns) {
+        first_ns = more.first_ns;
+        first_frame = more.first_frame;
+      }
+      last_ns = std::max(last_ns, more.last_ns);
+      packets += more.packets;
+    }
   };
   /// Adds to the tally of the same point (or a new one).
   static void add_to(std::vector<Tally>& tallies, const Tally& more) {
     for (Tally& t : tallies)
-      if (t.point == more.point) {
-        if (more.first_ns < t.first_ns) {
-          t.first_ns = more.first_ns;
-          t.first_frame = more.first_frame;
-        }
-        t.last_ns = std::max(t.last_ns, more.last_ns);
-        t.packets += more.packets;
-        return;
-      }
+      if (t.point == more.point) return t.merge(more);
     tallies.push_back(more);
   }
+  /// One packet. Its own loop: settle inlines it for every copy that ends at its path's last
+  /// point, where calling the other cost some 20 instructions per copy.
   static void add_to(std::vector<Tally>& tallies, const Sighting& x) {
+    const Tally one{x.point, 1, x.ts, x.ts, x.frame};
     for (Tally& t : tallies)
-      if (t.point == x.point) {
-        if (x.ts < t.first_ns) {
-          t.first_ns = x.ts;
-          t.first_frame = x.frame;
-        }
-        t.last_ns = std::max(t.last_ns, x.ts);
-        ++t.packets;
-        return;
-      }
-    tallies.push_back(Tally{x.point, 1, x.ts, x.ts, x.frame});
+      if (t.point == x.point) return t.merge(one);
+    tallies.push_back(one);
   }
   /// The newest data PSN of a flow at a point and its stamp (note_stamp_order).
   struct Newest {
