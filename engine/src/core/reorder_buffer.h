@@ -6,14 +6,10 @@
 // never depends on it. Packets with equal stamps are ordered by flow and PSN (serial-number order,
 // so 0xFFFFFF comes before 0), then by arrival.
 //
-// Packets mostly arrive in stamp order: their sort keys (stamp, order key, arrival: 24 bytes) go to
-// the back of a ring, and one a few places late moves the few keys stamped after it one slot on
-// (a tenth of the packets of a real capture arrive a few places late: moving keys, not 160-byte
-// packets). One that is further behind goes to a heap instead, so that no order of stamps (a
-// hostile file stamped backwards) costs more than a logarithm per packet. The front is the
-// earlier of the ring's and the heap's. The packets themselves wait in a pool of slots that
-// never move while they wait; a released slot is the next one taken, so the pool stays as
-// small, and as warm, as the packets held.
+// Packets mostly arrive in stamp order: they go to the back of a ring, and one a few places late
+// moves the few stamped after it one slot on. One that is further behind goes to a heap instead,
+// so that no order of stamps (a hostile file stamped backwards) costs more than a logarithm per
+// packet. The front is the earlier of the ring's and the heap's.
 //
 // The same packet given twice (a file given twice, overlapping ring files) has the same stamp,
 // flow, PSN, length and bytes, so its copies leave the buffer one right after the other (only
@@ -35,29 +31,23 @@ namespace rdmatel {
 class ReorderBuffer {
  public:
   /// Makes room for a packet in stamp order and returns its slot, with ts, order_key, seq and
-  /// wire_len set; the caller sets every other member (the slot holds an earlier packet's). The
-  /// pointer is valid until the next emplace. `hash` identifies the packet's bytes.
+  /// wire_len set; the caller sets every other member (the slot holds an earlier packet's).
+  /// `hash` identifies the packet's bytes.
   Packet* emplace(TimeNs ts, uint64_t order_key, uint32_t seq, uint32_t wire_len, uint64_t hash) {
-    const Key k{ts, order_key, seq, take_slot()};
-    Entry& e = pool_[k.slot];
-    e.hash = hash;
-    e.packet.ts = ts;
-    e.packet.order_key = order_key;
-    e.packet.seq = seq;
-    e.packet.wire_len = wire_len;
-    // Walk back from the end over the few keys that sort after it (mostly none).
+    // Walk back from the end over the few packets that sort after it (mostly none: the packet is
+    // written in its slot, not built aside and copied there).
     size_t pos = size_;
-    for (size_t steps = 0; pos > 0 && before(k, key(pos - 1)); --pos)
+    for (size_t steps = 0; pos > 0 && before(ts, order_key, seq, at(pos - 1).packet); --pos)
       if (++steps > kMaxShift) {
-        push_late(k);
-        front_ = nullptr;
-        return &e.packet;
+        Entry e{};
+        set(e, ts, order_key, seq, wire_len, hash);
+        return &push_late(e).packet;
       }
-    if (size_ == keys_.size()) grow();
-    for (size_t i = size_; i > pos; --i) key(i) = key(i - 1);
+    if (size_ == slots_.size()) grow();
+    for (size_t i = size_; i > pos; --i) at(i) = at(i - 1);
     ++size_;
-    key(pos) = k;
-    if (pos == 0) front_ = nullptr;
+    Entry& e = at(pos);
+    set(e, ts, order_key, seq, wire_len, hash);
     return &e.packet;
   }
 
@@ -66,9 +56,9 @@ class ReorderBuffer {
 
   bool empty() const { return size_ == 0 && late_.empty(); }
   size_t size() const { return size_ + late_.size(); }
-  const Packet& front() { return front_entry().packet; }
+  const Packet& front() const { return front_entry().packet; }
   /// The identity hash the front was inserted with.
-  uint64_t front_hash() { return front_entry().hash; }
+  uint64_t front_hash() const { return front_entry().hash; }
 
   /// How many packets released before the front have its stamp, flow, PSN, length and bytes:
   /// given by the front's own capture (`same_source`) and by others. Which capture gave them
@@ -77,7 +67,7 @@ class ReorderBuffer {
     uint32_t same_source = 0, other_sources = 0;
     bool any() const { return same_source || other_sources; }
   };
-  Repeats front_repeats() {
+  Repeats front_repeats() const {
     Repeats r;
     const Entry& f = front_entry();
     if (f.packet.ts != group_ts_ || f.packet.order_key != group_key_) return r;
@@ -95,25 +85,19 @@ class ReorderBuffer {
       group_size_ = 0;
     }
     if (group_size_ < kGroup) group_[group_size_++] = Released{f.hash, f.packet.wire_len, f.packet.source};
-    free_.push_back(front_slot_);
-    if (front_in_ring_) {
-      head_ = head_ + 1 == keys_.size() ? 0 : head_ + 1;
+    if (from_ring()) {
+      head_ = head_ + 1 == slots_.size() ? 0 : head_ + 1;
       --size_;
     } else {
       std::pop_heap(late_.begin(), late_.end(), after);
       late_.pop_back();
     }
-    front_ = nullptr;
     // Give a burst's memory back once the buffer has drained.
-    if (empty() && pool_.size() > kShrinkAbove) {
-      keys_ = BigArray<Key>(kInitial);
-      pool_ = BigArray<Entry>(kInitial);
+    if (size_ == 0 && slots_.size() > kShrinkAbove) {
+      slots_ = BigArray<Entry>(kInitial);
       head_ = 0;
-      free_.clear();
-      std::vector<uint32_t>().swap(free_);
-      used_ = 0;
     }
-    if (late_.empty() && late_.capacity() > kShrinkAbove) std::vector<Key>().swap(late_);
+    if (late_.empty() && late_.capacity() > kShrinkAbove) std::vector<Entry>().swap(late_);
   }
 
  private:
@@ -121,21 +105,22 @@ class ReorderBuffer {
     Packet packet;
     uint64_t hash;
   };
-  /// A waiting packet's place in the order, and its slot in the pool.
-  struct Key {
-    TimeNs ts;
-    uint64_t order_key;
-    uint32_t seq;
-    uint32_t slot;
-  };
   static constexpr size_t kInitial = 64;
   static constexpr size_t kShrinkAbove = 1 << 16;
   static constexpr size_t kMaxShift = 16;  ///< further behind than this: the heap
   static constexpr size_t kGroup = 16;     ///< copies recognised among this many of one stamp, flow and PSN
 
-  static bool before(const Key& a, const Key& b) {
-    if (a.ts != b.ts) return a.ts < b.ts;
-    const uint64_t ka = a.order_key, kb = b.order_key;
+  static void set(Entry& e, TimeNs ts, uint64_t order_key, uint32_t seq, uint32_t wire_len, uint64_t hash) {
+    e.hash = hash;
+    e.packet.ts = ts;
+    e.packet.order_key = order_key;
+    e.packet.seq = seq;
+    e.packet.wire_len = wire_len;
+  }
+  static bool before(const Entry& a, const Entry& b) { return before(a.packet.ts, a.packet.order_key, a.packet.seq, b.packet); }
+  static bool before(TimeNs ts, uint64_t ka, uint32_t seq, const Packet& b) {
+    if (ts != b.ts) return ts < b.ts;
+    const uint64_t kb = b.order_key;
     if (ka != kb) {
       // One flow (the key's bits above the PSN): PSN order across the wrap. The plain key would put
       // PSN 0 before 0xFFFFFF at one stamp (back-to-back packets stamped alike), and the last
@@ -144,68 +129,50 @@ class ReorderBuffer {
       if ((ka ^ kb) >> 24 == 0) return psn::newer(uint32_t(kb) & psn::kMask, uint32_t(ka) & psn::kMask);
       return ka < kb;
     }
-    return a.seq < b.seq;
+    return seq < b.seq;
   }
-  static bool after(const Key& a, const Key& b) { return before(b, a); }  // min-heap order
+  static bool after(const Entry& a, const Entry& b) { return before(b, a); }  // min-heap order
 
-  void push_late(const Key& k) {
-    late_.push_back(k);
-    std::push_heap(late_.begin(), late_.end(), after);
-  }
-
-  // A free slot of the pool: the one released last (warm), else a new one.
-  uint32_t take_slot() {
-    if (!free_.empty()) {
-      const uint32_t s = free_.back();
-      free_.pop_back();
-      return s;
+  // std::push_heap's sift-up, keeping hold of where the new entry ends up (the caller fills it).
+  Entry& push_late(const Entry& e) {
+    late_.push_back(e);
+    size_t i = late_.size() - 1;
+    while (i > 0) {
+      size_t parent = (i - 1) / 2;
+      if (!before(late_[i], late_[parent])) break;
+      std::swap(late_[i], late_[parent]);
+      i = parent;
     }
-    if (used_ == pool_.size()) {
-      pool_.grow_to(used_ == 0 ? kInitial : used_ + used_ / 2);
-      front_ = nullptr;  // the pool may have moved
-    }
-    return uint32_t(used_++);
+    return late_[i];
   }
 
-  // The front entry (the earlier of the ring's and the heap's), found once per packet released.
-  const Entry& front_entry() {
-    if (!front_) {
-      front_in_ring_ = size_ > 0 && (late_.empty() || !before(late_.front(), key(0)));
-      front_slot_ = front_in_ring_ ? key(0).slot : late_.front().slot;
-      front_ = &pool_[front_slot_];
-    }
-    return *front_;
-  }
+  bool from_ring() const { return size_ > 0 && (late_.empty() || !before(late_.front(), at(0))); }
+  const Entry& front_entry() const { return from_ring() ? at(0) : late_.front(); }
 
-  // Slot of the i-th key from the front (i < capacity).
-  size_t ring_slot(size_t i) const {
+  // Slot of the i-th entry from the front (i < capacity).
+  size_t slot(size_t i) const {
     const size_t j = head_ + i;
-    return j >= keys_.size() ? j - keys_.size() : j;
+    return j >= slots_.size() ? j - slots_.size() : j;
   }
-  Key& key(size_t i) { return keys_[ring_slot(i)]; }
+  Entry& at(size_t i) { return slots_[slot(i)]; }
+  const Entry& at(size_t i) const { return slots_[slot(i)]; }
   // By half again (not doubled: the ring holds the hold's packets with at most a third unused),
-  // in place; the keys from the front to the old end move to the new end, so the ring's order
+  // in place; the entries from the front to the old end move to the new end, so the ring's order
   // still runs from the front through the end and on from slot 0.
   void grow() {
-    const size_t old = keys_.size();
-    keys_.grow_to(old == 0 ? kInitial : old + old / 2);
+    const size_t old = slots_.size();
+    slots_.grow_to(old == 0 ? kInitial : old + old / 2);
     if (size_ == 0 || head_ == 0) return;
     const size_t moved = old - head_;
-    Key* base = &keys_[0];
-    std::memmove(static_cast<void*>(base + keys_.size() - moved), base + head_, moved * sizeof(Key));
-    head_ = keys_.size() - moved;
+    Entry* base = &slots_[0];
+    std::memmove(static_cast<void*>(base + slots_.size() - moved), base + head_, moved * sizeof(Entry));
+    head_ = slots_.size() - moved;
   }
 
-  BigArray<Key> keys_;  ///< ring of the keys in order
+  BigArray<Entry> slots_;
   size_t head_ = 0;
   size_t size_ = 0;
-  std::vector<Key> late_;  ///< min-heap by (stamp, order key, arrival)
-  BigArray<Entry> pool_;   ///< the waiting packets, by slot
-  size_t used_ = 0;        ///< slots of the pool handed out so far
-  std::vector<uint32_t> free_;  ///< released slots, the last released at the back
-  const Entry* front_ = nullptr;  ///< cache of front_entry(), cleared by any change at the front
-  uint32_t front_slot_ = 0;
-  bool front_in_ring_ = false;
+  std::vector<Entry> late_;  ///< min-heap by (stamp, order key, arrival)
   TimeNs group_ts_ = 0;
   uint64_t group_key_ = 0;
   size_t group_size_ = 0;
