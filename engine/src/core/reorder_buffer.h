@@ -34,6 +34,7 @@ class ReorderBuffer {
   /// wire_len set; the caller sets every other member (the slot holds an earlier packet's).
   /// `hash` identifies the packet's bytes.
   Packet* emplace(TimeNs ts, uint64_t order_key, uint32_t seq, uint32_t wire_len, uint64_t hash) {
+    front_ = nullptr;
     // Walk back from the end over the few packets that sort after it (mostly none: the packet is
     // written in its slot, not built aside and copied there).
     size_t pos = size_;
@@ -85,7 +86,9 @@ class ReorderBuffer {
       group_size_ = 0;
     }
     if (group_size_ < kGroup) group_[group_size_++] = Released{f.hash, f.packet.wire_len, f.packet.source};
-    if (from_ring()) {
+    const bool ring = front_in_ring_;
+    front_ = nullptr;
+    if (ring) {
       head_ = head_ + 1 == slots_.size() ? 0 : head_ + 1;
       --size_;
     } else {
@@ -147,7 +150,15 @@ class ReorderBuffer {
   }
 
   bool from_ring() const { return size_ > 0 && (late_.empty() || !before(late_.front(), at(0))); }
-  const Entry& front_entry() const { return from_ring() ? at(0) : late_.front(); }
+  // Found once per packet released (front(), front_hash(), front_repeats() and pop_front() all
+  // ask), not once per question.
+  const Entry& front_entry() const {
+    if (!front_) {
+      front_in_ring_ = from_ring();
+      front_ = front_in_ring_ ? &at(0) : &late_.front();
+    }
+    return *front_;
+  }
 
   // Slot of the i-th entry from the front (i < capacity).
   size_t slot(size_t i) const {
@@ -182,6 +193,8 @@ class ReorderBuffer {
     uint16_t source;
   };
   Released group_[kGroup];
+  mutable const Entry* front_ = nullptr;  ///< front_entry(), until the buffer changes
+  mutable bool front_in_ring_ = false;
 };
 
 }  // namespace rdmatel
