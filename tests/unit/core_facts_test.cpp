@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include "engine/src/core/clock.h"
+#include "engine/src/core/flows.h"
 #include "engine/src/core/points.h"
 #include "engine/src/core/reorder_buffer.h"
 #include "engine/src/core/roles.h"
@@ -58,6 +59,37 @@ TEST(Points, ProgressAndIdleDoNotCompareClocks) {
   // Horizons lag each point's own watermark by the window.
   EXPECT_EQ(t.advance_horizon(a, kNsPerSec), kT + 15 * kNsPerSec);
   EXPECT_EQ(t.advance_horizon(b, kNsPerSec), kT + 2 * kHour - kNsPerSec);
+}
+
+// ---- flow points ----
+
+RoceFrame frame_of_flow(uint32_t qpn) {
+  RoceFrame f;
+  f.kind = FrameKind::kRoce;
+  f.src = ip(10, 0, 0, 1);
+  f.dst = ip(10, 0, 0, 2);
+  f.bth.dest_qp = qpn;
+  return f;
+}
+
+// Each (flow, point) gets its own id, numbered densely in order of first sight and the same at
+// every later packet, also for a flow seen at more points than it looks through (a table then).
+TEST(FlowPoints, DenseIdsPerFlowAndPoint) {
+  FlowTable t(100);
+  Flow& a = *t.get(frame_of_flow(0x11));
+  Flow& b = *t.get(frame_of_flow(0x22));
+  EXPECT_EQ(t.flow_point(a, 0), 0u);
+  EXPECT_EQ(t.flow_point(b, 0), 1u);
+  EXPECT_EQ(t.flow_point(a, 7), 2u);
+  EXPECT_EQ(t.flow_point(a, 0), 0u);
+  EXPECT_EQ(t.flow_point(b, 0), 1u);
+  // Flow a at 20 more points: ids 3..22, stable when asked again in another order.
+  for (PointId p = 100; p < 120; ++p) EXPECT_EQ(t.flow_point(a, p), FlowPointId(3 + (p - 100)));
+  for (PointId p = 119; p >= 100; --p) EXPECT_EQ(t.flow_point(a, p), FlowPointId(3 + (p - 100)));
+  EXPECT_EQ(t.flow_point(b, 119), 23u);
+  EXPECT_EQ(t.flow_point_count(), 24u);
+  EXPECT_EQ(t.flow_point_of(2), std::make_pair(a.id, PointId(7)));
+  EXPECT_EQ(t.flow_point_of(23), std::make_pair(b.id, PointId(119)));
 }
 
 // ---- reorder buffer ----

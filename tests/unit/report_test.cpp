@@ -193,6 +193,57 @@ TEST(RecordWriter, JsonlLineHasSpecFields) {
   EXPECT_EQ(line.find("dpl_us"), std::string::npos);
 }
 
+// A made-up record kind: a column name too long for the writer's fixed-size key slots, an IPv6
+// address written in full (39 characters), a point whose name needs escaping, absent values.
+struct WideRecord {
+  IpAddress a;
+  PointId point = 0;
+  bool has_n = false;
+  uint64_t n = 0;
+};
+const Column kWideColumns[] = {
+    {"an_address_column_with_a_rather_long_name", ValueType::kAddress,
+     [](const void* r, Value& v) { return v.ip = &static_cast<const WideRecord*>(r)->a, true; }},
+    {"point", ValueType::kPoint, [](const void* r, Value& v) { return v.point = static_cast<const WideRecord*>(r)->point, true; }},
+    {"n", ValueType::kUnsigned, [](const void* r, Value& v) {
+       const auto* w = static_cast<const WideRecord*>(r);
+       v.u = w->n;
+       return w->has_n;
+     }},
+    {"us", ValueType::kMicros, [](const void*, Value& v) { return v.i = -1234567, true; }},
+};
+const RecordSchema kWideSchema = {"wide", "test records", kWideColumns};
+
+std::string write_wide(RecordFormat format, const WideRecord& r) {
+  char* buf = nullptr;
+  size_t len = 0;
+  std::FILE* f = open_memstream(&buf, &len);
+  {
+    const std::string name = "leaf \"A\",1";
+    RecordWriter w(f, format, kWideSchema, [&](PointId) -> const std::string& { return name; });
+    w.write(&r);
+    w.write(&r);  // the point's text from the writer's cache the second time
+  }
+  std::fclose(f);
+  std::string out(buf, len);
+  free(buf);
+  return out;
+}
+
+TEST(RecordWriter, LongNamesFullIpv6AndEscapedPoints) {
+  WideRecord r;
+  IpAddress::parse("2001:db8:1111:2222:3333:4444:5555:6666", r.a);
+  const std::string line =
+      "{\"an_address_column_with_a_rather_long_name\":\"2001:db8:1111:2222:3333:4444:5555:6666\","
+      "\"point\":\"leaf \\\"A\\\",1\",\"us\":-1234.567}\n";
+  EXPECT_EQ(write_wide(RecordFormat::kJsonl, r), line + line);
+  r.has_n = true;
+  r.n = 18446744073709551615ull;
+  const std::string csv_line = "2001:db8:1111:2222:3333:4444:5555:6666,\"leaf \"\"A\"\",1\",18446744073709551615,-1234.567\n";
+  EXPECT_EQ(write_wide(RecordFormat::kCsv, r),
+            "an_address_column_with_a_rather_long_name,point,n,us\n" + csv_line + csv_line);
+}
+
 TEST(IoReport, GroupsPerHostStoragePair) {
   IoReport rep;
   IoRecord a = sample_read();
