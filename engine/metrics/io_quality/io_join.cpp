@@ -238,7 +238,7 @@ void IoQuality::add_role_evidence(const Entry& e, Ctx& ctx) const {
     if (o.has(kCompletion)) x.ttl_completion = o.ttl_completion;
   }
   const Queue& q = queues_[e.queue];
-  ctx.roles.add_evidence(q.host, q.storage, std::span(s, n));
+  ctx.roles.add_evidence(q.host, q.storage, std::span(s, n), &q.roles);
 }
 
 void IoQuality::emit_or_defer(Entry&& e, IoEnd end, Ctx& ctx) {
@@ -317,7 +317,7 @@ IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fall
   for (const Observation& o : e.obs)
     if (o.has(kCommand) && n < 64) seen[n++] = o.point;
   r.points = uint16_t(n);
-  Roles::Sides sides = ctx.roles.sides(q.host, q.storage, std::span(seen, n), ctx.points, fallback);
+  Roles::Sides sides = ctx.roles.sides(q.host, q.storage, std::span(seen, n), ctx.points, fallback, &q.roles);
   if (sides_out) *sides_out = sides;
   r.compute_point = sides.compute;
   r.storage_point = sides.storage;

@@ -12,6 +12,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "engine/src/core/roles.h"
 #include "engine/src/decode/nvme_capsule.h"
 #include "engine/src/decode/packet.h"
 #include "engine/src/util/small_vector.h"
@@ -85,6 +86,9 @@ struct Queue {
   uint32_t qpn = 0;  ///< storage-side QPN
   NvmeQueueKind kind = NvmeQueueKind::kUnknown;
   bool confirmed = false;  ///< a completion matched one of its commands: it really is NVMe
+  /// Its endpoints' role evidence and last sides, kept by the core's roles (a cache only: read
+  /// and filled by the const steps that work out an I/O's record too).
+  mutable Roles::PairMemo roles;
 };
 
 /// An entry reference that survives the slot's reuse (compare ids).

@@ -3,25 +3,46 @@
 
 #include <algorithm>
 
+#include "engine/src/util/small_vector.h"
+
 namespace rdmatel {
 
-void Roles::vote(const IpAddress& ip, Side side, PointId nearer, PointId farther) {
+namespace {
+
+// What recompute() reads of a pair's counts: which point has more votes, and whether they are
+// fewer than `margin` apart.
+template <typename Pair>
+unsigned standing(const Pair& p, uint64_t margin) {
+  const uint64_t gap = p.a_nearer > p.b_nearer ? p.a_nearer - p.b_nearer : p.b_nearer - p.a_nearer;
+  return unsigned(p.a_nearer > p.b_nearer) | unsigned(p.b_nearer > p.a_nearer) << 1 | unsigned(gap < margin) << 2;
+}
+
+}  // namespace
+
+void Roles::vote(const IpAddress& ip, Side side, Evidence*& found, PointId nearer, PointId farther) {
   if (nearer == farther) return;
-  auto it = endpoints_.find(EndpointKey{ip, side});
-  if (it == endpoints_.end()) {
-    if (endpoints_.size() >= kMaxEndpoints) return;  // bounded: further endpoints go without evidence
-    it = endpoints_.emplace(EndpointKey{ip, side}, Evidence{}).first;
+  if (!found) {
+    auto it = endpoints_.find(EndpointKey{ip, side});
+    if (it == endpoints_.end()) {
+      if (endpoints_.size() >= kMaxEndpoints) return;  // bounded: further endpoints go without evidence
+      it = endpoints_.emplace(EndpointKey{ip, side}, Evidence{}).first;
+    }
+    found = &it->second;
   }
-  Evidence& e = it->second;
+  Evidence& e = *found;
   PointId a = std::min(nearer, farther), b = std::max(nearer, farther);
   auto p = std::find_if(e.pairs.begin(), e.pairs.end(), [&](const Pair& x) { return x.a == a && x.b == b; });
-  if (p == e.pairs.end()) {
+  const bool added = p == e.pairs.end();
+  if (added) {
     if (e.pairs.size() >= kMaxPairsPerEndpoint) return;
     e.pairs.push_back(Pair{a, b});
     p = std::prev(e.pairs.end());
   }
+  const unsigned before = standing(*p, kSettledMargin);
   ++(nearer == a ? p->a_nearer : p->b_nearer);
-  recompute(e);
+  // Most votes only add to a majority already kSettledMargin ahead: nothing recompute() reads
+  // changed, so neither do the nearest points.
+  if (added || standing(*p, kSettledMargin) != before) recompute(e);
 }
 
 void Roles::recompute(Evidence& e) {
@@ -53,7 +74,11 @@ void Roles::recompute(Evidence& e) {
   }
 }
 
-void Roles::add_evidence(const IpAddress& host, const IpAddress& storage, std::span<const Sighting> s) {
+void Roles::add_evidence(const IpAddress& host, const IpAddress& storage, std::span<const Sighting> s,
+                         PairMemo* memo) {
+  // Each endpoint's entry is looked up once per I/O at most (once per memo with one).
+  Evidence* host_found = memo ? memo->host : nullptr;
+  Evidence* storage_found = memo ? memo->storage : nullptr;
   for (size_t i = 0; i < s.size(); ++i)
     for (size_t j = i + 1; j < s.size(); ++j) {
       const Sighting& x = s[i];
@@ -63,20 +88,24 @@ void Roles::add_evidence(const IpAddress& host, const IpAddress& storage, std::s
       if (x.has_span && y.has_span && x.span != y.span) {
         PointId near_host = x.span > y.span ? x.point : y.point;
         PointId near_storage = near_host == x.point ? y.point : x.point;
-        vote(host, kHost, near_host, near_storage);
-        vote(storage, kStorageSide, near_storage, near_host);
+        vote(host, kHost, host_found, near_host, near_storage);
+        vote(storage, kStorageSide, storage_found, near_storage, near_host);
       }
       // Routed fabrics: each router decrements the TTL, so the sender's packets carry a higher
       // one at the points nearer the sender.
       if (x.ttl_command >= 0 && y.ttl_command >= 0 && x.ttl_command != y.ttl_command) {
         PointId near_host = x.ttl_command > y.ttl_command ? x.point : y.point;
-        vote(host, kHost, near_host, near_host == x.point ? y.point : x.point);
+        vote(host, kHost, host_found, near_host, near_host == x.point ? y.point : x.point);
       }
       if (x.ttl_completion >= 0 && y.ttl_completion >= 0 && x.ttl_completion != y.ttl_completion) {
         PointId near_storage = x.ttl_completion > y.ttl_completion ? x.point : y.point;
-        vote(storage, kStorageSide, near_storage, near_storage == x.point ? y.point : x.point);
+        vote(storage, kStorageSide, storage_found, near_storage, near_storage == x.point ? y.point : x.point);
       }
     }
+  if (memo) {
+    memo->host = host_found;
+    memo->storage = storage_found;
+  }
 }
 
 const Roles::Evidence* Roles::find(const IpAddress& ip, Side side) const {
@@ -102,16 +131,19 @@ PointId Roles::best(const Evidence* e, std::span<const PointId> candidates) {
   return pick;
 }
 
-PointId Roles::pick(const IpAddress& ip, Side side, PointRole role, std::span<const PointId> seen,
-                    const PointTable& points, bool fallback, bool& known) const {
-  const Evidence* e = find(ip, side);
+PointId Roles::pick(const Evidence* e, PointRole role, std::span<const PointId> seen, const PointTable& points,
+                    bool fallback, bool& known, bool& by_votes) const {
   // Configured points first: the user said where the compute (storage) side is.
-  std::vector<PointId> candidates;
+  SmallVector<PointId, 8> candidates;  // at most one per point of `seen`
+  auto choose = [&](const Evidence* by) {
+    by_votes |= by && candidates.size() > 1;
+    return best(by, std::span<const PointId>(candidates.begin(), candidates.size()));
+  };
   for (PointId p : seen)
     if (points[p].configured == role) candidates.push_back(p);
   if (!candidates.empty()) {
     known = true;
-    return best(e, candidates);
+    return choose(e);
   }
   auto usable = [&](PointId p) { return points[p].configured == PointRole::kUnknown; };
   if (e && !e->nearest.empty() && (e->settled || fallback)) {
@@ -125,7 +157,7 @@ PointId Roles::pick(const IpAddress& ip, Side side, PointRole role, std::span<co
     }
     if (decided) {
       known = true;
-      return best(e, candidates);
+      return choose(e);
     }
   }
   if (!fallback) return kNoPoint;
@@ -139,17 +171,36 @@ PointId Roles::pick(const IpAddress& ip, Side side, PointRole role, std::span<co
     if (fits) candidates.push_back(p);
   }
   known = !candidates.empty();
-  return best(nullptr, candidates);
+  return choose(nullptr);
 }
 
 Roles::Sides Roles::sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
-                          const PointTable& points, bool fallback) const {
+                          const PointTable& points, bool fallback, PairMemo* memo) const {
+  const bool memo_fits = memo && !fallback && seen.size() <= PairMemo::kSeen;
+  if (memo_fits && memo->valid && memo->version == version_ && memo->seen_count == seen.size() &&
+      std::equal(seen.begin(), seen.end(), memo->seen))
+    return memo->sides;
+  const Evidence* host_e = memo && memo->host ? memo->host : find(host, kHost);
+  const Evidence* storage_e = memo && memo->storage ? memo->storage : find(storage, kStorageSide);
   Sides s;
-  s.compute = pick(host, kHost, PointRole::kCompute, seen, points, fallback, s.compute_known);
-  s.storage = pick(storage, kStorageSide, PointRole::kStorage, seen, points, fallback, s.storage_known);
+  bool by_votes = false;
+  s.compute = pick(host_e, PointRole::kCompute, seen, points, fallback, s.compute_known, by_votes);
+  s.storage = pick(storage_e, PointRole::kStorage, seen, points, fallback, s.storage_known, by_votes);
   // One point cannot be both sides of one I/O (host and storage server behind the same
   // mirrored switch): it is then the compute side only, and the I/O has no storage-side stamps.
   if (s.storage != kNoPoint && s.storage == s.compute) s.storage = kNoPoint;
+  if (memo) {
+    // Entries are only read here; the memo lets add_evidence() vote through them too.
+    memo->host = const_cast<Evidence*>(host_e);
+    memo->storage = const_cast<Evidence*>(storage_e);
+  }
+  if (memo_fits) {
+    memo->valid = !by_votes;
+    memo->version = version_;
+    memo->seen_count = uint8_t(seen.size());
+    std::copy(seen.begin(), seen.end(), memo->seen);
+    memo->sides = s;
+  }
   return s;
 }
 

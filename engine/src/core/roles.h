@@ -38,9 +38,6 @@ class Roles {
     int16_t ttl_completion = -1;  ///< TTL of the completion capsule
   };
 
-  /// Adds the votes of one I/O of `host` with `storage` seen at several points.
-  void add_evidence(const IpAddress& host, const IpAddress& storage, std::span<const Sighting> sightings);
-
   struct Sides {
     PointId compute = kNoPoint;
     PointId storage = kNoPoint;
@@ -49,11 +46,38 @@ class Roles {
     bool compute_known = false;
     bool storage_known = false;
   };
+
+ private:
+  struct Evidence;
+
+ public:
+  /// What a caller that comes back to one host and storage server again and again (io_quality:
+  /// every I/O of a queue) keeps between calls, so that an I/O costs no hash of their addresses:
+  /// both endpoints' evidence, found once (entries are never removed), and the sides last worked
+  /// out. Those stay valid while no endpoint's nearest points change (version()) and the same
+  /// points saw the I/O, unless votes chose between several candidates (the counts change with
+  /// every I/O): such sides are worked out again each time. One memo per (host, storage).
+  class PairMemo {
+    friend class Roles;
+    static constexpr size_t kSeen = 4;
+    Evidence* host = nullptr;
+    Evidence* storage = nullptr;
+    bool valid = false;
+    uint64_t version = 0;
+    uint8_t seen_count = 0;
+    PointId seen[kSeen] = {};
+    Sides sides;
+  };
+
+  /// Adds the votes of one I/O of `host` with `storage` seen at several points.
+  void add_evidence(const IpAddress& host, const IpAddress& storage, std::span<const Sighting> sightings,
+                    PairMemo* memo = nullptr);
+
   /// The compute and storage sides of an I/O of `host` with `storage`, among the points in
   /// `seen` (those that saw its command). With `fallback`, an endpoint without evidence of its
   /// own takes the role its points have for every other endpoint (used at the end of a capture).
   Sides sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
-              const PointTable& points, bool fallback) const;
+              const PointTable& points, bool fallback, PairMemo* memo = nullptr) const;
 
   /// The role of `point` for a packet between `a` and `b` (see Engine::role_for).
   PointRole role_for(const PointTable& points, PointId point, const IpAddress& a, const IpAddress& b) const;
@@ -93,13 +117,16 @@ class Roles {
   static constexpr size_t kMaxPairsPerEndpoint = 256;
   static constexpr size_t kMaxEndpoints = 1 << 20;
 
-  void vote(const IpAddress& ip, Side side, PointId nearer, PointId farther);
+  /// `e`: the endpoint's evidence when found before (kept by the caller), else looked up and
+  /// made here.
+  void vote(const IpAddress& ip, Side side, Evidence*& e, PointId nearer, PointId farther);
   void recompute(Evidence& e);
   const Evidence* find(const IpAddress& ip, Side side) const;
   /// The best of `candidates` for an endpoint (most net votes), or kNoPoint.
   static PointId best(const Evidence* e, std::span<const PointId> candidates);
-  PointId pick(const IpAddress& ip, Side side, PointRole role, std::span<const PointId> seen,
-               const PointTable& points, bool fallback, bool& known) const;
+  /// `by_votes`: set when the vote counts chose between several candidates.
+  PointId pick(const Evidence* e, PointRole role, std::span<const PointId> seen, const PointTable& points,
+               bool fallback, bool& known, bool& by_votes) const;
 
   std::unordered_map<EndpointKey, Evidence, EndpointKeyHash> endpoints_;
   uint64_t version_ = 0;
