@@ -83,21 +83,23 @@ void Alerts::on_record(const Record& r, Ctx& ctx) {
 
 
 template <typename Name>
-void Alerts::sample(const ScopeKey& key, Name&& name, TimeNs t, double v, Ctx& ctx) {
-  size_t* id = series_of_.find(key);
-  size_t made = SpikeDetector::kNoSeries;
-  if (!id) {
-    made = spikes_.series(name());
-    if (made != SpikeDetector::kNoSeries) series_of_[key] = made;
-    id = &made;
-  }
-  std::vector<Spike> spikes;
-  if (*id == SpikeDetector::kNoSeries || !spikes_.add(*id, period_of(t, period_ns_), v, spikes))
+size_t Alerts::series(const ScopeKey& key, Name&& name) {
+  if (const size_t* id = series_of_.find(key)) return *id;
+  const size_t made = spikes_.series(name());
+  if (made != SpikeDetector::kNoSeries) series_of_[key] = made;
+  return made;
+}
+
+void Alerts::sample(size_t series, TimeNs t, double v, Ctx& ctx) {
+  if (series == SpikeDetector::kNoSeries || !spikes_.add(series, period_of(t, period_ns_), v, spiked_))
     ctx.warn("spike_samples", [this] {
       return "spike detection left out records of more than " + std::to_string(SpikeDetector::kMaxScopes) +
              " scopes, or more than " + std::to_string(spikes_.lag()) + " periods late";
     });
-  emit_spikes(spikes, ctx);
+  if (!spiked_.empty()) {
+    emit_spikes(spiked_, ctx);
+    spiked_.clear();
+  }
 }
 
 void Alerts::emit_spikes(const std::vector<Spike>& spikes, Ctx& ctx) {
@@ -134,14 +136,15 @@ void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
   if (!lat) return;
   const double us = double(*lat) / 1000.0;
   if (auto t = first_stamp(r, 1))
-    sample(ScopeKey::of(ScopeKey::kHost, r.host), [&] { return "host " + r.host.to_string(); }, *t, us, ctx);
+    sample(series(ScopeKey::of(ScopeKey::kHost, r.host), [&] { return "host " + r.host.to_string(); }), *t, us, ctx);
   if (auto t = first_stamp(r, 2))
-    sample(ScopeKey::of(ScopeKey::kStorage, r.storage), [&] { return "storage " + r.storage.to_string(); }, *t, us, ctx);
+    sample(series(ScopeKey::of(ScopeKey::kStorage, r.storage), [&] { return "storage " + r.storage.to_string(); }),
+           *t, us, ctx);
   if (r.job)
     if (auto t = first_stamp(r, 1)) {
       ScopeKey key = ScopeKey::of(ScopeKey::kJob, IpAddress{});
       key.job = r.job;
-      sample(key, [&] { return std::string("job ") + r.job; }, *t, us, ctx);
+      sample(series(key, [&] { return std::string("job ") + r.job; }), *t, us, ctx);
     }
 }
 
@@ -159,12 +162,17 @@ void Alerts::on_message(const MessageRecord& msg, Ctx& ctx) {
     ctx.emit(kAlertSchema, &a);
   }
   if (!spikes_on_ || !msg.complete) return;
-  auto name = [&] {
-    return "flow " + msg.src.to_string() + " > " + msg.dst.to_string() + " QP " + qpn_text(msg.dst_qpn) +
-           " at " + (msg.point < ctx.points.size() ? ctx.points[msg.point].name : std::string("?"));
-  };
-  sample(ScopeKey::of(ScopeKey::kFlow, msg.src, msg.dst, msg.dst_qpn, msg.point), name, msg.first_ns,
-         double(msg.fct_ns()) / 1000.0, ctx);
+  if (!has_last_flow_ || msg.dst_qpn != last_flow_.qpn || msg.point != last_flow_.point || msg.src != last_flow_.a ||
+      msg.dst != last_flow_.b) {
+    auto name = [&] {
+      return "flow " + msg.src.to_string() + " > " + msg.dst.to_string() + " QP " + qpn_text(msg.dst_qpn) +
+             " at " + (msg.point < ctx.points.size() ? ctx.points[msg.point].name : std::string("?"));
+    };
+    last_flow_ = ScopeKey::of(ScopeKey::kFlow, msg.src, msg.dst, msg.dst_qpn, msg.point);
+    last_flow_series_ = series(last_flow_, name);
+    has_last_flow_ = true;
+  }
+  sample(last_flow_series_, msg.first_ns, double(msg.fct_ns()) / 1000.0, ctx);
 }
 
 void Alerts::finish(Ctx& ctx) {

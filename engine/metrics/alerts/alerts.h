@@ -11,6 +11,7 @@
 #include "engine/metrics/alerts/spike_detector.h"
 #include "engine/src/core/component.h"
 #include "engine/src/util/flat_map.h"
+#include "engine/src/util/word_hash.h"
 
 namespace rdmatel::alerts {
 
@@ -43,13 +44,15 @@ class Alerts final : public Component {
   };
   struct ScopeKeyHash {
     uint64_t operator()(const ScopeKey& k) const {
-      return hash_mix(hash_ip(k.a) ^ hash_mix(hash_ip(k.b) + k.qpn) ^ (uint64_t(k.point) << 8 | k.kind) ^
-                      uint64_t(reinterpret_cast<uintptr_t>(k.job)));
+      const uint64_t h = fold_ip(fold_ip(uint64_t(k.point) << 8 | k.kind, k.a), k.b);
+      return fold_word(h, uint64_t(k.qpn) ^ uint64_t(reinterpret_cast<uintptr_t>(k.job)));
     }
   };
-  /// `name` makes the scope's text the first time the key comes.
+  /// The detector's series of a scope (kNoSeries beyond its limit); `name` makes the scope's
+  /// text the first time the key comes.
   template <typename Name>
-  void sample(const ScopeKey& key, Name&& name, TimeNs t, double v, Ctx& ctx);
+  size_t series(const ScopeKey& key, Name&& name);
+  void sample(size_t series, TimeNs t, double v, Ctx& ctx);
   void emit_spikes(const std::vector<Spike>& spikes, Ctx& ctx);
 
   std::vector<AlertRule> rules_;
@@ -57,7 +60,12 @@ class Alerts final : public Component {
   bool spikes_on_;
   DurationNs period_ns_;
   SpikeDetector spikes_;
+  std::vector<Spike> spiked_;  ///< what a sample's add() closed as spikes (kept: one per record)
   FlatMap<ScopeKey, size_t, ScopeKeyHash> series_of_;  ///< the detector's series of each scope
+  /// The flow of the last message and its series: a flow's messages often end one after another.
+  ScopeKey last_flow_;
+  size_t last_flow_series_ = SpikeDetector::kNoSeries;
+  bool has_last_flow_ = false;
 };
 
 }  // namespace rdmatel::alerts

@@ -16,13 +16,9 @@ size_t SpikeDetector::series(const std::string& scope) {
   return ids_.emplace(scope, series_.size() - 1).first->second;
 }
 
-bool SpikeDetector::add(size_t id, int64_t period, double v, std::vector<Spike>& out) {
-  Series& s = series_[id];
-  if (period < s.judged_before) return false;  // later than the lag: its period was judged
-  if (!s.last_cell || s.last_period != period) {
-    s.last_cell = &s.open[period];
-    s.last_period = period;
-  }
+bool SpikeDetector::add_to_period(Series& s, int64_t period, double v, std::vector<Spike>& out) {
+  s.last_cell = &s.open[period];
+  s.last_period = period;
   Cell& c = *s.last_cell;
   c.sum += v;
   ++c.n;

@@ -47,7 +47,7 @@ class SpikeDetector {
   /// The series of `scope`, made when new; kNoSeries when kMaxScopes are kept already. Callers
   /// that see a scope often keep its id and add by id (no string per sample).
   size_t series(const std::string& scope);
-  bool add(size_t series, int64_t period, double v, std::vector<Spike>& out);
+  inline bool add(size_t series, int64_t period, double v, std::vector<Spike>& out);
   /// Judges every period still open (the end of the input).
   void finish(std::vector<Spike>& out);
 
@@ -71,6 +71,8 @@ class SpikeDetector {
     std::deque<double> history;  ///< the last kHistory calm periods' means
     int64_t judged_before = std::numeric_limits<int64_t>::min();
   };
+  /// add() of a sample to another period than the last one of its series.
+  bool add_to_period(Series& s, int64_t period, double v, std::vector<Spike>& out);
   void close_oldest(Series& s, std::vector<Spike>& out);
 
   SpikeRule rule_;
@@ -78,5 +80,16 @@ class SpikeDetector {
   std::deque<Series> series_;  ///< by id; stable addresses
   std::unordered_map<std::string, size_t> ids_;
 };
+
+// Inline: every I/O and message record adds a sample, nearly always to its series' last period.
+bool SpikeDetector::add(size_t id, int64_t period, double v, std::vector<Spike>& out) {
+  Series& s = series_[id];
+  if (period < s.judged_before) return false;  // later than the lag: its period was judged
+  if (!s.last_cell || s.last_period != period) return add_to_period(s, period, v, out);
+  // The sample before went to this period and closed what it could: nothing more closes.
+  s.last_cell->sum += v;
+  ++s.last_cell->n;
+  return true;
+}
 
 }  // namespace rdmatel::alerts

@@ -269,7 +269,15 @@ Diagnosis::Diagnosis(Ctx& ctx)
 }
 
 PathEvidence& Diagnosis::evidence_at(const IpAddress& a, const IpAddress& b, PointId point) {
-  return a < b ? paths_[{a, b, point}] : paths_[{b, a, point}];
+  const bool ordered = a < b;
+  const IpAddress& lo = ordered ? a : b;
+  const IpAddress& hi = ordered ? b : a;
+  if (last_path_ && std::get<2>(last_path_key_) == point && std::get<0>(last_path_key_) == lo &&
+      std::get<1>(last_path_key_) == hi)
+    return *last_path_;
+  last_path_key_ = {lo, hi, point};
+  last_path_ = &paths_[last_path_key_];
+  return *last_path_;
 }
 
 void Diagnosis::add_hop(std::vector<HopLoss>& hops, const HopLoss& h) {

@@ -16,6 +16,7 @@
 #include "engine/metrics/diagnosis/scope_stats.h"
 #include "engine/src/core/component.h"
 #include "engine/src/util/flat_map.h"
+#include "engine/src/util/word_hash.h"
 
 namespace rdmatel::diagnosis {
 
@@ -56,10 +57,14 @@ class Diagnosis final : public Component {
   using PathKey = std::tuple<IpAddress, IpAddress, PointId>;
   struct PathKeyHash {
     uint64_t operator()(const PathKey& k) const {
-      return hash_mix(hash_ip(std::get<0>(k)) ^ hash_mix(hash_ip(std::get<1>(k)) + std::get<2>(k)));
+      return fold_ip(fold_ip(std::get<2>(k), std::get<0>(k)), std::get<1>(k));
     }
   };
   FlatMap<PathKey, PathEvidence, PathKeyHash> paths_;
+  /// The entry the last record went to (a flow's messages often end one after another): only
+  /// evidence_at() inserts, so the pointer stays valid until it replaces it.
+  PathKey last_path_key_;
+  PathEvidence* last_path_ = nullptr;
   std::map<IpPair, std::vector<HopLoss>> hops_;  ///< per unordered IP pair (lower IP first)
   uint64_t pfc_pauses_ = 0;
   bool pfc_storm_ = false;
