@@ -135,11 +135,20 @@ void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
   const std::optional<DurationNs> lat = m.iol1 ? m.iol1 : m.iol;
   if (!lat) return;
   const double us = double(*lat) / 1000.0;
-  if (auto t = first_stamp(r, 1))
-    sample(series(ScopeKey::of(ScopeKey::kHost, r.host), [&] { return "host " + r.host.to_string(); }), *t, us, ctx);
-  if (auto t = first_stamp(r, 2))
-    sample(series(ScopeKey::of(ScopeKey::kStorage, r.storage), [&] { return "storage " + r.storage.to_string(); }),
-           *t, us, ctx);
+  const IpPair pair{r.host, r.storage};
+  EndSeries* ends = series_of_pair_.find(pair);
+  EndSeries uncached;  // beyond as many pairs as the detector keeps scopes
+  if (!ends) ends = series_of_pair_.size() < SpikeDetector::kMaxScopes ? &series_of_pair_[pair] : &uncached;
+  if (auto t = first_stamp(r, 1)) {
+    if (ends->host == kNotLookedUp)
+      ends->host = series(ScopeKey::of(ScopeKey::kHost, r.host), [&] { return "host " + r.host.to_string(); });
+    sample(ends->host, *t, us, ctx);
+  }
+  if (auto t = first_stamp(r, 2)) {
+    if (ends->storage == kNotLookedUp)
+      ends->storage = series(ScopeKey::of(ScopeKey::kStorage, r.storage), [&] { return "storage " + r.storage.to_string(); });
+    sample(ends->storage, *t, us, ctx);
+  }
   if (r.job)
     if (auto t = first_stamp(r, 1)) {
       ScopeKey key = ScopeKey::of(ScopeKey::kJob, IpAddress{});

@@ -5,6 +5,7 @@
 // period (`--period`) with its rolling baseline, as periods close. Method: docs/metrics.md.
 #pragma once
 
+#include <utility>
 #include <vector>
 
 #include "rdmatel/alert_rule.h"
@@ -62,6 +63,17 @@ class Alerts final : public Component {
   SpikeDetector spikes_;
   std::vector<Spike> spiked_;  ///< what a sample's add() closed as spikes (kept: one per record)
   FlatMap<ScopeKey, size_t, ScopeKeyHash> series_of_;  ///< the detector's series of each scope
+  /// The host's and storage server's series of each (host, storage) seen, so that an I/O record
+  /// finds both with one lookup; each is looked up by its scope when first needed.
+  static constexpr size_t kNotLookedUp = SpikeDetector::kNoSeries - 1;
+  struct EndSeries {
+    size_t host = kNotLookedUp, storage = kNotLookedUp;
+  };
+  using IpPair = std::pair<IpAddress, IpAddress>;
+  struct IpPairHash {
+    uint64_t operator()(const IpPair& k) const { return fold_ip(fold_ip(0, k.first), k.second); }
+  };
+  FlatMap<IpPair, EndSeries, IpPairHash> series_of_pair_;
   /// The flow of the last message and its series: a flow's messages often end one after another.
   ScopeKey last_flow_;
   size_t last_flow_series_ = SpikeDetector::kNoSeries;

@@ -340,20 +340,32 @@ void Diagnosis::on_record(const Record& r, Ctx& ctx) {
 void Diagnosis::on_io(const IoRecord& r, Ctx& ctx) {
   if (!(r.is_read() || r.is_write()) || !r.complete) return;
   const IoMetrics m = io_metrics(r);
+  auto left_out = [&] {
+    ctx.warn("diagnosis_scopes", [&] {
+      return "the diagnosis keeps at most " + std::to_string(max_scopes_) +
+             " hosts, storage servers and pairs each; I/Os of further ones are left out of it";
+    });
+  };
   auto slot = [&](auto& map, const auto& key) -> ScopeStats* {
     auto it = map.find(key);
     if (it != map.end()) return &it->second;
     if (map.size() >= max_scopes_) {
-      ctx.warn("diagnosis_scopes", [&] {
-        return "the diagnosis keeps at most " + std::to_string(max_scopes_) +
-               " hosts, storage servers and pairs each; I/Os of further ones are left out of it";
-      });
+      left_out();
       return nullptr;
     }
     return &map[key];
   };
-  for (ScopeStats* s : {slot(hosts_, r.host), slot(storages_, r.storage), slot(pairs_, IpPair{r.host, r.storage}),
-                        r.job ? slot(jobs_, std::string(r.job)) : nullptr})
+  const IpPair key{r.host, r.storage};
+  PairScopes scopes;
+  if (const PairScopes* known = scopes_of_pair_.find(key)) {
+    scopes = *known;
+    for (const ScopeStats* s : {scopes.host, scopes.storage, scopes.pair})
+      if (!s) left_out();
+  } else {
+    scopes = {slot(hosts_, r.host), slot(storages_, r.storage), slot(pairs_, key)};
+    if (scopes_of_pair_.size() < 4 * max_scopes_) scopes_of_pair_[key] = scopes;
+  }
+  for (ScopeStats* s : {scopes.host, scopes.storage, scopes.pair, r.job ? slot(jobs_, std::string(r.job)) : nullptr})
     if (s) s->add(m, r.cmd_frame);
 }
 

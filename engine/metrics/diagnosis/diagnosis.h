@@ -52,6 +52,16 @@ class Diagnosis final : public Component {
   std::map<IpAddress, ScopeStats> hosts_, storages_;
   std::map<IpPair, ScopeStats> pairs_;
   std::map<std::string, ScopeStats> jobs_;  ///< by the hosts' AI job (--gpu-map)
+  /// The host's, storage server's and pair's statistics of each (host, storage) seen, so that an
+  /// I/O record finds all three with one lookup (map nodes stay put). Null: left out, its kind
+  /// was full when the pair came (and stays full: scopes are never removed).
+  struct PairScopes {
+    ScopeStats *host, *storage, *pair;
+  };
+  struct IpPairHash {
+    uint64_t operator()(const IpPair& k) const { return fold_ip(fold_ip(0, k.first), k.second); }
+  };
+  FlatMap<IpPair, PairScopes, IpPairHash> scopes_of_pair_;
   /// Per unordered IP pair (lower IP first) and point; a hash map because every message record
   /// updates it (finish reads it in key order).
   using PathKey = std::tuple<IpAddress, IpAddress, PointId>;
