@@ -70,8 +70,10 @@ bool IoQuality::settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) co
   if (timeout) {
     need = e.home_command + io_timeout_;
   } else {
-    for (const Observation& o : e.obs)
-      if (ctx.clock.related(o.point, e.home)) need = std::max(need, ctx.clock.map(o.last, o.point, e.home));
+    for (const Observation& o : e.obs) {
+      if (o.point == e.home) need = std::max(need, o.last);  // its own clock: nothing to map
+      else if (ctx.clock.related(o.point, e.home)) need = std::max(need, ctx.clock.map(o.last, o.point, e.home));
+    }
     need += ctx.reorder_window;
   }
   return need <= bound;
@@ -138,28 +140,17 @@ void IoQuality::release(Entry& e) {
   const EntryRef self = mapped;
   // The key stays, as a tombstone, so that late copies of the command start no new I/O.
   mapped.slot = kEnded;
-  auto drop = [&](auto& map, const auto& k) {
-    Refs* v = map.find(k);
-    if (!v) return;
-    for (EntryRef* x = v->begin(); x != v->end(); ++x)
-      if (x->id == self.id) {
-        v->erase(x);
-        break;
-      }
-    if (v->empty()) map.erase(k);
-  };
+  auto drop = [&](Refs& v) { return drop_ref(v, self.id); };
   for (const Observation& o : e.obs)
-    if (o.in_cid_list) drop(open_, PointCid{o.point, e.queue, e.cid});
-  for (uint8_t i = 0; i < e.key_count; ++i) drop(by_key_, KeyKey{q.host, q.storage, e.keys[i]});
+    if (o.in_cid_list) open_.erase_if(PointCid{o.point, e.queue, e.cid}, drop);
+  for (uint8_t i = 0; i < e.key_count; ++i) by_key_.erase_if(buffer_key(q.pair, e.keys[i]), drop);
   for (int s = 0; s < kStages; ++s)
-    if (e.stage_psn_mask & (1u << s)) {
-      uint64_t k = packet_key(e.stage_flow[s], e.stage_psn[s], Stage(s));
-      if (const EntryRef* r = by_packet_.find(k); r && r->id == self.id) by_packet_.erase(k);
-    }
+    if (e.stage_psn_mask & (1u << s))
+      by_packet_.erase_if(packet_key(e.stage_flow[s], e.stage_psn[s], Stage(s)),
+                          [&](const EntryRef& r) { return r.id == self.id; });
   ended_order_.push_back(key);
   while (ended_order_.size() > kMaxEnded) {
-    const CommandKey old = ended_order_.front();
-    if (const EntryRef* r = by_command_.find(old); r && r->slot == kEnded) by_command_.erase(old);
+    by_command_.erase_if(ended_order_.front(), [](const EntryRef& r) { return r.slot == kEnded; });
     ended_order_.pop_front();
   }
   e.id = 0;
@@ -170,16 +161,14 @@ void IoQuality::release(Entry& e) {
 void IoQuality::finalize(EntryRef r, IoEnd end, Ctx& ctx) {
   Entry* e = get(r);
   if (!e) return;
-  const uint64_t id = e->id;
-  release(*e);  // the slot is free from here on, but nothing reuses it before the move below
-  Entry done = std::move(*e);
-  done.id = id;
-  if (!queues_[done.queue].confirmed) {
+  // Reported from its slot (copied only when it waits for roles), then the slot is freed.
+  if (!queues_[e->queue].confirmed) {
     ++stats_.unconfirmed_dropped;  // never confirmed as NVMe: a SEND that only looked like an SQE
-    return;
+  } else {
+    if (point_local_) emit_points(*e, end, ctx);
+    emit_or_defer(*e, end, ctx);
   }
-  if (point_local_) emit_points(done, end, ctx);
-  emit_or_defer(std::move(done), end, ctx);
+  release(*e);
 }
 
 // The fields an I/O record and a point-local observation share: the command, its queue and
@@ -226,11 +215,10 @@ void IoQuality::emit_points(const Entry& e, IoEnd end, Ctx& ctx) const {
 
 void IoQuality::add_role_evidence(const Entry& e, Ctx& ctx) const {
   if (e.obs.size() < 2) return;
-  Roles::Sighting s[16];
-  size_t n = 0;
+  SmallVector<Roles::Sighting, 4> s;  // most I/Os are seen at 2 or 3 points
   for (const Observation& o : e.obs) {
-    if (n == 16) break;
-    Roles::Sighting& x = s[n++];
+    if (s.size() == 16) break;
+    Roles::Sighting& x = s.emplace_back();
     x.point = o.point;
     x.has_span = o.has(kCommand) && o.has(kCompletion);
     if (x.has_span) x.span = o.ts[kCompletion] - o.ts[kCommand];
@@ -238,10 +226,10 @@ void IoQuality::add_role_evidence(const Entry& e, Ctx& ctx) const {
     if (o.has(kCompletion)) x.ttl_completion = o.ttl_completion;
   }
   const Queue& q = queues_[e.queue];
-  ctx.roles.add_evidence(q.host, q.storage, std::span(s, n), &q.roles);
+  ctx.roles.add_evidence(q.host, q.storage, std::span(s.begin(), s.size()), &q.roles);
 }
 
-void IoQuality::emit_or_defer(Entry&& e, IoEnd end, Ctx& ctx) {
+void IoQuality::emit_or_defer(const Entry& e, IoEnd end, Ctx& ctx) {
   add_role_evidence(e, ctx);
   Roles::Sides sides;
   IoRecord r = build(e, end, false, false, ctx, &sides);
@@ -249,7 +237,7 @@ void IoQuality::emit_or_defer(Entry&& e, IoEnd end, Ctx& ctx) {
   // yet waits for some (its host's other I/Os), so that the same capture always gives the same
   // roles whatever the order its I/Os end in.
   if (ctx.points.size() >= 2 && (!sides.compute_known || !sides.storage_known)) {
-    deferred_.push_back(Deferred{std::move(e), end, ctx.points.progress()});
+    deferred_.push_back(Deferred{e, end, ctx.points.progress()});
     if (deferred_.size() > kMaxDeferred) {
       Deferred d = std::move(deferred_.front());
       deferred_.pop_front();

@@ -72,11 +72,15 @@ void IoQuality::on_packet(const Packet& p, Ctx& ctx) {
   }
 }
 
-bool IoQuality::has_queue(FlowId f) const { return f < queue_of_flow_.size() && queue_of_flow_[f]; }
-
-Queue* IoQuality::queue_of_flow(FlowId f) {
-  if (!has_queue(f)) return nullptr;
-  return &queues_[queue_of_flow_[f] - 1];
+uint32_t IoQuality::pair_toward_host(const Flow& flow) {
+  if (flow.id >= pair_toward_host_.size()) pair_toward_host_.resize(size_t(flow.id) + 1);
+  FlowPair& fp = pair_toward_host_[flow.id];
+  // Pairs are never forgotten: a flow that had none is looked up again only once there are more.
+  if (fp.pair == kNoPair && fp.pairs_known != pair_ids_.size()) {
+    if (const uint32_t* id = pair_ids_.find(IpPair{flow.key.dst, flow.key.src})) fp.pair = *id;
+    fp.pairs_known = uint32_t(pair_ids_.size());
+  }
+  return fp.pair;
 }
 
 Queue& IoQuality::ensure_queue(const Flow& flow) {
@@ -86,15 +90,16 @@ Queue& IoQuality::ensure_queue(const Flow& flow) {
   q.host = flow.key.src;
   q.storage = flow.key.dst;
   q.qpn = flow.key.dst_qpn;
+  const IpPair pair{q.host, q.storage};
+  if (const uint32_t* known = pair_ids_.find(pair)) {
+    q.pair = *known;
+  } else {
+    q.pair = uint32_t(pair_ids_.size());
+    pair_ids_[pair] = q.pair;
+  }
   if (flow.id >= queue_of_flow_.size()) queue_of_flow_.resize(size_t(flow.id) + 1, 0);
   queue_of_flow_[flow.id] = uint32_t(queues_.size());
   return q;
-}
-
-Entry* IoQuality::get(EntryRef r) {
-  if (r.slot >= slots_.size()) return nullptr;
-  Entry& e = slots_[r.slot];
-  return e.id == r.id ? &e : nullptr;
 }
 
 void IoQuality::on_other_send(const Packet& p, Ctx& ctx) {
@@ -135,10 +140,10 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
     slot = free_.back();
     free_.pop_back();
   } else {
-    slot = uint32_t(slots_.size());
-    slots_.emplace_back();
+    slot = slot_count_++;
+    if (slot % kChunk == 0) chunks_.push_back(std::make_unique<Entry[]>(kChunk));
   }
-  Entry& e = slots_[slot];
+  Entry& e = chunks_[slot / kChunk][slot % kChunk];
   e = Entry{};
   e.id = next_id_++;
   e.slot = slot;
@@ -159,7 +164,7 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
   EntryRef ref{slot, e.id};
   by_command_[CommandKey{queue, e.cid, e.cmd_psn}] = ref;
   const Queue& q = queues_[queue];
-  for (uint8_t i = 0; i < e.key_count; ++i) by_key_[KeyKey{q.host, q.storage, e.keys[i]}].push_back(ref);
+  for (uint8_t i = 0; i < e.key_count; ++i) by_key_[buffer_key(q.pair, e.keys[i])].push_back(ref);
   if (p.point >= homes_.size()) homes_.resize(size_t(p.point) + 1);
   homes_[p.point].created.push_back(ref);
   all_created_.push_back(ref);
@@ -167,7 +172,6 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
 }
 
 void IoQuality::note_stage(const Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx) {
-  if (!ctx.frame_notes) return;
   ctx.note(p.frame, note_stage_[stage], e.id, copy ? 1 : 0);
   // The Wireshark plugin's first pass shows each frame with what is known at that frame.
   if (!copy) {
@@ -185,7 +189,7 @@ bool IoQuality::stamp(Entry& e, Stage stage, const Packet& p, Ctx& ctx) {
   }
   o->last = std::max(o->last, p.ts);
   if (o->has(stage)) {
-    note_stage(e, stage, p, true, ctx);
+    if (ctx.frame_notes) note_stage(e, stage, p, true, ctx);
     return false;
   }
   o->mask |= uint8_t(1u << stage);
@@ -194,7 +198,7 @@ bool IoQuality::stamp(Entry& e, Stage stage, const Packet& p, Ctx& ctx) {
   o->psn[stage] = p.roce.bth.psn;
   if (stage == kCommand) o->ttl_command = p.roce.ttl;
   if (stage == kCompletion) o->ttl_completion = p.roce.ttl;
-  note_stage(e, stage, p, false, ctx);
+  if (ctx.frame_notes) note_stage(e, stage, p, false, ctx);
   return true;
 }
 
@@ -206,6 +210,7 @@ void IoQuality::remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn,
   uint64_t key = packet_key(flow, psn, stage);
   by_packet_[key] = ref_of(e);
   // Copies seen earlier at points that missed the command.
+  if (pending_.empty()) return;
   auto it = pending_.find(key);
   if (it == pending_.end()) return;
   std::vector<Pending> waiting = std::move(it->second);
@@ -223,6 +228,7 @@ void IoQuality::remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn,
 }
 
 bool IoQuality::seen_unmatched_here(const Packet& p, Stage stage) const {
+  if (pending_.empty()) return false;
   auto it = pending_.find(packet_key(p.flow, p.roce.bth.psn, stage));
   if (it == pending_.end()) return false;
   for (const Pending& w : it->second)
@@ -254,15 +260,7 @@ void IoQuality::leave_cid_list(Entry& e, PointId point) {
   Observation* o = e.at(point);
   if (!o || !o->in_cid_list) return;
   o->in_cid_list = false;
-  const PointCid key{point, e.queue, e.cid};
-  Refs* v = open_.find(key);
-  if (!v) return;
-  for (EntryRef* x = v->begin(); x != v->end(); ++x)
-    if (x->id == e.id) {
-      v->erase(x);
-      break;
-    }
-  if (v->empty()) open_.erase(key);
+  open_.erase_if(PointCid{point, e.queue, e.cid}, [&](Refs& v) { return drop_ref(v, e.id); });
 }
 
 void IoQuality::on_command(const Packet& p, Ctx& ctx) {
@@ -294,8 +292,9 @@ void IoQuality::on_command(const Packet& p, Ctx& ctx) {
 void IoQuality::on_keyed(const Packet& p, Stage stage, Ctx& ctx) {
   if (!p.roce.has(kExtReth)) return;
   // Data for a read and READ REQUESTs for a write travel storage → host.
-  const FlowKey& fk = ctx.flows[p.flow].key;
-  const Refs* refs = by_key_.find(KeyKey{fk.dst, fk.src, p.roce.reth.rkey});
+  const uint32_t pair = pair_toward_host(ctx.flows[p.flow]);
+  if (pair == kNoPair) return;
+  const Refs* refs = by_key_.find(buffer_key(pair, p.roce.reth.rkey));
   if (!refs) return;
   const uint32_t psn = p.roce.bth.psn;
   Entry* pick = nullptr;

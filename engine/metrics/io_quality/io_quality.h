@@ -23,13 +23,16 @@
 #pragma once
 
 #include <deque>
+#include <memory>
 #include <unordered_map>
+#include <utility>
 #include <vector>
 
 #include "engine/metrics/io_quality/io_state.h"
 #include "engine/src/core/component.h"
 #include "engine/src/util/flat_map.h"
 #include "engine/src/util/small_vector.h"
+#include "engine/src/util/word_hash.h"
 #include "rdmatel/records.h"
 
 namespace rdmatel::io_quality {
@@ -76,10 +79,15 @@ class IoQuality final : public Component {
   void on_read_response(const Packet& p, Ctx& ctx);
   void on_other_send(const Packet& p, Ctx& ctx);
   /// Whether flow `f` carries a queue's commands (this point or another saw one).
-  bool has_queue(FlowId f) const;
-  Queue* queue_of_flow(FlowId f);
+  bool has_queue(FlowId f) const { return f < queue_of_flow_.size() && queue_of_flow_[f]; }
+  Queue* queue_of_flow(FlowId f) { return has_queue(f) ? &queues_[queue_of_flow_[f] - 1] : nullptr; }
   Queue& ensure_queue(const Flow& flow);
-  Entry* get(EntryRef r);
+  /// The entry a reference names, or null once it was reported (its slot free or reused).
+  Entry* get(EntryRef r) {
+    if (r.slot >= slot_count_) return nullptr;
+    Entry& e = chunks_[r.slot / kChunk][r.slot % kChunk];
+    return e.id == r.id ? &e : nullptr;
+  }
   EntryRef create(const Packet& p, uint32_t queue, Ctx& ctx);
   /// Records the first copy of `stage` at the packet's point; a later copy only counts as
   /// activity. Returns true when it was the first.
@@ -87,6 +95,7 @@ class IoQuality final : public Component {
   /// A point that missed the command saw a packet another point matched to an I/O.
   bool attach_by_identity(const Packet& p, Stage stage, Ctx& ctx);
   void remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn, Ctx& ctx);
+  /// Frame notes only (the caller checks ctx.frame_notes: stamps come with every packet).
   void note_stage(const Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx);
   /// Once a point has seen an I/O's completion, later completions there with its CID are
   /// another I/O's: it leaves the point's CID list.
@@ -112,7 +121,7 @@ class IoQuality final : public Component {
   void drain(Ctx& ctx);
   void finalize(EntryRef r, IoEnd end, Ctx& ctx);
   void release(Entry& e);
-  void emit_or_defer(Entry&& e, IoEnd end, Ctx& ctx);
+  void emit_or_defer(const Entry& e, IoEnd end, Ctx& ctx);
   /// --point-local: one io_points record per observation of a final I/O.
   void emit_points(const Entry& e, IoEnd end, Ctx& ctx) const;
   void flush_deferred(Ctx& ctx, bool all);
@@ -130,7 +139,10 @@ class IoQuality final : public Component {
   std::vector<uint32_t> queue_of_flow_;  ///< flow id -> queue index + 1 (0: none)
 
   // Entries: a pool of slots; references carry the id to survive reuse.
-  std::deque<Entry> slots_;  // a deque: entries never move
+  // Slots in chunks of kChunk: entries never move, and a slot is found with one index.
+  static constexpr uint32_t kChunk = 64;
+  std::vector<std::unique_ptr<Entry[]>> chunks_;
+  uint32_t slot_count_ = 0;
   std::vector<uint32_t> free_;
   uint64_t next_id_ = 1;
   size_t live_ = 0;
@@ -143,7 +155,7 @@ class IoQuality final : public Component {
   };
   struct CommandKeyHash {
     size_t operator()(const CommandKey& k) const noexcept {
-      return hash_mix(uint64_t(k.queue) << 40 ^ uint64_t(k.cid) << 24 ^ k.psn);
+      return fold_word(0, uint64_t(k.queue) << 40 ^ uint64_t(k.cid) << 24 ^ k.psn);
     }
   };
   FlatMap<CommandKey, EntryRef, CommandKeyHash> by_command_;
@@ -158,33 +170,49 @@ class IoQuality final : public Component {
   };
   struct PointCidHash {
     size_t operator()(const PointCid& k) const noexcept {
-      return hash_mix(uint64_t(k.point) << 48 ^ uint64_t(k.queue) << 16 ^ k.cid);
+      return fold_word(0, uint64_t(k.point) << 48 ^ uint64_t(k.queue) << 16 ^ k.cid);
     }
   };
   using Refs = SmallVector<EntryRef, 2>;
+  /// Drops the I/O `id` from a list; true when that leaves it empty (its key goes too).
+  static bool drop_ref(Refs& v, uint64_t id) {
+    for (EntryRef* x = v.begin(); x != v.end(); ++x)
+      if (x->id == id) {
+        v.erase(x);
+        break;
+      }
+    return v.empty();
+  }
   FlatMap<PointCid, Refs, PointCidHash> open_;
 
-  /// (host, storage, r_key) -> I/Os whose command names that buffer.
-  struct KeyKey {
-    IpAddress host, storage;
-    uint32_t rkey;
-    friend bool operator==(const KeyKey&, const KeyKey&) = default;
+  /// (host, storage) of the queues, numbered (Queue::pair), so that an SGL key is one word.
+  using IpPair = std::pair<IpAddress, IpAddress>;
+  struct IpPairHash {
+    size_t operator()(const IpPair& k) const noexcept { return fold_ip(fold_ip(0, k.first), k.second); }
   };
-  struct KeyKeyHash {
-    size_t operator()(const KeyKey& k) const noexcept {
-      return hash_mix(hash_ip(k.host) * 31 + hash_ip(k.storage) * 7 + k.rkey);
-    }
+  FlatMap<IpPair, uint32_t, IpPairHash> pair_ids_;
+  /// Per flow: the pair whose storage server sends on it to the host (data, READ REQUESTs), kNoPair
+  /// while none (pairs_known: how many pairs there were when that was looked up).
+  static constexpr uint32_t kNoPair = 0xFFFFFFFF;
+  struct FlowPair {
+    uint32_t pair = kNoPair;
+    uint32_t pairs_known = 0;
   };
-  FlatMap<KeyKey, Refs, KeyKeyHash> by_key_;
+  std::vector<FlowPair> pair_toward_host_;
+  uint32_t pair_toward_host(const Flow& flow);
+
+  /// (pair, r_key) -> I/Os whose command names that buffer.
+  static uint64_t buffer_key(uint32_t pair, uint32_t rkey) { return uint64_t(pair) << 32 | rkey; }
+  struct U64Hash {
+    size_t operator()(uint64_t x) const noexcept { return fold_word(0, x); }
+  };
+  FlatMap<uint64_t, Refs, U64Hash> by_key_;
 
   /// (flow, PSN) of a matched stage packet -> its I/O and stage; READ RESPONSEs are found by the
   /// READ REQUEST's PSN on the queue's command flow.
   static uint64_t packet_key(FlowId flow, uint32_t psn, Stage stage) {
     return uint64_t(flow) << 32 | uint64_t(stage) << 24 | psn;
   }
-  struct U64Hash {
-    size_t operator()(uint64_t x) const noexcept { return hash_mix(x); }
-  };
   FlatMap<uint64_t, EntryRef, U64Hash> by_packet_;
 
   /// Packets seen at a point that missed the command, before another point matched them.

@@ -84,6 +84,7 @@ struct Queue {
   FlowId cmd_flow = kNoFlow;
   IpAddress host, storage;
   uint32_t qpn = 0;  ///< storage-side QPN
+  uint32_t pair = 0;  ///< the number of (host, storage) among the queues' pairs
   NvmeQueueKind kind = NvmeQueueKind::kUnknown;
   bool confirmed = false;  ///< a completion matched one of its commands: it really is NVMe
   /// Its endpoints' role evidence and last sides, kept by the core's roles (a cache only: read

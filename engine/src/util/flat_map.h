@@ -45,6 +45,14 @@ class FlatMap {
   }
 
   bool erase(const K& k) {
+    return erase_if(k, [](V&) { return true; });
+  }
+
+  /// Finds `k` and erases it when `f(value)` says so (`f` may change the value first, say drop
+  /// an element of a list and erase the key once it is empty): one probe where find() then
+  /// erase() take two. Returns whether `k` was present.
+  template <typename F>
+  bool erase_if(const K& k, F&& f) {
     if (size_ == 0) return false;
     uint64_t h = hash_of(k);
     size_t i = h & mask_;
@@ -53,6 +61,7 @@ class FlatMap {
       if (!s.used) return false;
       if (s.hash == h && s.key == k) break;
     }
+    if (!f(slots_[i].value)) return true;
     // Backward shift: move later members of the probe run into the hole.
     for (size_t j = (i + 1) & mask_;; j = (j + 1) & mask_) {
       Slot& next = slots_[j];

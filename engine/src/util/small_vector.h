@@ -46,8 +46,10 @@ class SmallVector {
   void clear() { size_ = 0; }
 
   T& emplace_back() {
-    push_back(T{});
-    return data()[size_ - 1];
+    if (size_ == capacity_) grow();
+    T& x = data()[size_++];
+    x = T{};  // in place: no temporary copied in (an I/O's observation is 128 bytes)
+    return x;
   }
   void erase(T* pos) {
     for (T* p = pos; p + 1 < end(); ++p) *p = *(p + 1);
