@@ -82,24 +82,28 @@ void Alerts::on_record(const Record& r, Ctx& ctx) {
 }
 
 
-template <typename Name>
-size_t Alerts::series(const ScopeKey& key, Name&& name) {
-  if (const size_t* id = series_of_.find(key)) return *id;
+template <typename Map, typename Key, typename Name>
+size_t Alerts::series(Map& map, const Key& key, Name&& name) {
+  if (const size_t* id = map.find(key)) return *id;
   const size_t made = spikes_.series(name());
-  if (made != SpikeDetector::kNoSeries) series_of_[key] = made;
+  if (made != SpikeDetector::kNoSeries) map[key] = made;
   return made;
 }
 
 void Alerts::sample(size_t series, TimeNs t, double v, Ctx& ctx) {
   if (series == SpikeDetector::kNoSeries || !spikes_.add(series, period_of(t, period_ns_), v, spiked_))
-    ctx.warn("spike_samples", [this] {
-      return "spike detection left out records of more than " + std::to_string(SpikeDetector::kMaxScopes) +
-             " scopes, or more than " + std::to_string(spikes_.lag()) + " periods late";
-    });
+    left_out(ctx);
   if (!spiked_.empty()) {
     emit_spikes(spiked_, ctx);
     spiked_.clear();
   }
+}
+
+void Alerts::left_out(Ctx& ctx) {
+  ctx.warn("spike_samples", [this] {
+    return "spike detection left out records of more than " + std::to_string(SpikeDetector::kMaxScopes) +
+           " scopes, or more than " + std::to_string(spikes_.lag()) + " periods late";
+  });
 }
 
 void Alerts::emit_spikes(const std::vector<Spike>& spikes, Ctx& ctx) {
@@ -116,8 +120,7 @@ void Alerts::emit_spikes(const std::vector<Spike>& spikes, Ctx& ctx) {
   }
 }
 
-void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
-  const IoMetrics m = io_metrics(r);
+void Alerts::threshold_alerts(const IoRecord& r, const IoMetrics& m, Ctx& ctx) {
   for (const AlertRule& rule : rules_) {
     std::optional<double> v = rule.value(r, m);
     if (!v || !rule.fires(*v)) continue;
@@ -130,34 +133,9 @@ void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
     a.frame = r.complete && r.rsp_frame ? r.rsp_frame : r.cmd_frame;
     ctx.emit(kAlertSchema, &a);
   }
-  // Spikes follow the latency at the compute side (IOL1; `iol` where one point saw the I/O).
-  if (!spikes_on_ || !(r.is_read() || r.is_write()) || !r.complete) return;
-  const std::optional<DurationNs> lat = m.iol1 ? m.iol1 : m.iol;
-  if (!lat) return;
-  const double us = double(*lat) / 1000.0;
-  const IpPair pair{r.host, r.storage};
-  EndSeries* ends = series_of_pair_.find(pair);
-  EndSeries uncached;  // beyond as many pairs as the detector keeps scopes
-  if (!ends) ends = series_of_pair_.size() < SpikeDetector::kMaxScopes ? &series_of_pair_[pair] : &uncached;
-  if (auto t = first_stamp(r, 1)) {
-    if (ends->host == kNotLookedUp)
-      ends->host = series(ScopeKey::of(ScopeKey::kHost, r.host), [&] { return "host " + r.host.to_string(); });
-    sample(ends->host, *t, us, ctx);
-  }
-  if (auto t = first_stamp(r, 2)) {
-    if (ends->storage == kNotLookedUp)
-      ends->storage = series(ScopeKey::of(ScopeKey::kStorage, r.storage), [&] { return "storage " + r.storage.to_string(); });
-    sample(ends->storage, *t, us, ctx);
-  }
-  if (r.job)
-    if (auto t = first_stamp(r, 1)) {
-      ScopeKey key = ScopeKey::of(ScopeKey::kJob, IpAddress{});
-      key.job = r.job;
-      sample(series(key, [&] { return std::string("job ") + r.job; }), *t, us, ctx);
-    }
 }
 
-void Alerts::on_message(const MessageRecord& msg, Ctx& ctx) {
+void Alerts::threshold_alerts(const MessageRecord& msg, Ctx& ctx) {
   for (const AlertRule& rule : rules_) {
     std::optional<double> v = rule.value(msg);
     if (!v || !rule.fires(*v)) continue;
@@ -170,18 +148,55 @@ void Alerts::on_message(const MessageRecord& msg, Ctx& ctx) {
     a.frame = msg.last_frame;
     ctx.emit(kAlertSchema, &a);
   }
-  if (!spikes_on_ || !msg.complete) return;
-  if (!has_last_flow_ || msg.dst_qpn != last_flow_.qpn || msg.point != last_flow_.point || msg.src != last_flow_.a ||
-      msg.dst != last_flow_.b) {
-    auto name = [&] {
-      return "flow " + msg.src.to_string() + " > " + msg.dst.to_string() + " QP " + qpn_text(msg.dst_qpn) +
-             " at " + (msg.point < ctx.points.size() ? ctx.points[msg.point].name : std::string("?"));
-    };
-    last_flow_ = ScopeKey::of(ScopeKey::kFlow, msg.src, msg.dst, msg.dst_qpn, msg.point);
-    last_flow_series_ = series(last_flow_, name);
-    has_last_flow_ = true;
+}
+
+void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
+  const IoMetrics m = io_metrics(r);
+  if (!rules_.empty()) threshold_alerts(r, m, ctx);
+  // Spikes follow the latency at the compute side (IOL1; `iol` where one point saw the I/O).
+  if (!spikes_on_ || !(r.is_read() || r.is_write()) || !r.complete) return;
+  const std::optional<DurationNs> lat = m.iol1 ? m.iol1 : m.iol;
+  if (!lat) return;
+  const double us = double(*lat) / 1000.0;
+  const IpPair pair{r.host, r.storage};
+  EndSeries* ends = series_of_pair_.find(pair);
+  EndSeries uncached;  // beyond as many pairs as the detector keeps scopes
+  if (!ends) ends = series_of_pair_.size() < SpikeDetector::kMaxScopes ? &series_of_pair_[pair] : &uncached;
+  if (auto t = first_stamp(r, 1)) {
+    if (ends->host == kNotLookedUp)
+      ends->host = series(series_of_, ScopeKey{ScopeKey::kHost, r.host}, [&] { return "host " + r.host.to_string(); });
+    sample(ends->host, *t, us, ctx);
   }
+  if (auto t = first_stamp(r, 2)) {
+    if (ends->storage == kNotLookedUp)
+      ends->storage = series(series_of_, ScopeKey{ScopeKey::kStorage, r.storage},
+                             [&] { return "storage " + r.storage.to_string(); });
+    sample(ends->storage, *t, us, ctx);
+  }
+  if (r.job)
+    if (auto t = first_stamp(r, 1)) {
+      sample(series(series_of_, ScopeKey{ScopeKey::kJob, IpAddress{}, r.job}, [&] { return std::string("job ") + r.job; }),
+             *t, us, ctx);
+    }
+}
+
+void Alerts::on_message(const MessageRecord& msg, Ctx& ctx) {
+  if (!rules_.empty()) threshold_alerts(msg, ctx);
+  if (!spikes_on_ || !msg.complete) return;
+  if (!has_last_flow_ || msg.dst_qpn != last_flow_.qpn || msg.point != last_flow_.point || msg.src != last_flow_.src ||
+      msg.dst != last_flow_.dst)
+    find_flow_series(msg, ctx);
   sample(last_flow_series_, msg.first_ns, double(msg.fct_ns()) / 1000.0, ctx);
+}
+
+void Alerts::find_flow_series(const MessageRecord& msg, const Ctx& ctx) {
+  auto name = [&] {
+    return "flow " + msg.src.to_string() + " > " + msg.dst.to_string() + " QP " + qpn_text(msg.dst_qpn) + " at " +
+           (msg.point < ctx.points.size() ? ctx.points[msg.point].name : std::string("?"));
+  };
+  last_flow_ = FlowScope{msg.src, msg.dst, msg.dst_qpn, msg.point};
+  last_flow_series_ = series(series_of_flow_, last_flow_, name);
+  has_last_flow_ = true;
 }
 
 void Alerts::finish(Ctx& ctx) {

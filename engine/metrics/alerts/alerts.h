@@ -29,31 +29,43 @@ class Alerts final : public Component {
  private:
   void on_io(const IoRecord& r, Ctx& ctx);
   void on_message(const MessageRecord& m, Ctx& ctx);
-  /// What names a spike scope, compared without building its text ("flow A > B QP n at P").
+  // Apart from the spikes' per-record path: only with --alert rules.
+  void threshold_alerts(const IoRecord& r, const IoMetrics& m, Ctx& ctx);
+  void threshold_alerts(const MessageRecord& m, Ctx& ctx);
+  /// What names a host's, storage server's or job's spike scope, compared without building its
+  /// text ("host A").
   struct ScopeKey {
-    enum Kind : uint8_t { kHost, kStorage, kJob, kFlow } kind = kHost;
-    IpAddress a, b;
-    uint32_t qpn = 0;
-    PointId point = 0;
+    enum Kind : uint8_t { kHost, kStorage, kJob } kind = kHost;
+    IpAddress ip;
     const char* job = nullptr;  ///< interned (--gpu-map); two pointers of one name find one series
     bool operator==(const ScopeKey&) const = default;
-    static ScopeKey of(Kind kind, const IpAddress& a, const IpAddress& b = {}, uint32_t qpn = 0, PointId point = 0) {
-      ScopeKey k;
-      k.kind = kind, k.a = a, k.b = b, k.qpn = qpn, k.point = point;
-      return k;
-    }
   };
   struct ScopeKeyHash {
     uint64_t operator()(const ScopeKey& k) const {
-      const uint64_t h = fold_ip(fold_ip(uint64_t(k.point) << 8 | k.kind, k.a), k.b);
-      return fold_word(h, uint64_t(k.qpn) ^ uint64_t(reinterpret_cast<uintptr_t>(k.job)));
+      return fold_word(fold_ip(k.kind, k.ip), uint64_t(reinterpret_cast<uintptr_t>(k.job)));
     }
   };
-  /// The detector's series of a scope (kNoSeries beyond its limit); `name` makes the scope's
-  /// text the first time the key comes.
-  template <typename Name>
-  size_t series(const ScopeKey& key, Name&& name);
+  /// A flow's scope ("flow A > B QP n at P"), as a message record names it.
+  struct FlowScope {
+    IpAddress src, dst;
+    uint32_t qpn = 0;
+    PointId point = 0;
+    bool operator==(const FlowScope&) const = default;
+  };
+  struct FlowScopeHash {
+    uint64_t operator()(const FlowScope& k) const {
+      return fold_ip(fold_ip(uint64_t(k.qpn) << 32 | k.point, k.src), k.dst);
+    }
+  };
+  /// The detector's series of a scope kept in `map` (kNoSeries beyond its limit); `name` makes
+  /// the scope's text the first time the key comes.
+  template <typename Map, typename Key, typename Name>
+  size_t series(Map& map, const Key& key, Name&& name);
   void sample(size_t series, TimeNs t, double v, Ctx& ctx);
+  /// A sample the detector could not keep (scope limit, or too late).
+  void left_out(Ctx& ctx);
+  /// Another flow than the last message's: its series (last_flow_series_).
+  void find_flow_series(const MessageRecord& m, const Ctx& ctx);
   void emit_spikes(const std::vector<Spike>& spikes, Ctx& ctx);
 
   std::vector<AlertRule> rules_;
@@ -63,6 +75,7 @@ class Alerts final : public Component {
   SpikeDetector spikes_;
   std::vector<Spike> spiked_;  ///< what a sample's add() closed as spikes (kept: one per record)
   FlatMap<ScopeKey, size_t, ScopeKeyHash> series_of_;  ///< the detector's series of each scope
+  FlatMap<FlowScope, size_t, FlowScopeHash> series_of_flow_;
   /// The host's and storage server's series of each (host, storage) seen, so that an I/O record
   /// finds both with one lookup; each is looked up by its scope when first needed.
   static constexpr size_t kNotLookedUp = SpikeDetector::kNoSeries - 1;
@@ -75,7 +88,7 @@ class Alerts final : public Component {
   };
   FlatMap<IpPair, EndSeries, IpPairHash> series_of_pair_;
   /// The flow of the last message and its series: a flow's messages often end one after another.
-  ScopeKey last_flow_;
+  FlowScope last_flow_;
   size_t last_flow_series_ = SpikeDetector::kNoSeries;
   bool has_last_flow_ = false;
 };

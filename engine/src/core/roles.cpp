@@ -174,12 +174,9 @@ PointId Roles::pick(const Evidence* e, PointRole role, std::span<const PointId> 
   return choose(nullptr);
 }
 
-Roles::Sides Roles::sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
-                          const PointTable& points, bool fallback, PairMemo* memo) const {
+Roles::Sides Roles::work_out_sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
+                                   const PointTable& points, bool fallback, PairMemo* memo) const {
   const bool memo_fits = memo && !fallback && seen.size() <= PairMemo::kSeen;
-  if (memo_fits && memo->valid && memo->version == version_ && memo->seen_count == seen.size() &&
-      std::equal(seen.begin(), seen.end(), memo->seen))
-    return memo->sides;
   const Evidence* host_e = memo && memo->host ? memo->host : find(host, kHost);
   const Evidence* storage_e = memo && memo->storage ? memo->storage : find(storage, kStorageSide);
   Sides s;

@@ -16,6 +16,7 @@
 // contradicts, and contradictory votes, are reported.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <span>
 #include <string>
@@ -77,7 +78,12 @@ class Roles {
   /// `seen` (those that saw its command). With `fallback`, an endpoint without evidence of its
   /// own takes the role its points have for every other endpoint (used at the end of a capture).
   Sides sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
-              const PointTable& points, bool fallback, PairMemo* memo = nullptr) const;
+              const PointTable& points, bool fallback, PairMemo* memo = nullptr) const {
+    if (memo && !fallback && memo->valid && memo->version == version_ && memo->seen_count == seen.size() &&
+        std::equal(seen.begin(), seen.end(), memo->seen))
+      return memo->sides;  // inline: nearly every I/O of a queue once its roles are known
+    return work_out_sides(host, storage, seen, points, fallback, memo);
+  }
 
   /// The role of `point` for a packet between `a` and `b` (see Engine::role_for).
   PointRole role_for(const PointTable& points, PointId point, const IpAddress& a, const IpAddress& b) const;
@@ -124,6 +130,9 @@ class Roles {
   const Evidence* find(const IpAddress& ip, Side side) const;
   /// The best of `candidates` for an endpoint (most net votes), or kNoPoint.
   static PointId best(const Evidence* e, std::span<const PointId> candidates);
+  /// sides() when the memo does not have them.
+  Sides work_out_sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
+                       const PointTable& points, bool fallback, PairMemo* memo) const;
   /// `by_votes`: set when the vote counts chose between several candidates.
   PointId pick(const Evidence* e, PointRole role, std::span<const PointId> seen, const PointTable& points,
                bool fallback, bool& known, bool& by_votes) const;
