@@ -316,18 +316,21 @@ TEST(Roles, PairMemoGivesTheSidesOfTheEvidence) {
   pts[d].configured = pts[e].configured = PointRole::kCompute;  // two configured: votes choose
   Roles with, without;
   IpAddress h = ip(10, 1, 0, 1), s = ip(10, 2, 0, 1);
-  const Roles::Sighting ab[2] = {{a, true, 500}, {b, true, 400}}, ba[2] = {{a, true, 300}, {b, true, 400}};
+  const Roles::Sighting ab[2] = {{a, true, 500}, {b, true, 400}},
+                        ba[2] = {{a, true, 300}, {b, true, 400}};
   const Roles::Sighting bc[2] = {{b, true, 500}, {c, true, 400}};
   // c nearer the host than d and e, by as many votes as come: which of d, e is its compute side
   // changes with the counts alone.
-  const Roles::Sighting cd[2] = {{c, true, 500}, {d, true, 400}}, ce[2] = {{c, true, 500}, {e, true, 400}};
+  const Roles::Sighting cd[2] = {{c, true, 500}, {d, true, 400}},
+                        ce[2] = {{c, true, 500}, {e, true, 400}};
   const PointId seen_ab[2] = {a, b}, seen_ba[2] = {b, a}, seen_bc[2] = {b, c}, seen_a[1] = {a};
   const PointId seen_de[2] = {d, e}, seen_abc[3] = {a, b, c};
   const std::span<const PointId> seens[] = {seen_ab, seen_ba, seen_bc, seen_a, seen_de, seen_abc};
   Roles::PairMemo shared, own[std::size(seens)];  // one for every I/O, one per set of points
   auto same = [&](size_t i, Roles::PairMemo& memo) {
     for (int twice = 0; twice < 2; ++twice) {  // the second one from the memo
-      Roles::Sides x = with.sides(h, s, seens[i], pts, false, &memo), y = without.sides(h, s, seens[i], pts, false);
+      Roles::Sides x = with.sides(h, s, seens[i], pts, false, &memo),
+                   y = without.sides(h, s, seens[i], pts, false);
       EXPECT_EQ(x.compute, y.compute) << i;
       EXPECT_EQ(x.storage, y.storage) << i;
       EXPECT_EQ(x.compute_known, y.compute_known) << i;

@@ -81,7 +81,6 @@ void Alerts::on_record(const Record& r, Ctx& ctx) {
   else if (r.is(kMessageSchema)) on_message(r.as<MessageRecord>(), ctx);
 }
 
-
 template <typename Map, typename Key, typename Name>
 size_t Alerts::series(Map& map, const Key& key, Name&& name) {
   if (const size_t* id = map.find(key)) return *id;
@@ -91,7 +90,8 @@ size_t Alerts::series(Map& map, const Key& key, Name&& name) {
 }
 
 void Alerts::sample(size_t series, TimeNs t, double v, Ctx& ctx) {
-  if (series == SpikeDetector::kNoSeries || !spikes_.add(series, period_of(t, period_ns_), v, spiked_))
+  if (series == SpikeDetector::kNoSeries ||
+      !spikes_.add(series, period_of(t, period_ns_), v, spiked_))
     left_out(ctx);
   if (!spiked_.empty()) {
     emit_spikes(spiked_, ctx);
@@ -101,8 +101,9 @@ void Alerts::sample(size_t series, TimeNs t, double v, Ctx& ctx) {
 
 void Alerts::left_out(Ctx& ctx) {
   ctx.warn("spike_samples", [this] {
-    return "spike detection left out records of more than " + std::to_string(SpikeDetector::kMaxScopes) +
-           " scopes, or more than " + std::to_string(spikes_.lag()) + " periods late";
+    return "spike detection left out records of more than " +
+           std::to_string(SpikeDetector::kMaxScopes) + " scopes, or more than " +
+           std::to_string(spikes_.lag()) + " periods late";
   });
 }
 
@@ -161,10 +162,12 @@ void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
   const IpPair pair{r.host, r.storage};
   EndSeries* ends = series_of_pair_.find(pair);
   EndSeries uncached;  // beyond as many pairs as the detector keeps scopes
-  if (!ends) ends = series_of_pair_.size() < SpikeDetector::kMaxScopes ? &series_of_pair_[pair] : &uncached;
+  if (!ends)
+    ends = series_of_pair_.size() < SpikeDetector::kMaxScopes ? &series_of_pair_[pair] : &uncached;
   if (auto t = first_stamp(r, 1)) {
     if (ends->host == kNotLookedUp)
-      ends->host = series(series_of_, ScopeKey{ScopeKey::kHost, r.host}, [&] { return "host " + r.host.to_string(); });
+      ends->host = series(series_of_, ScopeKey{ScopeKey::kHost, r.host},
+                          [&] { return "host " + r.host.to_string(); });
     sample(ends->host, *t, us, ctx);
   }
   if (auto t = first_stamp(r, 2)) {
@@ -175,7 +178,8 @@ void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
   }
   if (r.job)
     if (auto t = first_stamp(r, 1)) {
-      sample(series(series_of_, ScopeKey{ScopeKey::kJob, IpAddress{}, r.job}, [&] { return std::string("job ") + r.job; }),
+      sample(series(series_of_, ScopeKey{ScopeKey::kJob, IpAddress{}, r.job},
+                    [&] { return std::string("job ") + r.job; }),
              *t, us, ctx);
     }
 }
@@ -183,15 +187,16 @@ void Alerts::on_io(const IoRecord& r, Ctx& ctx) {
 void Alerts::on_message(const MessageRecord& msg, Ctx& ctx) {
   if (!rules_.empty()) threshold_alerts(msg, ctx);
   if (!spikes_on_ || !msg.complete) return;
-  if (!has_last_flow_ || msg.dst_qpn != last_flow_.qpn || msg.point != last_flow_.point || msg.src != last_flow_.src ||
-      msg.dst != last_flow_.dst)
+  if (!has_last_flow_ || msg.dst_qpn != last_flow_.qpn || msg.point != last_flow_.point ||
+      msg.src != last_flow_.src || msg.dst != last_flow_.dst)
     find_flow_series(msg, ctx);
   sample(last_flow_series_, msg.first_ns, double(msg.fct_ns()) / 1000.0, ctx);
 }
 
 void Alerts::find_flow_series(const MessageRecord& msg, const Ctx& ctx) {
   auto name = [&] {
-    return "flow " + msg.src.to_string() + " > " + msg.dst.to_string() + " QP " + qpn_text(msg.dst_qpn) + " at " +
+    return "flow " + msg.src.to_string() + " > " + msg.dst.to_string() + " QP " +
+           qpn_text(msg.dst_qpn) + " at " +
            (msg.point < ctx.points.size() ? ctx.points[msg.point].name : std::string("?"));
   };
   last_flow_ = FlowScope{msg.src, msg.dst, msg.dst_qpn, msg.point};

@@ -8,11 +8,11 @@
 #include <utility>
 #include <vector>
 
-#include "rdmatel/alert_rule.h"
 #include "engine/metrics/alerts/spike_detector.h"
 #include "engine/src/core/component.h"
 #include "engine/src/util/flat_map.h"
 #include "engine/src/util/word_hash.h"
+#include "rdmatel/alert_rule.h"
 
 namespace rdmatel::alerts {
 

@@ -365,7 +365,8 @@ void Diagnosis::on_io(const IoRecord& r, Ctx& ctx) {
     scopes = {slot(hosts_, r.host), slot(storages_, r.storage), slot(pairs_, key)};
     if (scopes_of_pair_.size() < 4 * max_scopes_) scopes_of_pair_[key] = scopes;
   }
-  for (ScopeStats* s : {scopes.host, scopes.storage, scopes.pair, r.job ? slot(jobs_, std::string(r.job)) : nullptr})
+  for (ScopeStats* s : {scopes.host, scopes.storage, scopes.pair,
+                        r.job ? slot(jobs_, std::string(r.job)) : nullptr})
     if (s) s->add(m, r.cmd_frame);
 }
 

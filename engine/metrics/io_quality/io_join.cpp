@@ -71,8 +71,10 @@ bool IoQuality::settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) co
     need = e.home_command + io_timeout_;
   } else {
     for (const Observation& o : e.obs) {
-      if (o.point == e.home) need = std::max(need, o.last);  // its own clock: nothing to map
-      else if (ctx.clock.related(o.point, e.home)) need = std::max(need, ctx.clock.map(o.last, o.point, e.home));
+      if (o.point == e.home)
+        need = std::max(need, o.last);  // its own clock: nothing to map
+      else if (ctx.clock.related(o.point, e.home))
+        need = std::max(need, ctx.clock.map(o.last, o.point, e.home));
     }
     need += ctx.reorder_window;
   }
@@ -305,7 +307,8 @@ IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fall
   for (const Observation& o : e.obs)
     if (o.has(kCommand) && n < 64) seen[n++] = o.point;
   r.points = uint16_t(n);
-  Roles::Sides sides = ctx.roles.sides(q.host, q.storage, std::span(seen, n), ctx.points, fallback, &q.roles);
+  Roles::Sides sides =
+      ctx.roles.sides(q.host, q.storage, std::span(seen, n), ctx.points, fallback, &q.roles);
   if (sides_out) *sides_out = sides;
   r.compute_point = sides.compute;
   r.storage_point = sides.storage;

@@ -80,7 +80,9 @@ class IoQuality final : public Component {
   void on_other_send(const Packet& p, Ctx& ctx);
   /// Whether flow `f` carries a queue's commands (this point or another saw one).
   bool has_queue(FlowId f) const { return f < queue_of_flow_.size() && queue_of_flow_[f]; }
-  Queue* queue_of_flow(FlowId f) { return has_queue(f) ? &queues_[queue_of_flow_[f] - 1] : nullptr; }
+  Queue* queue_of_flow(FlowId f) {
+    return has_queue(f) ? &queues_[queue_of_flow_[f] - 1] : nullptr;
+  }
   Queue& ensure_queue(const Flow& flow);
   /// The entry a reference names, or null once it was reported (its slot free or reused).
   Entry* get(EntryRef r) {
@@ -188,7 +190,9 @@ class IoQuality final : public Component {
   /// (host, storage) of the queues, numbered (Queue::pair), so that an SGL key is one word.
   using IpPair = std::pair<IpAddress, IpAddress>;
   struct IpPairHash {
-    size_t operator()(const IpPair& k) const noexcept { return fold_ip(fold_ip(0, k.first), k.second); }
+    size_t operator()(const IpPair& k) const noexcept {
+      return fold_ip(fold_ip(0, k.first), k.second);
+    }
   };
   FlatMap<IpPair, uint32_t, IpPairHash> pair_ids_;
   /// Per flow: the pair whose storage server sends on it to the host (data, READ REQUESTs), kNoPair

@@ -14,17 +14,20 @@ namespace {
 template <typename Pair>
 unsigned standing(const Pair& p, uint64_t margin) {
   const uint64_t gap = p.a_nearer > p.b_nearer ? p.a_nearer - p.b_nearer : p.b_nearer - p.a_nearer;
-  return unsigned(p.a_nearer > p.b_nearer) | unsigned(p.b_nearer > p.a_nearer) << 1 | unsigned(gap < margin) << 2;
+  return unsigned(p.a_nearer > p.b_nearer) | unsigned(p.b_nearer > p.a_nearer) << 1 |
+         unsigned(gap < margin) << 2;
 }
 
 }  // namespace
 
-void Roles::vote(const IpAddress& ip, Side side, Evidence*& found, PointId nearer, PointId farther) {
+void Roles::vote(const IpAddress& ip, Side side, Evidence*& found, PointId nearer,
+                 PointId farther) {
   if (nearer == farther) return;
   if (!found) {
     auto it = endpoints_.find(EndpointKey{ip, side});
     if (it == endpoints_.end()) {
-      if (endpoints_.size() >= kMaxEndpoints) return;  // bounded: further endpoints go without evidence
+      // Bounded: further endpoints go without evidence.
+      if (endpoints_.size() >= kMaxEndpoints) return;
       it = endpoints_.emplace(EndpointKey{ip, side}, Evidence{}).first;
     }
     found = &it->second;
@@ -74,8 +77,8 @@ void Roles::recompute(Evidence& e) {
   }
 }
 
-void Roles::add_evidence(const IpAddress& host, const IpAddress& storage, std::span<const Sighting> s,
-                         PairMemo* memo) {
+void Roles::add_evidence(const IpAddress& host, const IpAddress& storage,
+                         std::span<const Sighting> s, PairMemo* memo) {
   // Each endpoint's entry is looked up once per I/O at most (once per memo with one).
   Evidence* host_found = memo ? memo->host : nullptr;
   Evidence* storage_found = memo ? memo->storage : nullptr;
@@ -99,7 +102,8 @@ void Roles::add_evidence(const IpAddress& host, const IpAddress& storage, std::s
       }
       if (x.ttl_completion >= 0 && y.ttl_completion >= 0 && x.ttl_completion != y.ttl_completion) {
         PointId near_storage = x.ttl_completion > y.ttl_completion ? x.point : y.point;
-        vote(storage, kStorageSide, storage_found, near_storage, near_storage == x.point ? y.point : x.point);
+        vote(storage, kStorageSide, storage_found, near_storage,
+             near_storage == x.point ? y.point : x.point);
       }
     }
   if (memo) {
@@ -131,8 +135,8 @@ PointId Roles::best(const Evidence* e, std::span<const PointId> candidates) {
   return pick;
 }
 
-PointId Roles::pick(const Evidence* e, PointRole role, std::span<const PointId> seen, const PointTable& points,
-                    bool fallback, bool& known, bool& by_votes) const {
+PointId Roles::pick(const Evidence* e, PointRole role, std::span<const PointId> seen,
+                    const PointTable& points, bool fallback, bool& known, bool& by_votes) const {
   // Configured points first: the user said where the compute (storage) side is.
   SmallVector<PointId, 8> candidates;  // at most one per point of `seen`
   auto choose = [&](const Evidence* by) {
@@ -174,15 +178,17 @@ PointId Roles::pick(const Evidence* e, PointRole role, std::span<const PointId> 
   return choose(nullptr);
 }
 
-Roles::Sides Roles::work_out_sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
-                                   const PointTable& points, bool fallback, PairMemo* memo) const {
+Roles::Sides Roles::work_out_sides(const IpAddress& host, const IpAddress& storage,
+                                   std::span<const PointId> seen, const PointTable& points,
+                                   bool fallback, PairMemo* memo) const {
   const bool memo_fits = memo && !fallback && seen.size() <= PairMemo::kSeen;
   const Evidence* host_e = memo && memo->host ? memo->host : find(host, kHost);
   const Evidence* storage_e = memo && memo->storage ? memo->storage : find(storage, kStorageSide);
   Sides s;
   bool by_votes = false;
   s.compute = pick(host_e, PointRole::kCompute, seen, points, fallback, s.compute_known, by_votes);
-  s.storage = pick(storage_e, PointRole::kStorage, seen, points, fallback, s.storage_known, by_votes);
+  s.storage =
+      pick(storage_e, PointRole::kStorage, seen, points, fallback, s.storage_known, by_votes);
   // One point cannot be both sides of one I/O (host and storage server behind the same
   // mirrored switch): it is then the compute side only, and the I/O has no storage-side stamps.
   if (s.storage != kNoPoint && s.storage == s.compute) s.storage = kNoPoint;

@@ -71,16 +71,16 @@ class Roles {
   };
 
   /// Adds the votes of one I/O of `host` with `storage` seen at several points.
-  void add_evidence(const IpAddress& host, const IpAddress& storage, std::span<const Sighting> sightings,
-                    PairMemo* memo = nullptr);
+  void add_evidence(const IpAddress& host, const IpAddress& storage,
+                    std::span<const Sighting> sightings, PairMemo* memo = nullptr);
 
   /// The compute and storage sides of an I/O of `host` with `storage`, among the points in
   /// `seen` (those that saw its command). With `fallback`, an endpoint without evidence of its
   /// own takes the role its points have for every other endpoint (used at the end of a capture).
   Sides sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
               const PointTable& points, bool fallback, PairMemo* memo = nullptr) const {
-    if (memo && !fallback && memo->valid && memo->version == version_ && memo->seen_count == seen.size() &&
-        std::equal(seen.begin(), seen.end(), memo->seen))
+    if (memo && !fallback && memo->valid && memo->version == version_ &&
+        memo->seen_count == seen.size() && std::equal(seen.begin(), seen.end(), memo->seen))
       return memo->sides;  // inline: nearly every I/O of a queue once its roles are known
     return work_out_sides(host, storage, seen, points, fallback, memo);
   }
@@ -131,11 +131,12 @@ class Roles {
   /// The best of `candidates` for an endpoint (most net votes), or kNoPoint.
   static PointId best(const Evidence* e, std::span<const PointId> candidates);
   /// sides() when the memo does not have them.
-  Sides work_out_sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
-                       const PointTable& points, bool fallback, PairMemo* memo) const;
+  Sides work_out_sides(const IpAddress& host, const IpAddress& storage,
+                       std::span<const PointId> seen, const PointTable& points, bool fallback,
+                       PairMemo* memo) const;
   /// `by_votes`: set when the vote counts chose between several candidates.
-  PointId pick(const Evidence* e, PointRole role, std::span<const PointId> seen, const PointTable& points,
-               bool fallback, bool& known, bool& by_votes) const;
+  PointId pick(const Evidence* e, PointRole role, std::span<const PointId> seen,
+               const PointTable& points, bool fallback, bool& known, bool& by_votes) const;
 
   std::unordered_map<EndpointKey, Evidence, EndpointKeyHash> endpoints_;
   uint64_t version_ = 0;

@@ -13,7 +13,9 @@
 namespace rdmatel {
 
 /// Folds the word `w` into the hash `h`.
-inline uint64_t fold_word(uint64_t h, uint64_t w) { return (h ^ w) * 0x9E3779B97F4A7C15ULL; }
+inline uint64_t fold_word(uint64_t h, uint64_t w) {
+  return (h ^ w) * 0x9E3779B97F4A7C15ULL;
+}
 
 /// Folds an address (both words and its family) into `h`.
 inline uint64_t fold_ip(uint64_t h, const IpAddress& a) {
