@@ -5,7 +5,8 @@
 #   bench/run.sh [CAPTURE]      default: a generated nvme-large capture (2.2 M packets, 387 MB)
 # Needs a build (./test.sh or cmake --build build/test; RDMATEL_BUILD=DIR picks another). Rows:
 #   * rdmatel-bench stages, timed inside the process: a bare loop over the mapped pcapng touching
-#     each BTH, the fast reader, reader + decoder, the whole engine (no output);
+#     each BTH, the fast reader, reader + decoder, the whole engine (no output), and the engine as
+#     the Wireshark plugin runs it (frame notes, every record and note kept by frame);
 #   * each CLI command as a whole process (analyze, export KIND), on two threads (their default on
 #     two cores) and, for analyze and two exports, on one (--threads 1);
 #   * tshark dissecting every frame (-z io,stat,0) without and with the plugin, and the plugin's
@@ -80,6 +81,7 @@ stage bare "bare loop over the mapping (touch BTH)" bare
 stage reader "fast reader" reader
 stage decoder "fast reader + decoder" decoder
 stage engine "engine (no output)" engine
+stage plugin_engine "engine as the plugin runs it" plugin-engine
 # The CLI rows run on two threads (analyze's and export's default on two cores); the --threads 1
 # rows are the same commands on one, for the wall-time ratios below.
 run analyze "rdmatel analyze" "$cli" analyze "$capture" --no-progress
@@ -96,31 +98,34 @@ threads_rows() {
   echo "| wall, 2 threads / 1: analyze, export io, export messages | $(wall_ratio analyze analyze_1), $(wall_ratio export_io export_io_1), $(wall_ratio export_messages export_messages_1) |"
   echo "| cpu, 2 threads / 1: analyze, export io, export messages | $(ratio analyze analyze_1), $(ratio export_io export_io_1), $(ratio export_messages export_messages_1) |"
 }
-if [[ ${RDMATEL_BENCH_TSHARK:-1} == 0 ]]; then
-  echo
-  echo "| ratio (cpu) | x |"
-  echo "|---|---:|"
-  echo "| rdmatel analyze / engine alone | $(ratio analyze engine) |"
-  echo "| engine / reader + decoder | $(ratio engine decoder) |"
-  threads_rows
-  exit 0
+if [[ ${RDMATEL_BENCH_TSHARK:-1} != 0 ]]; then
+  # tshark dissects only when something needs it (a filter, a tap, printing): `tshark -q -r X`
+  # alone reads the file and nothing else. Every tshark run here has a tap, so every frame is
+  # dissected (no protocol tree unless a tap or filter asks for one).
+  run ts "tshark -z io,stat,0 (no plugin)" "${as_user[@]}" env HOME="$work/without" tshark -q -z io,stat,0 -r "$capture"
+  run ts_plugin "tshark -z io,stat,0 (plugin)" "${as_user[@]}" env HOME="$work/with" tshark -q -z io,stat,0 -r "$capture"
+  tables=(-z rdmatel,io,host -z rdmatel,msg,flow)
+  run ts_tables "tshark -z rdmatel tables (one pass)" "${as_user[@]}" env HOME="$work/with" tshark -q "${tables[@]}" -r "$capture"
+  run ts2_tables "tshark -2 -z rdmatel tables" "${as_user[@]}" env HOME="$work/with" tshark -2 -q "${tables[@]}" -r "$capture"
 fi
-# tshark dissects only when something needs it (a filter, a tap, printing): `tshark -q -r X`
-# alone reads the file and nothing else. Every tshark run here has a tap, so every frame is
-# dissected (no protocol tree unless a tap or filter asks for one).
-run ts "tshark -z io,stat,0 (no plugin)" "${as_user[@]}" env HOME="$work/without" tshark -q -z io,stat,0 -r "$capture"
-run ts_plugin "tshark -z io,stat,0 (plugin)" "${as_user[@]}" env HOME="$work/with" tshark -q -z io,stat,0 -r "$capture"
-tables=(-z rdmatel,io,host -z rdmatel,msg,flow)
-run ts_tables "tshark -z rdmatel tables (one pass)" "${as_user[@]}" env HOME="$work/with" tshark -q "${tables[@]}" -r "$capture"
-run ts2_tables "tshark -2 -z rdmatel tables" "${as_user[@]}" env HOME="$work/with" tshark -2 -q "${tables[@]}" -r "$capture"
 
 echo
 echo "| ratio (cpu) | x |"
 echo "|---|---:|"
-echo "| plugin cost: tshark with / without the plugin | $(ratio ts_plugin ts) |"
-echo "| tshark dissecting (no plugin) / rdmatel analyze | $(ratio ts analyze) |"
-echo "| tshark rdmatel tables, one pass / rdmatel analyze | $(ratio ts_tables analyze) |"
-echo "| tshark -2 rdmatel tables / rdmatel analyze | $(ratio ts2_tables analyze) |"
+if [[ ${RDMATEL_BENCH_TSHARK:-1} != 0 ]]; then
+  echo "| plugin cost: tshark with / without the plugin | $(ratio ts_plugin ts) |"
+  echo "| tshark dissecting (no plugin) / rdmatel analyze | $(ratio ts analyze) |"
+  echo "| tshark rdmatel tables, one pass / rdmatel analyze | $(ratio ts_tables analyze) |"
+  echo "| tshark -2 rdmatel tables / rdmatel analyze | $(ratio ts2_tables analyze) |"
+fi
+echo "| the plugin's engine / the engine alone | $(ratio plugin_engine engine) |"
 echo "| rdmatel analyze / engine alone | $(ratio analyze engine) |"
 echo "| engine / reader + decoder | $(ratio engine decoder) |"
+echo "| rdmatel analyze / bare loop | $(ratio analyze bare) |"
 threads_rows
+# Instructions per packet (callgrind): the same for the same binary and capture whatever the
+# machine is doing, unlike the cpu seconds above. RDMATEL_BENCH_INSTRUCTIONS=0 leaves it out.
+if [[ ${RDMATEL_BENCH_INSTRUCTIONS:-1} != 0 ]] && command -v valgrind >/dev/null; then
+  echo
+  bench/instructions.sh "$capture" "$bench"
+fi

@@ -36,6 +36,11 @@ struct TsScale {
   // overflow (a 64-bit stamp in 10^-9 s units alone can exceed the ns range, and if_tsoffset
   // is any 64-bit number of seconds).
   TimeNs to_ns(uint64_t t) const {
+    // The usual stamps (ns or µs, no offset) of this century: no 128-bit arithmetic per packet.
+    if (!binary && offset_s == 0 && t < (uint64_t(1) << 62)) {
+      if (exp == 9) return TimeNs(t);
+      if (exp == 6 && t < (uint64_t(1) << 52)) return TimeNs(t * 1000);
+    }
     __int128 v;
     if (binary) {
       v = __int128((unsigned __int128)t * 1000000000u >> exp);
