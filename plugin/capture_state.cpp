@@ -68,27 +68,13 @@ void CaptureState::process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t inte
   in.source = interface_id;  // one file: each interface is a capture of its own
   in.point = point;
   in.link = link_type_from_wtap_encap(wtap_encap);
+  in.data = data;
   in.cap_len = cap_len;
   in.wire_len = wire_len;
-  Queued& q = batch_.emplace_back();
-  q.in = in;
-  q.has_bytes = data != nullptr;
-  q.offset = batch_bytes_.size();
-  if (data) batch_bytes_.insert(batch_bytes_.end(), data, data + cap_len);
-  if (batch_.size() >= kBatch) flush();
-}
-
-void CaptureState::flush() {
-  for (Queued& q : batch_) {
-    FrameIn& in = q.in;
-    in.data = q.has_bytes ? batch_bytes_.data() + q.offset : nullptr;
-    notes_of_frame_begin_ = store_.note_count();
-    if (in.frame > frame_points_.size()) frame_points_.resize(in.frame, kNoPoint);
-    if (in.frame) frame_points_[in.frame - 1] = in.point;
-    engine_.push(in);
-  }
-  batch_.clear();
-  batch_bytes_.clear();
+  notes_of_frame_begin_ = store_.note_count();
+  if (frame > frame_points_.size()) frame_points_.resize(frame, kNoPoint);
+  if (frame) frame_points_[frame - 1] = point;
+  engine_.push(in);
 }
 
 void CaptureState::index_io_frames() {
@@ -130,7 +116,6 @@ std::span<const IoFrameLink> CaptureState::io_frames(uint64_t io_id) const {
 }
 
 void CaptureState::finish() {
-  flush();
   engine_.finish();
   store_.index();
   index_io_frames();

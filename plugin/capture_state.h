@@ -80,13 +80,6 @@ class CaptureState {
     PointId point = it != points_by_interface_.end() ? it->second : declare_point(interface_id, interface_name(interface_id));
     process(frame, ts, has_ts, interface_id, point, wtap_encap, data, cap_len, wire_len);
   }
-  /// Hands the frames process() queued to the engine. Frames wait in batches (kBatch) because
-  /// the engine then runs a batch at a time with its code and tables warm, rather than a frame
-  /// at a time between Wireshark's own dissections (half the plugin's cost in tshark was the
-  /// processor fetching the engine's code again for every frame). Anything that reads the state
-  /// for the current frame (view, endpoints, counts) needs it flushed first: a frame shows what
-  /// the engine knew once it had it, as without batches.
-  void flush();
   /// Ends the first pass (called when the first revisited frame shows up): flushes the engine
   /// and indexes the final records by the frame that counts them.
   void finish();
@@ -127,17 +120,6 @@ class CaptureState {
     void on_warning(const Warning& w) override { texts.push_back(w.text); }
     std::vector<std::string> texts;
   };
-
-  // First pass: frames queued for the engine, their bytes copied (Wireshark's are gone once the
-  // frame is dissected).
-  static constexpr size_t kBatch = 64;
-  struct Queued {
-    FrameIn in;
-    size_t offset = 0;  ///< of its bytes in batch_bytes_
-    bool has_bytes = false;
-  };
-  std::vector<Queued> batch_;
-  std::vector<uint8_t> batch_bytes_;
 
   Engine engine_;
   std::vector<alerts::AlertRule> alert_rules_;

@@ -140,8 +140,6 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   }
   const bool tapping = have_tap_listener(tap_id());
   if (!tapping && !internal_error_ && !read_by_anyone(pinfo, tree)) return 0;
-  // Someone reads this frame: the engine must have every frame up to it.
-  if (!state_->finished()) guarded([&] { state_->flush(); });
   FrameView view;
   guarded([&] { view = state_->view(pinfo->num, iface); });
   if (internal_error_) {
