@@ -2,14 +2,16 @@
 // State of RDMA messages per flow, point and PSN space for the messages plugin.
 #pragma once
 
+#include <array>
 #include <cstdint>
-#include <deque>
 #include <map>
 #include <optional>
 #include <vector>
 
 #include "engine/metrics/messages/read_log.h"
+#include "engine/metrics/messages/ring.h"
 #include "engine/src/core/flows.h"
+#include "engine/src/util/psn.h"
 #include "rdmatel/records.h"
 
 namespace rdmatel::messages {
@@ -22,10 +24,29 @@ enum class Space : uint8_t { kRequest = 0, kResponse = 1 };
 /// disjoint ranges: one range for a message seen whole, a few when packets were lost, so the
 /// memory follows the losses, not the message's length. Beyond kMaxRanges gaps (or a span
 /// past kMaxSpan) new PSNs are counted but no longer tracked, and never called duplicates.
+///
+/// The newest range is kept apart from the others, so that marking a message's first PSN and
+/// extending its newest run (every packet of a message seen in order) touch no vector; the
+/// other cases put it back at the end of the list for the time of the search.
 class PsnBitmap {
  public:
   /// Marks `psn`; returns true when it was already marked.
-  bool mark(uint32_t psn);
+  bool mark(uint32_t psn) {
+    if (!has_base_) {
+      has_base_ = has_newest_ = true;
+      base_ = psn;
+      newest_ = {0, 0};
+      ++distinct_;
+      return false;
+    }
+    const int32_t off = psn::distance(base_, psn);
+    if (has_newest_ && off == newest_.hi + 1 && off < kMaxSpan) {
+      newest_.hi = off;
+      ++distinct_;
+      return false;
+    }
+    return mark_elsewhere(psn);
+  }
   /// Unmarks `psn` (a packet moved to another message).
   void unmark(uint32_t psn);
   /// The last PSN of the marked run holding `psn` (`psn` itself when it is not marked, or the
@@ -33,25 +54,50 @@ class PsnBitmap {
   uint32_t run_end(uint32_t psn) const;
   /// Forgets every PSN, keeping the memory (messages are recycled).
   void clear() {
-    has_base_ = false;
+    has_base_ = has_newest_ = false;
     base_ = 0;
     ranges_.clear();
     distinct_ = 0;
   }
   uint32_t distinct() const { return distinct_; }
-  /// Calls f(psn) for every marked PSN.
+  /// Calls f(psn) for every marked PSN, in order.
   template <typename F>
   void for_each(F&& f) const {
-    for (const auto& [lo, hi] : ranges_)
-      for (int64_t o = lo; o <= hi; ++o) f(uint32_t((int64_t(base_) + o) & 0xFFFFFF));
+    for (const Range& r : ranges_) for_each_in(r, f);
+    if (has_newest_) for_each_in(newest_, f);
   }
 
  private:
+  struct Range {
+    int32_t lo, hi;  ///< offsets from base_
+  };
+  bool mark_elsewhere(uint32_t psn);
+  /// mark() and unmark() on the whole sorted list, the newest range at its end.
+  bool mark_sorted(uint32_t psn);
+  void unmark_sorted(uint32_t psn);
+  /// Moves the newest range to the end of ranges_, and back.
+  void gather() {
+    if (has_newest_) ranges_.push_back(newest_);
+    has_newest_ = false;
+  }
+  void scatter() {
+    if (ranges_.empty()) return;
+    newest_ = ranges_.back();
+    ranges_.pop_back();
+    has_newest_ = true;
+  }
+  template <typename F>
+  void for_each_in(const Range& r, F& f) const {
+    for (int64_t o = r.lo; o <= r.hi; ++o) f(uint32_t((int64_t(base_) + o) & 0xFFFFFF));
+  }
+
   static constexpr int32_t kMaxSpan = 1 << 22;
   static constexpr size_t kMaxRanges = 256;
   bool has_base_ = false;
+  bool has_newest_ = false;
   uint32_t base_ = 0;
-  std::vector<std::pair<int32_t, int32_t>> ranges_;  ///< [lo, hi] offsets from base_, sorted
+  Range newest_{0, 0};         ///< the newest range (has_newest_), after every range in ranges_
+  std::vector<Range> ranges_;  ///< the older ranges, sorted
   uint32_t distinct_ = 0;
 };
 
@@ -89,36 +135,35 @@ struct MessageCounts {
   uint64_t naks = 0;
 };
 
-struct Message {
-  MessageCounts rec;  ///< accumulating counts, PSNs, stamps, frames
-  bool has_first = false;  ///< FIRST/ONLY seen (else first_psn is the oldest PSN seen)
+/// What a message knows besides which PSNs it saw and the packets past its gap: the part a
+/// recycled message resets in one assignment (those two keep their memory).
+struct MessageFacts {
+  MessageCounts rec;               ///< accumulating counts, PSNs, stamps, frames
+  bool has_first = false;          ///< FIRST/ONLY seen (else first_psn is the oldest PSN seen)
   bool has_last = false;
-  bool gapped = false;       ///< some PSN after contig_end is missing, later ones were seen
-  uint32_t contig_end = 0;   ///< the message's PSNs from first_psn to here were all seen
-  TimeNs contig_last_ns = 0;         ///< latest stamp of the packets before the gap
+  bool gapped = false;             ///< some PSN after contig_end is missing, later ones were seen
+  bool beyond_full = false;        ///< some packets past the gap did not fit in `beyond`
+  bool acked = false;
+  bool done = false;
+  uint32_t contig_end = 0;         ///< the message's PSNs from first_psn to here were all seen
+  TimeNs contig_last_ns = 0;       ///< latest stamp of the packets before the gap
   uint64_t contig_last_frame = 0;
-  std::vector<BeyondGap> beyond;     ///< packets past the gap (bounded)
-  bool beyond_full = false;          ///< some packets past the gap did not fit in `beyond`
+  TimeNs acked_at = 0;             ///< the point's newest stamp when the ACK came
+  TimeNs queued_last = 0;          ///< last_ns when it was (re)queued for the idle timeout
+  Stream* stream = nullptr;
+};
+
+struct Message : MessageFacts {
+  std::vector<BeyondGap> beyond;  ///< packets past the gap (bounded)
+  PsnBitmap seen;
+  uint32_t slot = 0;  ///< its place in the pool (Messages::open_ids_), kept when recycled
 
   /// A recycled message starts over, keeping its vectors' memory.
   void reset() {
-    PsnBitmap s = std::move(seen);
-    std::vector<BeyondGap> b = std::move(beyond);
-    const uint32_t at = slot;
-    *this = Message{};
-    s.clear();
-    b.clear();
-    seen = std::move(s);
-    beyond = std::move(b);
-    slot = at;
+    static_cast<MessageFacts&>(*this) = MessageFacts{};
+    beyond.clear();
+    seen.clear();
   }
-  uint32_t slot = 0;  ///< its place in the pool (Messages::open_ids_), kept when recycled
-  bool acked = false;
-  bool done = false;
-  TimeNs acked_at = 0;      ///< the point's newest stamp when the ACK came
-  TimeNs queued_last = 0;   ///< last_ns when it was (re)queued for the idle timeout
-  Stream* stream = nullptr;
-  PsnBitmap seen;
 };
 
 /// An open message in its stream's PSN-ordered list, with its first PSN (fixed once it is
@@ -126,6 +171,29 @@ struct Message {
 struct OpenMessage {
   uint32_t first_psn;
   Message* m;
+};
+
+/// PSN ranges of a stream's recently finished messages (the last kCount), for telling late
+/// copies of their packets. Kept as first PSN and length (0: an empty slot, which holds nothing)
+/// so that asking is one pass over a fixed array without an early exit: the loop vectorizes.
+class FinishedRanges {
+ public:
+  static constexpr size_t kCount = 64;
+  void add(uint32_t first, uint32_t last) {
+    first_[next_] = first;
+    len_[next_] = ((last - first) & psn::kMask) + 1;
+    next_ = (next_ + 1) % kCount;
+  }
+  /// True when one of the ranges holds `psn` (psn::in_range).
+  bool holds(uint32_t psn) const {
+    uint32_t any = 0;
+    for (size_t i = 0; i < kCount; ++i) any |= uint32_t(((psn - first_[i]) & psn::kMask) < len_[i]);
+    return any != 0;
+  }
+
+ private:
+  std::array<uint32_t, kCount> first_{}, len_{};
+  size_t next_ = 0;  ///< the slot of the oldest range (replaced next)
 };
 
 struct FlowPoint;
@@ -144,13 +212,13 @@ struct Stream {
   uint32_t unsized_psn = 0, unsized_len = 0;
   bool has_acked = false;
   uint32_t acked = 0;             ///< newest PSN an ACK covered (request space)
-  std::deque<OpenMessage> messages;  ///< open messages in PSN order
+  Ring<OpenMessage> messages;     ///< open messages in PSN order
   Message* hint = nullptr;        ///< where the last resent packet went (checked before use)
   size_t acked_count = 0;         ///< how many messages at the front an ACK has covered
   /// NAKs whose PSN names no message yet (the message's packets were lost before this point).
   std::vector<uint32_t> pending_naks;
   /// PSN ranges of recently finished messages: late copies count for the flow only.
-  std::deque<std::pair<uint32_t, uint32_t>> finished;
+  FinishedRanges finished;
   /// Request space: the READs issued here, so that the answer to a re-issued READ REQUEST joins
   /// the original READ RESPONSE message, and a NAK naming a READ is tied to it.
   ReadLog reads;
@@ -160,6 +228,9 @@ struct Stream {
 struct FlowPoint {
   FlowId flow = kNoFlow;
   PointId point = kNoPoint;
+  /// The record of its messages being reported: the flow's addresses, QPN, GPUs and key-flow
+  /// mark and the point are filled once, the message's counts each time (Messages::record_of).
+  MessageRecord record;
   Stream* streams[2] = {nullptr, nullptr};      ///< by Space
   std::map<int64_t, FlowPeriodRecord> periods;  ///< by period index
   int64_t last_period = 0;                      ///< one-entry cache into periods
@@ -168,12 +239,6 @@ struct FlowPoint {
   /// data packet seen): its periods count the PFC pauses of that priority, else of every one.
   std::optional<uint8_t> priority;
   bool class_known = false;
-};
-
-/// Per flow: what the plugin keeps, found by flow id without hashing.
-struct FlowState {
-  uint32_t mtu = 0;                  ///< largest FIRST/MIDDLE payload seen
-  std::vector<FlowPoint*> points;    ///< one per point that saw the flow (few)
 };
 
 }  // namespace rdmatel::messages

@@ -10,7 +10,6 @@ namespace rdmatel::messages {
 namespace {
 
 constexpr size_t kMaxPendingNaks = 256;  // per stream; older ones are dropped
-constexpr size_t kFinishedRanges = 64;   // per stream
 constexpr uint64_t kMaxMtu = 4096;       // the largest InfiniBand path MTU
 constexpr size_t kUnpairedNaksPerFlow = 64;
 constexpr size_t kUnpairedNakFlows = 4096;
@@ -23,11 +22,6 @@ constexpr size_t kMaxOpenMessagesPerStream = 4096;
 // Packets past a PSN gap remembered per open message, for moving them to the next message.
 constexpr size_t kMaxBeyondGap = 256;
 
-
-int64_t period_index(TimeNs ts, DurationNs period) {
-  int64_t q = ts / period;
-  return (ts % period < 0) ? q - 1 : q;  // floor, also before 1970
-}
 
 MessageKind kind_of(IbOpClass c) {
   switch (c) {
@@ -73,21 +67,9 @@ Messages::Messages(Ctx& ctx)
       note_nak_(note_kind("msg.nak")),
       note_nak_read_(note_kind("msg.nak_read")) {}
 
-Messages::PointQueues& Messages::queues(PointId point) {
-  if (point >= points_.size()) points_.resize(size_t(point) + 1);
-  return points_[point];
-}
-
-MessageRecord Messages::record_of(const Ctx& ctx, const Message& m) {
+MessageRecord& Messages::record_of(const Message& m) {
   const MessageCounts& c = m.rec;
-  MessageRecord r;
-  const FlowKey& key = ctx.flows[m.stream->flow].key;
-  r.src = key.src;
-  r.dst = key.dst;
-  r.dst_qpn = key.dst_qpn;
-  r.point = m.stream->point;
-  bind_gpus(ctx.gpus, r.src, r.dst, r.gpu);
-  r.key_flow = ctx.sampling.key_flow(r.src, r.dst);
+  MessageRecord& r = m.stream->owner->record;
   r.id = c.id;
   r.kind = c.kind;
   r.with_immediate = c.with_immediate;
@@ -105,52 +87,50 @@ MessageRecord Messages::record_of(const Ctx& ctx, const Message& m) {
   r.bytes = c.bytes;
   r.retrans_bytes = c.retrans_bytes;
   r.naks = c.naks;
+  r.poll_period_ns.reset();
   return r;
 }
 
 void Messages::emit_snapshot(Ctx& ctx, const Message& m) const {
-  MessageRecord snap = record_of(ctx, m);
+  MessageRecord& snap = record_of(m);
   snap.provisional = true;
   snap.complete = m.has_first && m.has_last &&
                   m.seen.distinct() == uint32_t(psn::distance(snap.first_psn, snap.last_psn)) + 1;
   ctx.emit(kMessageSchema, &snap, true);
 }
 
-FlowPoint* Messages::find_flow_point(FlowId flow, PointId point) const {
-  if (flow >= flows_.size()) return nullptr;
-  for (FlowPoint* fp : flows_[flow].points)
-    if (fp->point == point) return fp;
-  return nullptr;
-}
-
-FlowPoint& Messages::flow_point(FlowId flow, PointId point) {
-  if (FlowPoint* fp = find_flow_point(flow, point)) return *fp;
-  if (flow >= flows_.size()) flows_.resize(size_t(flow) + 1);
+FlowPoint& Messages::new_flow_point(FlowId flow, PointId point, const Ctx& ctx) {
+  if (point >= by_point_.size()) by_point_.resize(size_t(point) + 1);
+  std::vector<FlowPoint*>& at = by_point_[point];
+  if (flow >= at.size()) at.resize(size_t(flow) + 1);
   FlowPoint& fp = flow_points_.emplace_back();
   fp.flow = flow;
   fp.point = point;
-  flows_[flow].points.push_back(&fp);
+  MessageRecord& r = fp.record;
+  const FlowKey& key = ctx.flows[flow].key;
+  r.src = key.src;
+  r.dst = key.dst;
+  r.dst_qpn = key.dst_qpn;
+  r.point = point;
+  bind_gpus(ctx.gpus, r.src, r.dst, r.gpu);
+  r.key_flow = ctx.sampling.key_flow(r.src, r.dst);
+  at[flow] = &fp;
   return fp;
 }
 
-Stream& Messages::stream(FlowId flow, PointId point, Space space) {
-  FlowPoint& fp = flow_point(flow, point);
-  Stream*& s = fp.streams[int(space)];
-  if (!s) {
-    s = &streams_.emplace_back();
-    s->flow = flow;
-    s->point = point;
-    s->owner = &fp;
-    s->space = space;
-  }
-  return *s;
+Stream& Messages::new_stream(FlowPoint& fp, Space space) {
+  Stream& s = streams_.emplace_back();
+  s.flow = fp.flow;
+  s.point = fp.point;
+  s.owner = &fp;
+  s.space = space;
+  fp.streams[int(space)] = &s;
+  return s;
 }
 
-FlowPeriodRecord& Messages::period(FlowPoint& fp, TimeNs ts, Ctx& ctx) {
+FlowPeriodRecord& Messages::open_period(FlowPoint& fp, int64_t idx, Ctx& ctx) {
   const FlowId flow = fp.flow;
   const PointId point = fp.point;
-  int64_t idx = period_index(ts, period_ns_);
-  if (fp.last_record && fp.last_period == idx) return *fp.last_record;
   fp.last_period = idx;
   auto it = fp.periods.find(idx);
   if (it != fp.periods.end()) return *(fp.last_record = &it->second);
@@ -174,23 +154,29 @@ FlowPeriodRecord& Messages::period(FlowPoint& fp, TimeNs ts, Ctx& ctx) {
   r.point = point;
   r.period_start_ns = idx * period_ns_;
   r.period_ns = period_ns_;
-  queues(point).periods.emplace_back(&fp, idx);
+  queues(point).periods.push_back({&fp, idx});
   return r;
 }
 
-std::deque<OpenMessage>::iterator Messages::locate(Stream& s, const Message* m) {
+size_t Messages::locate(const Stream& s, const Message* m) {
   // Messages are kept in PSN order and most often leave from the front.
-  auto& v = s.messages;
-  if (v.empty()) return v.end();
-  if (v.front().m == m) return v.begin();
-  if (v.back().m == m) return std::prev(v.end());  // just opened
+  const auto& v = s.messages;
+  const size_t n = v.size();
+  if (n == 0 || v.front().m == m) return 0;
+  if (v.back().m == m) return n - 1;  // just opened
   const uint32_t first = m->rec.first_psn;
-  auto it = std::partition_point(v.begin(), v.end(),
-                                 [&](const OpenMessage& x) { return psn::distance(x.first_psn, first) > 0; });
-  for (; it != v.end() && it->first_psn == first; ++it)
-    if (it->m == m) return it;
+  size_t lo = 0, hi = n;  // the first that does not start before `first`
+  while (lo < hi) {
+    const size_t mid = lo + (hi - lo) / 2;
+    if (psn::distance(v[mid].first_psn, first) > 0) lo = mid + 1;
+    else hi = mid;
+  }
+  for (; lo < n && v[lo].first_psn == first; ++lo)
+    if (v[lo].m == m) return lo;
   // Never expected: the order was broken somewhere.
-  return std::find_if(v.begin(), v.end(), [&](const OpenMessage& x) { return x.m == m; });
+  for (size_t i = 0; i < n; ++i)
+    if (v[i].m == m) return i;
+  return n;
 }
 
 Message* Messages::find(Stream& s, uint32_t psn) const {
@@ -216,17 +202,6 @@ Message* Messages::find(Stream& s, uint32_t psn) const {
   if (!contains(*m, psn)) return nullptr;
   s.hint = m;
   return m;
-}
-
-// Messages finished out of queue order (evicted, merged, acknowledged) leave dead references
-// behind; queues are pruned from the front as time passes, but time need not pass. Compacting
-// once the dead outnumber the open keeps each queue within twice the open messages.
-template <typename Entry>
-void Messages::push_ref(std::deque<Entry>& queue, Entry entry) {
-  if (queue.size() >= 2 * open_count_ + 1024)
-    queue.erase(std::remove_if(queue.begin(), queue.end(), [&](const Entry& e) { return !live(ref_of(e)); }),
-                queue.end());
-  queue.push_back(entry);
 }
 
 Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first) {
@@ -268,10 +243,10 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
   m->has_first = has_first;
   m->stream = &s;
   // Keep the stream's messages in PSN order (a resent FIRST can come after later messages).
-  auto pos = s.messages.end();
-  while (pos != s.messages.begin() && psn::distance(first_psn, std::prev(pos)->first_psn) > 0) --pos;
-  size_t index = size_t(pos - s.messages.begin());
-  s.messages.insert(pos, OpenMessage{first_psn, m});
+  size_t index = s.messages.size();
+  while (index > 0 && psn::distance(first_psn, s.messages[index - 1].first_psn) > 0) --index;
+  if (index == s.messages.size()) s.messages.push_back(OpenMessage{first_psn, m});
+  else s.messages.insert(index, OpenMessage{first_psn, m});
   if (index < s.acked_count) s.acked_count = index;  // rescanned by the next ACK
   open_ids_[m->slot] = m->rec.id;
   push_ref(open_, ref(*m));
@@ -342,12 +317,6 @@ void Messages::close_gap(Message& m, uint32_t psn) {
     return true;
   });
   m.gapped = !m.beyond.empty() || m.beyond_full;
-}
-
-void Messages::split_after_last(Ctx& ctx, Stream& s, Message& m) {
-  // Packets it took past a gap, beyond its LAST, belong to the next message (whose FIRST this
-  // point has not seen yet): they become a message without FIRST.
-  split_beyond(ctx, s, m, psn::add(m.rec.last_psn, 1));
 }
 
 void Messages::split_beyond(Ctx& ctx, Stream& s, Message& m, uint32_t from) {
@@ -444,15 +413,14 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   }
   // `from` disappears without a record of its own; annotating front ends learn where it went.
   if (frame_notes_) {
-    MessageRecord gone = record_of(ctx, from);
+    MessageRecord& gone = record_of(from);
     gone.merged_into = a.id;
     ctx.emit(kMessageSchema, &gone, true);
   }
   Stream& s = *from.stream;
-  auto it = locate(s, &from);
-  if (it != s.messages.end()) {
-    if (size_t(it - s.messages.begin()) < s.acked_count) --s.acked_count;
-    s.messages.erase(it);
+  if (const size_t at = locate(s, &from); at < s.messages.size()) {
+    if (at < s.acked_count) --s.acked_count;
+    s.messages.erase(at);
   }
   close(from);
   --open_count_;
@@ -467,11 +435,11 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
 // that message's and no LAST among them (SENDs and WRITEs do not interleave, nor do one READ's
 // responses): proof, where taking it earlier, across a gap, would be a guess (the message
 // after the gap may be the next one's LAST, stamped before this one's LAST and both FIRSTs).
-void Messages::absorb_covered(Ctx& ctx, Stream& s, Message& m) {
+void Messages::absorb_following(Ctx& ctx, Stream& s, Message& m) {
   while (!m.has_last && s.messages.size() > 1 && s.messages.back().m != &m) {
-    auto it = locate(s, &m);
-    if (it == s.messages.end() || std::next(it) == s.messages.end()) return;
-    Message* next = std::next(it)->m;
+    const size_t at = locate(s, &m);
+    if (at + 1 >= s.messages.size()) return;
+    Message* next = s.messages[at + 1].m;
     if (next->has_first || next->rec.kind != m.rec.kind ||
         m.seen.distinct() != uint32_t(psn::distance(m.rec.first_psn, next->rec.first_psn)))
       return;
@@ -479,7 +447,7 @@ void Messages::absorb_covered(Ctx& ctx, Stream& s, Message& m) {
   }
 }
 
-void Messages::claim_pending_naks(Stream& s, Message& m) {
+void Messages::claim_waiting_naks(Stream& s, Message& m) {
   auto& pend = s.pending_naks;
   for (size_t i = 0; i < pend.size();) {
     if (contains(m, pend[i])) {
@@ -498,11 +466,11 @@ void Messages::on_packet(const Packet& p, Ctx& ctx) {
   if (t != IbTransport::kRC && t != IbTransport::kXRC && t != IbTransport::kUC) return;
   switch (p.roce.op()->op_class) {
     case IbOpClass::kSend:
-    case IbOpClass::kWrite: on_data(p, ctx, Space::kRequest); break;
-    case IbOpClass::kReadResponse: on_data(p, ctx, Space::kResponse); break;
-    case IbOpClass::kReadRequest: on_read_request(p, ctx); break;
+    case IbOpClass::kWrite: on_data(p, ctx.flows[p.flow], ctx, Space::kRequest); break;
+    case IbOpClass::kReadResponse: on_data(p, ctx.flows[p.flow], ctx, Space::kResponse); break;
+    case IbOpClass::kReadRequest: on_read_request(p, ctx.flows[p.flow], ctx); break;
     case IbOpClass::kAcknowledge:
-    case IbOpClass::kAtomicAcknowledge: on_aeth(p, ctx); break;
+    case IbOpClass::kAtomicAcknowledge: on_aeth(p, ctx.flows[p.flow], ctx); break;
     default: break;
   }
 }
@@ -511,7 +479,7 @@ void Messages::on_pfc(const Packet& p) {
   uint8_t paused = 0;
   for (uint8_t prio = 0; prio < 8; ++prio)
     if ((p.roce.pfc.enabled >> prio & 1u) && p.roce.pfc.quanta[prio]) paused |= uint8_t(1u << prio);
-  if (paused) queues(p.point).pauses.add(period_index(p.ts, period_ns_), paused);
+  if (paused) queues(p.point).pauses.add(period_index(p.ts), paused);
 }
 
 void Messages::on_cnp(const Packet& p, Ctx& ctx) {
@@ -528,13 +496,13 @@ void Messages::on_cnp(const Packet& p, Ctx& ctx) {
   ++period(forward, p.point, p.ts, ctx).cnps;
 }
 
-void Messages::on_read_request(const Packet& p, Ctx& ctx) {
+void Messages::on_read_request(const Packet& p, const Flow& flow, Ctx& ctx) {
   // A READ REQUEST takes one request PSN per response packet it asks for: the requester's next
   // PSN is psn + ceil(length / path MTU). Without the MTU, allow the next request to jump.
-  Stream& s = stream(p.flow, p.point, Space::kRequest);
+  Stream& s = stream(p.flow, p.point, Space::kRequest, ctx);
   const uint32_t psn = p.roce.bth.psn;
   const uint32_t len = p.roce.reth.dma_len;
-  const uint32_t mtu = mtu_of(ctx.flows[p.flow]);
+  const uint32_t mtu = mtu_of(flow);
   const uint32_t last = ReadLog::last_psn(psn, len, mtu);
   // Remember the READ unless it lies inside one already known: then it is a copy, or a READ
   // re-issued for the rest after lost responses. (A copy of a READ this point first missed,
@@ -553,7 +521,6 @@ void Messages::size_unsized_read(Stream& s, const Flow& flow, uint32_t psn) {
   // The first FIRST or MIDDLE packet of a capture that starts mid-stream often comes just after
   // a READ REQUEST (an NVMe write's data is read, then the next read's data written): sized
   // now, the READ's PSNs are not a gap, and a jump beyond them is one, as with the MTU known.
-  if (!s.read_unsized) return;
   uint32_t mtu = mtu_of(flow);
   if (!mtu) {
     // No packet has shown the MTU yet (single-packet messages only, so far). It is one of IB's
@@ -573,25 +540,26 @@ void Messages::size_unsized_read(Stream& s, const Flow& flow, uint32_t psn) {
   if (psn::newer(last, s.newest)) s.newest = last;
 }
 
-Stream* Messages::read_requests(Ctx& ctx, const Packet& p) const {
+Stream* Messages::read_requests(const Flow& flow, PointId point) const {
   // READ RESPONSEs answer READ REQUESTs that went the other way, on the peer flow. The number
   // of responses is known once the path MTU is: compute it now, not when the READ was seen.
-  if (ctx.flows[p.flow].peer == kNoFlow) return nullptr;
-  FlowPoint* fp = find_flow_point(ctx.flows[p.flow].peer, p.point);
+  if (flow.peer == kNoFlow) return nullptr;
+  FlowPoint* fp = find_flow_point(flow.peer, point);
   Stream* req = fp ? fp->streams[int(Space::kRequest)] : nullptr;
   if (!req) return nullptr;
-  uint32_t mtu = mtu_of(ctx.flows[p.flow]);
+  uint32_t mtu = mtu_of(flow);
   if (!mtu) return nullptr;
   req->reads.ranges_for(mtu);
   return req;
 }
 
-bool Messages::other_read(Ctx& ctx, const Packet& p, std::pair<uint32_t, uint32_t> read, const Message& m) const {
+bool Messages::other_read(const Flow& flow, const Packet& p, std::pair<uint32_t, uint32_t> read,
+                          const Message& m) const {
   // No READ holds both the message's first PSN and the response's. (A READ re-issued for the
   // rest holds only the rest; the one it re-issues holds both.)
   const uint32_t first = m.rec.first_psn;
   if (psn::in_range(first, read.first, read.second)) return false;
-  Stream* req = read_requests(ctx, p);
+  Stream* req = read_requests(flow, p.point);
   if (!req || req->reads.one_holds_both(first, p.roce.bth.psn)) return false;
   // The message's own READ unseen (sent before the capture began): a READ whose first PSN lies
   // among the message's asks again for its rest, since a new READ's PSNs come after all of an
@@ -599,8 +567,8 @@ bool Messages::other_read(Ctx& ctx, const Packet& p, std::pair<uint32_t, uint32_
   return req->reads.any_holds(first) || !m.has_last || !psn::in_range(read.first, first, m.rec.last_psn);
 }
 
-std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(Ctx& ctx, const Packet& p) const {
-  Stream* req = read_requests(ctx, p);
+std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(const Flow& flow, const Packet& p) const {
+  Stream* req = read_requests(flow, p.point);
   if (!req) return std::nullopt;
   const long r = req->reads.newest_holding(p.roce.bth.psn);
   if (r < 0) return std::nullopt;
@@ -610,16 +578,15 @@ std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(Ctx& ctx, cons
 uint32_t Messages::mtu_of(const Flow& f) const {
   // FIRST and MIDDLE packets are exactly one path MTU long, in either direction of the QP;
   // before this QP showed one, the fabric's (the largest seen anywhere) is the best guess.
-  uint32_t m = f.id < flows_.size() ? flows_[f.id].mtu : 0;
-  if (f.peer != kNoFlow && f.peer < flows_.size()) m = std::max(m, flows_[f.peer].mtu);
+  uint32_t m = f.id < mtu_.size() ? mtu_[f.id] : 0;
+  if (f.peer != kNoFlow && f.peer < mtu_.size()) m = std::max(m, mtu_[f.peer]);
   return m ? m : fabric_mtu_;
 }
 
-void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
+void Messages::on_data(const Packet& p, const Flow& flow, Ctx& ctx, Space space) {
   ++stats_.data_packets;
-  const FlowId peer = ctx.flows[p.flow].peer;
-  if (!unpaired_naks_.empty() && peer != kNoFlow) drain_unpaired_naks(ctx, ctx.flows[peer]);
-  Stream& s = stream(p.flow, p.point, space);
+  if (!unpaired_naks_.empty() && flow.peer != kNoFlow) drain_unpaired_naks(ctx, ctx.flows[flow.peer]);
+  Stream& s = stream(p.flow, p.point, space, ctx);
   if (FlowPoint& owner = *s.owner; !owner.class_known) {
     // Its class at the point, from its first data packet (as congestion records it).
     owner.class_known = true;
@@ -630,12 +597,12 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   MsgPosition pos = p.roce.op()->position;
   bool starts = pos == MsgPosition::kFirst || pos == MsgPosition::kOnly;
   if (pos == MsgPosition::kFirst || pos == MsgPosition::kMiddle) {
-    if (p.flow >= flows_.size()) flows_.resize(size_t(p.flow) + 1);
-    uint32_t& mtu = flows_[p.flow].mtu;
+    if (p.flow >= mtu_.size()) mtu_.resize(size_t(p.flow) + 1);
+    uint32_t& mtu = mtu_[p.flow];
     if (len > mtu && len <= kMaxMtu) mtu = uint32_t(len);
     if (len > fabric_mtu_ && len <= kMaxMtu) fabric_mtu_ = uint32_t(len);
   }
-  size_unsized_read(s, ctx.flows[p.flow], psn);
+  if (s.read_unsized) size_unsized_read(s, flow, psn);
   bool retrans = s.has_newest && !psn::newer(psn, s.newest);
   // READ RESPONSE PSNs jump from one READ to the next (the requester's other requests sit in
   // between): a new response message skipping PSNs is not a loss.
@@ -660,7 +627,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   // the answer to a re-issued READ REQUEST, and belongs to the message holding its PSN. So
   // does a response starting inside a READ's range (the rest of a READ re-issued after loss).
   std::optional<std::pair<uint32_t, uint32_t>> read;
-  if (space == Space::kResponse) read = read_range(ctx, p);
+  if (space == Space::kResponse) read = read_range(flow, p);
   bool continuation = read && psn != read->first;
   Message* m = starts && !retrans && !continuation ? nullptr : find(s, psn);
   // A request FIRST/ONLY always starts its own message (a message open before it, whose LAST
@@ -675,14 +642,11 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   if (m && m->rec.kind != kind_of(p.roce.op()->op_class)) m = nullptr;
   // Nor is a response of another READ (the next READ's LAST, its FIRST and this one's LAST lost
   // before the point).
-  if (m && read && other_read(ctx, p, *read, *m)) m = nullptr;
-  if (!m && retrans) {
-    for (const auto& [first, last] : s.finished)
-      if (psn::in_range(psn, first, last)) {
-        ++stats_.late_packets;  // a copy after its message was reported: flow counters only
-        ctx.note(p.frame, note_packet_, 0, kMsgRetransmission);
-        return;
-      }
+  if (m && read && other_read(flow, p, *read, *m)) m = nullptr;
+  if (!m && retrans && s.finished.holds(psn)) {
+    ++stats_.late_packets;  // a copy after its message was reported: flow counters only
+    ctx.note(p.frame, note_packet_, 0, kMsgRetransmission);
+    return;
   }
   if (m && !m->has_first) {
     // A message seen without its FIRST (lost before this point) whose head has now been
@@ -690,12 +654,11 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
     // nor where a PSN between them is still unseen: it may be the FIRST of a message between,
     // as when a SEND's LAST and the next SEND's FIRST were lost and the LAST after them was
     // stamped first.)
-    auto it = locate(s, m);
-    if (it != s.messages.begin()) {
-      Message* prev = std::prev(it)->m;
+    if (const size_t at = locate(s, m); at != 0) {
+      Message* prev = s.messages[at - 1].m;
       if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind &&
           psn::add(prev->contig_end, 1) == m->rec.first_psn &&
-          (!read || !other_read(ctx, p, *read, *prev))) {
+          (!read || !other_read(flow, p, *read, *prev))) {
         absorb(ctx, *prev, *m);
         m = prev;
       }
@@ -740,12 +703,12 @@ void Messages::on_data(const Packet& p, Ctx& ctx, Space space) {
   }
 }
 
-void Messages::on_aeth(const Packet& p, Ctx& ctx) {
+void Messages::on_aeth(const Packet& p, const Flow& flow, Ctx& ctx) {
   AethKind k = aeth_kind(p.roce.aeth.syndrome);
   if (k != AethKind::kAck && k != AethKind::kNak) return;
   bool nak = k == AethKind::kNak;
   if (nak) ++stats_.naks;
-  if (ctx.flows[p.flow].peer == kNoFlow) {
+  if (flow.peer == kNoFlow) {
     // Not paired yet (e.g. the first packets of the flow were the lost ones): keep the NAK
     // until an ACK or a response pairs the two directions.
     if (nak) {
@@ -757,13 +720,13 @@ void Messages::on_aeth(const Packet& p, Ctx& ctx) {
     }
     return;
   }
-  if (!unpaired_naks_.empty()) drain_unpaired_naks(ctx, ctx.flows[p.flow]);
+  if (!unpaired_naks_.empty()) drain_unpaired_naks(ctx, flow);
   if (nak) {
-    count_nak(ctx, ctx.flows[p.flow].peer, p.point, p.roce.bth.psn, p.ts, p.frame, p.roce.aeth.syndrome);
+    count_nak(ctx, flow.peer, p.point, p.roce.bth.psn, p.ts, p.frame, p.roce.aeth.syndrome);
     return;
   }
   // The ACK names a PSN of the requests flowing the other way.
-  Stream& s = stream(ctx.flows[p.flow].peer, p.point, Space::kRequest);
+  Stream& s = stream(flow.peer, p.point, Space::kRequest, ctx);
   const uint32_t psn = p.roce.bth.psn;
   if (!s.has_acked || psn::newer(psn, s.acked)) {
     s.acked = psn;
@@ -796,7 +759,7 @@ void Messages::drain_unpaired_naks(Ctx& ctx, const Flow& nak_flow) {
 
 void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, TimeNs ts, uint64_t frame,
                          uint8_t syndrome) {
-  Stream& s = stream(forward, point, Space::kRequest);
+  Stream& s = stream(forward, point, Space::kRequest, ctx);
   ++period(forward, point, ts, ctx).naks;
   Message* m = find(s, psn);
   if (m) {
@@ -825,19 +788,15 @@ void Messages::finalize(Ctx& ctx, Message& m) {
   r.provisional = false;
   r.complete = m.has_first && m.has_last &&
                m.seen.distinct() == uint32_t(psn::distance(r.first_psn, r.last_psn)) + 1;
-  MessageRecord out = record_of(ctx, m);
-  out.poll_period_ns = ctx.sampling.period_start(r.first_ns);
+  MessageRecord& out = record_of(m);
+  if (ctx.sampling.polling()) out.poll_period_ns = ctx.sampling.period_start(r.first_ns);
   ctx.emit(kMessageSchema, &out);
   Stream& s = *m.stream;
-  auto it = locate(s, &m);
-  if (it != s.messages.end()) {
-    if (size_t(it - s.messages.begin()) < s.acked_count) --s.acked_count;
-    s.messages.erase(it);
+  if (const size_t at = locate(s, &m); at < s.messages.size()) {
+    if (at < s.acked_count) --s.acked_count;
+    s.messages.erase(at);
   }
-  if (m.has_first && m.has_last) {
-    s.finished.emplace_back(r.first_psn, r.last_psn);
-    if (s.finished.size() > kFinishedRanges) s.finished.pop_front();
-  }
+  if (m.has_first && m.has_last) s.finished.add(r.first_psn, r.last_psn);
   --open_count_;
   free_.push_back(&m);
 }
@@ -920,14 +879,15 @@ void Messages::finish(Ctx& ctx) {
       ctx.note(n.frame, note_nak_, 0, n.syndrome);
     }
   unpaired_naks_.clear();
-  for (Ref r : open_)
-    if (live(r)) finalize(ctx, message(r));
+  for (size_t i = 0; i < open_.size(); ++i)
+    if (live(open_[i])) finalize(ctx, message(open_[i]));
   open_.clear();
   // Remaining periods in a stable order: flow, point, period.
-  std::vector<std::pair<FlowPoint*, int64_t>> rest;
-  for (PointQueues& q : points_) rest.insert(rest.end(), q.periods.begin(), q.periods.end());
-  std::sort(rest.begin(), rest.end(), [](const auto& a, const auto& b) {
-    return std::tie(a.first->flow, a.first->point, a.second) < std::tie(b.first->flow, b.first->point, b.second);
+  std::vector<OpenPeriod> rest;
+  for (PointQueues& q : points_)
+    for (size_t i = 0; i < q.periods.size(); ++i) rest.push_back(q.periods[i]);
+  std::sort(rest.begin(), rest.end(), [](const OpenPeriod& a, const OpenPeriod& b) {
+    return std::tie(a.fp->flow, a.fp->point, a.idx) < std::tie(b.fp->flow, b.fp->point, b.idx);
   });
   for (auto [fp, idx] : rest) {
     auto it = fp->periods.find(idx);

@@ -53,11 +53,11 @@ class Messages final : public Component {
   const MessagesStats& stats() const { return stats_; }
 
  private:
-  void on_data(const Packet& p, Ctx& ctx, Space space);
-  void on_aeth(const Packet& p, Ctx& ctx);
-  void on_read_request(const Packet& p, Ctx& ctx);
-  /// Sizes the READ REQUEST that came last in `s` once the path MTU is known (Stream::read_unsized),
-  /// or once the next request's PSN `psn` tells it.
+  void on_data(const Packet& p, const Flow& flow, Ctx& ctx, Space space);
+  void on_aeth(const Packet& p, const Flow& flow, Ctx& ctx);
+  void on_read_request(const Packet& p, const Flow& flow, Ctx& ctx);
+  /// Sizes the READ REQUEST that came last in `s` (Stream::read_unsized) once the path MTU is
+  /// known, or once the next request's PSN `psn` tells it.
   void size_unsized_read(Stream& s, const Flow& flow, uint32_t psn);
   /// A CNP: counted in the period of the flow whose sender it slows down (its peer).
   void on_cnp(const Packet& p, Ctx& ctx);
@@ -67,44 +67,84 @@ class Messages final : public Component {
   /// NAKs seen before the two directions were paired, counted once the pairing is known.
   void drain_unpaired_naks(Ctx& ctx, const Flow& flow);
   /// The (first, last) response PSNs of the READ a READ RESPONSE answers, when known.
-  std::optional<std::pair<uint32_t, uint32_t>> read_range(Ctx& ctx, const Packet& p) const;
-  /// The stream of READ REQUESTs a READ RESPONSE answers, its ranges those of the flow's MTU.
-  Stream* read_requests(Ctx& ctx, const Packet& p) const;
+  std::optional<std::pair<uint32_t, uint32_t>> read_range(const Flow& flow, const Packet& p) const;
+  /// The stream of READ REQUESTs the READ RESPONSEs of `flow` at `point` answer, its ranges
+  /// those of the flow's MTU.
+  Stream* read_requests(const Flow& flow, PointId point) const;
   /// True when READ RESPONSE `p` (of READ range `read`) answers another READ than message `m`'s.
-  bool other_read(Ctx& ctx, const Packet& p, std::pair<uint32_t, uint32_t> read, const Message& m) const;
+  bool other_read(const Flow& flow, const Packet& p, std::pair<uint32_t, uint32_t> read, const Message& m) const;
   uint32_t mtu_of(const Flow& f) const;
-  FlowPoint& flow_point(FlowId flow, PointId point);
-  FlowPoint* find_flow_point(FlowId flow, PointId point) const;
-  Stream& stream(FlowId flow, PointId point, Space space);
-  FlowPeriodRecord& period(FlowId flow, PointId point, TimeNs ts, Ctx& ctx) {
-    return period(flow_point(flow, point), ts, ctx);
+  /// The flow's state at the point (null: none yet). Points are few, flows many: a table per
+  /// point indexed by flow id, two loads per packet.
+  FlowPoint* find_flow_point(FlowId flow, PointId point) const {
+    if (point >= by_point_.size()) return nullptr;
+    const std::vector<FlowPoint*>& v = by_point_[point];
+    return flow < v.size() ? v[flow] : nullptr;
   }
-  FlowPeriodRecord& period(FlowPoint& fp, TimeNs ts, Ctx& ctx);
+  FlowPoint& flow_point(FlowId flow, PointId point, const Ctx& ctx) {
+    FlowPoint* fp = find_flow_point(flow, point);
+    return fp ? *fp : new_flow_point(flow, point, ctx);
+  }
+  FlowPoint& new_flow_point(FlowId flow, PointId point, const Ctx& ctx);
+  Stream& stream(FlowId flow, PointId point, Space space, const Ctx& ctx) {
+    FlowPoint& fp = flow_point(flow, point, ctx);
+    Stream* s = fp.streams[int(space)];
+    return s ? *s : new_stream(fp, space);
+  }
+  Stream& new_stream(FlowPoint& fp, Space space);
+  FlowPeriodRecord& period(FlowId flow, PointId point, TimeNs ts, Ctx& ctx) {
+    return period(flow_point(flow, point, ctx), ts, ctx);
+  }
+  /// The flow's record of the period holding `ts` (most packets: the one the last went to).
+  FlowPeriodRecord& period(FlowPoint& fp, TimeNs ts, Ctx& ctx) {
+    const int64_t idx = period_index(ts);
+    if (fp.last_record && fp.last_period == idx) return *fp.last_record;
+    return open_period(fp, idx, ctx);
+  }
+  FlowPeriodRecord& open_period(FlowPoint& fp, int64_t idx, Ctx& ctx);
+  int64_t period_index(TimeNs ts) const {
+    const int64_t q = ts / period_ns_;
+    return (ts % period_ns_ < 0) ? q - 1 : q;  // floor, also before 1970
+  }
   Message* find(Stream& s, uint32_t psn) const;
-  /// Where `m` is in its stream's PSN-ordered list (end() when it is not there).
-  static std::deque<OpenMessage>::iterator locate(Stream& s, const Message* m);
+  /// Where `m` is in its stream's PSN-ordered list (its size when it is not there).
+  static size_t locate(const Stream& s, const Message* m);
   Message* open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first);
   /// Counts one packet into a message; returns true when its PSN was already seen there.
   bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last,
                     bool first);
   /// The packet at `psn` filled the message's gap: the run seen from it joins the message's own.
   void close_gap(Message& m, uint32_t psn);
-  /// Moves the packets a message took past a PSN gap beyond its LAST into a new message.
-  void split_after_last(Ctx& ctx, Stream& s, Message& m);
+  /// Moves the packets a message took past a PSN gap beyond its LAST into a new message (whose
+  /// FIRST this point has not seen yet: they belong to the next message).
+  void split_after_last(Ctx& ctx, Stream& s, Message& m) {
+    if (m.gapped) split_beyond(ctx, s, m, psn::add(m.rec.last_psn, 1));
+  }
   void split_beyond(Ctx& ctx, Stream& s, Message& m, uint32_t from);
   /// Moves the packets `from` took past a PSN gap, from `boundary` on, to `to`.
   void move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t boundary);
-  void claim_pending_naks(Stream& s, Message& m);
+  /// Counts for `m` the NAKs waiting in its stream for a message holding their PSN.
+  void claim_pending_naks(Stream& s, Message& m) {
+    if (!s.pending_naks.empty()) claim_waiting_naks(s, m);
+  }
+  void claim_waiting_naks(Stream& s, Message& m);
   /// Merges `from` (a message seen without its FIRST) into `into` (its FIRST, resent or late).
   void absorb(Ctx& ctx, Message& into, Message& from);
-  void absorb_covered(Ctx& ctx, Stream& s, Message& m);
+  void absorb_covered(Ctx& ctx, Stream& s, Message& m) {
+    if (!m.has_last && s.messages.size() > 1 && s.messages.back().m != &m) absorb_following(ctx, s, m);
+  }
+  void absorb_following(Ctx& ctx, Stream& s, Message& m);
   void finalize(Ctx& ctx, Message& m);
   void emit_periods(Ctx& ctx, PointId point, bool all);
   void emit_snapshot(Ctx& ctx, const Message& m) const;
-  /// The message's record: its counts with its stream's flow and point.
-  static MessageRecord record_of(const Ctx& ctx, const Message& m);
+  /// The message's record: its counts with its stream's flow and point (FlowPoint::record, whose
+  /// flow's part is filled once: valid until the next record of that flow and point).
+  static MessageRecord& record_of(const Message& m);
   struct PointQueues;
-  PointQueues& queues(PointId point);
+  PointQueues& queues(PointId point) {
+    if (point >= points_.size()) [[unlikely]] points_.resize(size_t(point) + 1);
+    return points_[point];
+  }
 
   // Settings.
   DurationNs window_;
@@ -114,7 +154,8 @@ class Messages final : public Component {
   bool frame_notes_;
   NoteKind note_packet_, note_nak_, note_nak_read_;
 
-  std::vector<FlowState> flows_;       ///< by flow id
+  std::vector<uint32_t> mtu_;  ///< by flow id: its largest FIRST/MIDDLE payload
+  std::vector<std::vector<FlowPoint*>> by_point_;  ///< by point, then flow id
   std::deque<FlowPoint> flow_points_;  ///< owns them (stable addresses)
   std::deque<Stream> streams_;         ///< owns them
   uint32_t fabric_mtu_ = 0;  ///< largest FIRST/MIDDLE payload anywhere
@@ -163,15 +204,26 @@ class Messages final : public Component {
   }
   static const Ref& ref_of(const Ref& r) { return r; }
   static const Ref& ref_of(const AckedRef& a) { return a.ref; }
+  // Messages finished out of queue order (evicted, merged, acknowledged) leave dead references
+  // behind; queues are pruned from the front as time passes, but time need not pass. Compacting
+  // once the dead outnumber the open keeps each queue within twice the open messages.
   template <typename Entry>
-  void push_ref(std::deque<Entry>& queue, Entry entry);
-  std::deque<Ref> open_;  ///< creation order, for eviction and the end of the capture
+  void push_ref(Ring<Entry>& queue, Entry entry) {
+    if (queue.size() >= 2 * open_count_ + 1024) [[unlikely]]
+      queue.erase_if([&](const Entry& e) { return !live(ref_of(e)); });
+    queue.push_back(entry);
+  }
+  Ring<Ref> open_;  ///< creation order, for eviction and the end of the capture
   /// Per point (each on its own clock): idle messages by deadline, acknowledged messages in ACK
   /// order, open periods in creation order.
+  struct OpenPeriod {
+    FlowPoint* fp;
+    int64_t idx;
+  };
   struct PointQueues {
-    std::deque<Ref> idle;
-    std::deque<AckedRef> acked;
-    std::deque<std::pair<FlowPoint*, int64_t>> periods;
+    Ring<Ref> idle;
+    Ring<AckedRef> acked;
+    Ring<OpenPeriod> periods;
     PausesByPeriod pauses;
   };
   std::vector<PointQueues> points_;
