@@ -103,10 +103,10 @@ class PsnBitmap {
 
 struct Stream;
 
-/// A packet an open message took after a gap in its PSNs: until the message's LAST (or the
-/// next message's FIRST) says where it ends, such a packet may belong to the next message —
-/// stamps at a point can put a message's MIDDLE before its FIRST.
-struct BeyondGap {
+/// A data packet as a message counts it. A message keeps the ones it took after a gap in its
+/// PSNs: until its LAST (or the next message's FIRST) says where it ends, such a packet may
+/// belong to the next message — stamps at a point can put a message's MIDDLE before its FIRST.
+struct DataPacket {
   uint32_t psn;
   uint32_t len;
   TimeNs ts;
@@ -154,7 +154,7 @@ struct MessageFacts {
 };
 
 struct Message : MessageFacts {
-  std::vector<BeyondGap> beyond;  ///< packets past the gap (bounded)
+  std::vector<DataPacket> beyond;  ///< packets past the gap (bounded)
   PsnBitmap seen;
   uint32_t slot = 0;  ///< its place in the pool (Messages::open_ids_), kept when recycled
 
@@ -181,18 +181,20 @@ class FinishedRanges {
   static constexpr size_t kCount = 64;
   void add(uint32_t first, uint32_t last) {
     first_[next_] = first;
-    len_[next_] = ((last - first) & psn::kMask) + 1;
+    len_[next_] = int32_t((last - first) & psn::kMask) + 1;
     next_ = (next_ + 1) % kCount;
   }
-  /// True when one of the ranges holds `psn` (psn::in_range).
+  /// True when one of the ranges holds `psn` (psn::in_range; compared as signed numbers, both
+  /// sides being below 2^25, which vector units compare in one step).
   bool holds(uint32_t psn) const {
-    uint32_t any = 0;
-    for (size_t i = 0; i < kCount; ++i) any |= uint32_t(((psn - first_[i]) & psn::kMask) < len_[i]);
+    int32_t any = 0;
+    for (size_t i = 0; i < kCount; ++i) any |= -int32_t(int32_t((psn - first_[i]) & psn::kMask) < len_[i]);
     return any != 0;
   }
 
  private:
-  std::array<uint32_t, kCount> first_{}, len_{};
+  std::array<uint32_t, kCount> first_{};
+  std::array<int32_t, kCount> len_{};
   size_t next_ = 0;  ///< the slot of the oldest range (replaced next)
 };
 
@@ -228,13 +230,20 @@ struct Stream {
 struct FlowPoint {
   FlowId flow = kNoFlow;
   PointId point = kNoPoint;
+  /// Its flow's peer (the reverse direction of the queue pair) once the two are paired, which
+  /// never changes: read from the flow table until then (Messages::peer_of).
+  FlowId peer = kNoFlow;
+  /// Its peer's request stream at the point, which its ACKs acknowledge (set by the first).
+  Stream* acked_stream = nullptr;
   /// The record of its messages being reported: the flow's addresses, QPN, GPUs and key-flow
   /// mark and the point are filled once, the message's counts each time (Messages::record_of).
   MessageRecord record;
   Stream* streams[2] = {nullptr, nullptr};      ///< by Space
   std::map<int64_t, FlowPeriodRecord> periods;  ///< by period index
-  int64_t last_period = 0;                      ///< one-entry cache into periods
+  /// A one-entry cache into periods: the record of the period of its last packet, and the stamps
+  /// that period holds, [last_from, last_to) (no division per packet).
   FlowPeriodRecord* last_record = nullptr;
+  TimeNs last_from = 0, last_to = 0;
   /// The 802.1p priority of its first data packet's VLAN tag at the point (none: untagged, or no
   /// data packet seen): its periods count the PFC pauses of that priority, else of every one.
   std::optional<uint8_t> priority;

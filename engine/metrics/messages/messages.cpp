@@ -2,6 +2,7 @@
 #include "engine/metrics/messages/messages.h"
 
 #include <algorithm>
+#include <limits>
 #include <tuple>
 
 #include "engine/src/util/psn.h"
@@ -21,20 +22,6 @@ constexpr size_t kMaxOpenPeriods = 64;
 constexpr size_t kMaxOpenMessagesPerStream = 4096;
 // Packets past a PSN gap remembered per open message, for moving them to the next message.
 constexpr size_t kMaxBeyondGap = 256;
-
-
-MessageKind kind_of(IbOpClass c) {
-  switch (c) {
-    case IbOpClass::kSend: return MessageKind::kSend;
-    case IbOpClass::kReadResponse: return MessageKind::kReadResponse;
-    default: return MessageKind::kWrite;
-  }
-}
-
-bool contains(const Message& m, uint32_t psn) {
-  if (psn::distance(m.rec.first_psn, psn) < 0) return false;
-  return !m.has_last || psn::in_range(psn, m.rec.first_psn, m.rec.last_psn);
-}
 
 const SettingSpec kSettings[] = {
     {"message_timeout", SettingType::kDuration, "s", "1", 0.000001, 86400, "SECONDS",
@@ -100,9 +87,16 @@ void Messages::emit_snapshot(Ctx& ctx, const Message& m) const {
 }
 
 FlowPoint& Messages::new_flow_point(FlowId flow, PointId point, const Ctx& ctx) {
-  if (point >= by_point_.size()) by_point_.resize(size_t(point) + 1);
-  std::vector<FlowPoint*>& at = by_point_[point];
-  if (flow >= at.size()) at.resize(size_t(flow) + 1);
+  if (point >= point_slots_) {
+    const size_t slots = size_t(point) + 1;
+    std::vector<FlowPoint*> wider(by_flow_.size() / std::max<size_t>(point_slots_, 1) * slots);
+    for (size_t i = 0; i < by_flow_.size(); ++i) wider[i / point_slots_ * slots + i % point_slots_] = by_flow_[i];
+    by_flow_ = std::move(wider);
+    point_slots_ = slots;
+  }
+  const size_t at = size_t(flow) * point_slots_ + point;
+  if (at >= by_flow_.size()) by_flow_.resize((size_t(flow) + 1) * point_slots_);
+  queues(point);  // hot paths take them as queues_at()
   FlowPoint& fp = flow_points_.emplace_back();
   fp.flow = flow;
   fp.point = point;
@@ -114,7 +108,7 @@ FlowPoint& Messages::new_flow_point(FlowId flow, PointId point, const Ctx& ctx) 
   r.point = point;
   bind_gpus(ctx.gpus, r.src, r.dst, r.gpu);
   r.key_flow = ctx.sampling.key_flow(r.src, r.dst);
-  at[flow] = &fp;
+  by_flow_[at] = &fp;
   return fp;
 }
 
@@ -129,11 +123,19 @@ Stream& Messages::new_stream(FlowPoint& fp, Space space) {
 }
 
 FlowPeriodRecord& Messages::open_period(FlowPoint& fp, int64_t idx, Ctx& ctx) {
-  const FlowId flow = fp.flow;
-  const PointId point = fp.point;
-  fp.last_period = idx;
+  // The period's stamps [idx, idx + 1) * period_ns_ for period(), when they fit in a TimeNs
+  // (the end saturated: a stamp at the very end takes this way).
+  TimeNs from, to;
+  if (__builtin_mul_overflow(idx, period_ns_, &from)) {
+    fp.last_from = 1, fp.last_to = 0;  // holds no stamp
+  } else {
+    fp.last_from = from;
+    fp.last_to = __builtin_add_overflow(from, period_ns_, &to) ? std::numeric_limits<TimeNs>::max() : to;
+  }
   auto it = fp.periods.find(idx);
   if (it != fp.periods.end()) return *(fp.last_record = &it->second);
+  const FlowId flow = fp.flow;
+  const PointId point = fp.point;
   if (fp.periods.size() >= kMaxOpenPeriods) {
     ctx.warn("open_periods", [] {
       return "timestamps jump between more than " + std::to_string(kMaxOpenPeriods) +
@@ -154,16 +156,13 @@ FlowPeriodRecord& Messages::open_period(FlowPoint& fp, int64_t idx, Ctx& ctx) {
   r.point = point;
   r.period_start_ns = idx * period_ns_;
   r.period_ns = period_ns_;
-  queues(point).periods.push_back({&fp, idx});
+  queues_at(point).periods.push_back({&fp, idx});
   return r;
 }
 
-size_t Messages::locate(const Stream& s, const Message* m) {
-  // Messages are kept in PSN order and most often leave from the front.
+size_t Messages::locate_inside(const Stream& s, const Message* m) {
   const auto& v = s.messages;
   const size_t n = v.size();
-  if (n == 0 || v.front().m == m) return 0;
-  if (v.back().m == m) return n - 1;  // just opened
   const uint32_t first = m->rec.first_psn;
   size_t lo = 0, hi = n;  // the first that does not start before `first`
   while (lo < hi) {
@@ -179,16 +178,12 @@ size_t Messages::locate(const Stream& s, const Message* m) {
   return n;
 }
 
-Message* Messages::find(Stream& s, uint32_t psn) const {
-  // The latest message starting at or before psn holds it, unless that one ended earlier.
-  if (s.messages.empty()) return nullptr;
-  if (psn::distance(s.messages.back().first_psn, psn) >= 0) {
-    Message* back = s.messages.back().m;
-    return contains(*back, psn) ? back : nullptr;
-  }
-  // Resent packets: most often in the message the previous resend went to.
+Message* Messages::find_older(Stream& s, uint32_t psn) const {
+  // The latest message starting at or before psn holds it, unless that one ended earlier (the
+  // newest starts after psn). Resent packets: most often in the message the previous resend
+  // went to.
   // (Closed ranges only: they are disjoint, so holding psn is proof.)
-  if (s.hint && !s.hint->done && s.hint->stream == &s && s.hint->has_last && contains(*s.hint, psn)) return s.hint;
+  if (s.hint && !s.hint->done && s.hint->stream == &s && s.hint->has_last && holds(*s.hint, psn)) return s.hint;
   // Messages are in PSN order, so "starts at or before psn" holds for a prefix of them: binary
   // search (go-back-N resends walk back over many messages).
   size_t lo = 0, hi = s.messages.size();
@@ -199,22 +194,20 @@ Message* Messages::find(Stream& s, uint32_t psn) const {
   }
   if (lo == 0) return nullptr;
   Message* m = s.messages[lo - 1].m;
-  if (!contains(*m, psn)) return nullptr;
+  if (!holds(*m, psn)) return nullptr;
   s.hint = m;
   return m;
 }
 
 Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first) {
   if (open_count_ >= max_open_) {
-    while (!open_.empty() && !live(open_.front())) open_.pop_front();
-    if (!open_.empty()) {
+    if (Message* oldest = oldest_open()) {
       ctx.warn("max_open_messages", [&] {
         return "more than " + std::to_string(max_open_) +
                " RDMA messages open at once: the oldest are reported early (limit max_messages)";
       });
       ++stats_.evicted;
-      finalize(ctx, message(open_.front()));
-      open_.pop_front();
+      finalize(ctx, *oldest);
     }
   }
   if (s.messages.size() >= kMaxOpenMessagesPerStream) {
@@ -232,8 +225,8 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
     m->reset();
   } else {
     m = &pool_.emplace_back();
-    m->slot = uint32_t(pool_.size() - 1);
-    open_ids_.push_back(0);
+    m->slot = uint32_t(slots_.size());
+    slots_.push_back(Slot{0, m});
   }
   m->rec.id = next_id_++;
   m->rec.kind = kind;
@@ -248,16 +241,15 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
   if (index == s.messages.size()) s.messages.push_back(OpenMessage{first_psn, m});
   else s.messages.insert(index, OpenMessage{first_psn, m});
   if (index < s.acked_count) s.acked_count = index;  // rescanned by the next ACK
-  open_ids_[m->slot] = m->rec.id;
-  push_ref(open_, ref(*m));
-  push_ref(queues(s.point).idle, ref(*m));
+  slots_[m->slot].open_id = m->rec.id;
+  push_ref(queues_at(s.point).idle, ref(*m));
   ++open_count_;
   ++stats_.messages;
   return m;
 }
 
-bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans,
-                            bool last, bool first) {
+[[gnu::always_inline]] inline bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts,
+                                                         uint64_t frame, bool retrans, bool last, bool first) {
   MessageCounts& r = m.rec;
   bool dup = m.seen.mark(psn);
   if (r.packets == 0) {
@@ -292,7 +284,7 @@ bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, u
     beyond = psn::newer(psn, m.contig_end);
   }
   if (beyond) {
-    if (m.beyond.size() < kMaxBeyondGap) m.beyond.push_back(BeyondGap{psn, len, ts, frame, retrans, last, first});
+    if (m.beyond.size() < kMaxBeyondGap) m.beyond.push_back(DataPacket{psn, len, ts, frame, retrans, last, first});
     else m.beyond_full = true;
   } else if (ts >= m.contig_last_ns) {
     m.contig_last_ns = ts;
@@ -308,7 +300,7 @@ bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, u
 void Messages::close_gap(Message& m, uint32_t psn) {
   const uint32_t end = m.seen.run_end(psn);
   m.contig_end = end;
-  std::erase_if(m.beyond, [&](const BeyondGap& b) {
+  std::erase_if(m.beyond, [&](const DataPacket& b) {
     if (psn::newer(b.psn, end)) return false;
     if (b.ts >= m.contig_last_ns) {
       m.contig_last_ns = b.ts;
@@ -323,7 +315,7 @@ void Messages::split_beyond(Ctx& ctx, Stream& s, Message& m, uint32_t from) {
   if (!m.gapped) return;
   bool any = false;
   uint32_t lowest = 0;
-  for (const BeyondGap& b : m.beyond)
+  for (const DataPacket& b : m.beyond)
     if (psn::distance(from, b.psn) >= 0 && (!any || psn::distance(b.psn, lowest) > 0)) {
       lowest = b.psn;
       any = true;
@@ -334,8 +326,8 @@ void Messages::split_beyond(Ctx& ctx, Stream& s, Message& m, uint32_t from) {
 }
 
 void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t boundary) {
-  std::vector<BeyondGap> keep;
-  for (const BeyondGap& b : from.beyond) {
+  std::vector<DataPacket> keep;
+  for (const DataPacket& b : from.beyond) {
     if (psn::distance(boundary, b.psn) < 0) {
       keep.push_back(b);
       continue;
@@ -350,7 +342,7 @@ void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t bounda
     from.seen.unmark(b.psn);
     // The LAST it ended at, taken past its gap, was another message's (it has none of its own yet).
     if (b.last && from.has_last && from.rec.last_psn == b.psn) from.has_last = false;
-    count_packet(to, b.psn, b.len, b.ts, b.frame, b.retrans, b.last, b.first);
+    count_packet(to, b);
     if (b.last && !to.has_last) {  // the LAST it took closes the message it moves to
       to.has_last = true;
       to.rec.last_psn = b.psn;
@@ -366,7 +358,7 @@ void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t bounda
   r.last_ns = from.contig_last_ns;
   r.last_frame = from.contig_last_frame;
   if (!from.has_last) r.last_psn = from.contig_end;
-  for (const BeyondGap& b : from.beyond) {
+  for (const DataPacket& b : from.beyond) {
     if (b.ts >= r.last_ns) {
       r.last_ns = b.ts;
       r.last_frame = b.frame;
@@ -395,7 +387,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   a.with_immediate |= b.with_immediate;
   if (!into.gapped && !from.gapped && b.first_psn == psn::add(into.contig_end, 1)) into.contig_end = from.contig_end;
   else if (!into.gapped) into.gapped = true;
-  for (const BeyondGap& g : from.beyond)
+  for (const DataPacket& g : from.beyond)
     if (into.beyond.size() < kMaxBeyondGap) into.beyond.push_back(g);
     else into.beyond_full = true;
   into.beyond_full |= from.beyond_full;
@@ -409,7 +401,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   if (from.acked && !into.acked) {
     into.acked = true;
     into.acked_at = from.acked_at;
-    push_ref(queues(into.stream->point).acked, acked_ref(into));
+    push_ref(queues_at(into.stream->point).acked, acked_ref(into));
   }
   // `from` disappears without a record of its own; annotating front ends learn where it went.
   if (frame_notes_) {
@@ -450,7 +442,7 @@ void Messages::absorb_following(Ctx& ctx, Stream& s, Message& m) {
 void Messages::claim_waiting_naks(Stream& s, Message& m) {
   auto& pend = s.pending_naks;
   for (size_t i = 0; i < pend.size();) {
-    if (contains(m, pend[i])) {
+    if (holds(m, pend[i])) {
       ++m.rec.naks;
       pend.erase(pend.begin() + long(i));
     } else {
@@ -461,16 +453,19 @@ void Messages::claim_waiting_naks(Stream& s, Message& m) {
 
 void Messages::on_packet(const Packet& p, Ctx& ctx) {
   if (p.is_pfc()) return on_pfc(p);
-  if (p.roce.op()->op_class == IbOpClass::kCnp) return on_cnp(p, ctx);
-  IbTransport t = p.roce.op()->transport;
+  const IbOpcodeInfo& op = *p.roce.op();
+  if (op.op_class == IbOpClass::kCnp) return on_cnp(p, ctx);
+  IbTransport t = op.transport;
   if (t != IbTransport::kRC && t != IbTransport::kXRC && t != IbTransport::kUC) return;
-  switch (p.roce.op()->op_class) {
-    case IbOpClass::kSend:
-    case IbOpClass::kWrite: on_data(p, ctx.flows[p.flow], ctx, Space::kRequest); break;
-    case IbOpClass::kReadResponse: on_data(p, ctx.flows[p.flow], ctx, Space::kResponse); break;
-    case IbOpClass::kReadRequest: on_read_request(p, ctx.flows[p.flow], ctx); break;
+  switch (op.op_class) {
+    case IbOpClass::kSend: on_data(p, ctx, op.position, MessageKind::kSend, Space::kRequest); break;
+    case IbOpClass::kWrite: on_data(p, ctx, op.position, MessageKind::kWrite, Space::kRequest); break;
+    case IbOpClass::kReadResponse:
+      on_data(p, ctx, op.position, MessageKind::kReadResponse, Space::kResponse);
+      break;
+    case IbOpClass::kReadRequest: on_read_request(p, ctx); break;
     case IbOpClass::kAcknowledge:
-    case IbOpClass::kAtomicAcknowledge: on_aeth(p, ctx.flows[p.flow], ctx); break;
+    case IbOpClass::kAtomicAcknowledge: on_aeth(p, ctx); break;
     default: break;
   }
 }
@@ -496,13 +491,14 @@ void Messages::on_cnp(const Packet& p, Ctx& ctx) {
   ++period(forward, p.point, p.ts, ctx).cnps;
 }
 
-void Messages::on_read_request(const Packet& p, const Flow& flow, Ctx& ctx) {
+void Messages::on_read_request(const Packet& p, Ctx& ctx) {
   // A READ REQUEST takes one request PSN per response packet it asks for: the requester's next
   // PSN is psn + ceil(length / path MTU). Without the MTU, allow the next request to jump.
-  Stream& s = stream(p.flow, p.point, Space::kRequest, ctx);
+  FlowPoint& fp = flow_point(p.flow, p.point, ctx);
+  Stream& s = stream(fp, Space::kRequest);
   const uint32_t psn = p.roce.bth.psn;
   const uint32_t len = p.roce.reth.dma_len;
-  const uint32_t mtu = mtu_of(flow);
+  const uint32_t mtu = mtu_of(p.flow, peer_of(fp, ctx));
   const uint32_t last = ReadLog::last_psn(psn, len, mtu);
   // Remember the READ unless it lies inside one already known: then it is a copy, or a READ
   // re-issued for the rest after lost responses. (A copy of a READ this point first missed,
@@ -517,11 +513,11 @@ void Messages::on_read_request(const Packet& p, const Flow& flow, Ctx& ctx) {
   s.unsized_len = len;
 }
 
-void Messages::size_unsized_read(Stream& s, const Flow& flow, uint32_t psn) {
+void Messages::size_unsized_read(Stream& s, FlowId flow, FlowId peer, uint32_t psn) {
   // The first FIRST or MIDDLE packet of a capture that starts mid-stream often comes just after
   // a READ REQUEST (an NVMe write's data is read, then the next read's data written): sized
   // now, the READ's PSNs are not a gap, and a jump beyond them is one, as with the MTU known.
-  uint32_t mtu = mtu_of(flow);
+  uint32_t mtu = mtu_of(flow, peer);
   if (!mtu) {
     // No packet has shown the MTU yet (single-packet messages only, so far). It is one of IB's
     // five, so the READ ends at one of five PSNs: the next request PSN after one of them is no
@@ -540,26 +536,26 @@ void Messages::size_unsized_read(Stream& s, const Flow& flow, uint32_t psn) {
   if (psn::newer(last, s.newest)) s.newest = last;
 }
 
-Stream* Messages::read_requests(const Flow& flow, PointId point) const {
+Stream* Messages::read_requests(FlowId flow, FlowId peer, PointId point) const {
   // READ RESPONSEs answer READ REQUESTs that went the other way, on the peer flow. The number
   // of responses is known once the path MTU is: compute it now, not when the READ was seen.
-  if (flow.peer == kNoFlow) return nullptr;
-  FlowPoint* fp = find_flow_point(flow.peer, point);
+  if (peer == kNoFlow) return nullptr;
+  FlowPoint* fp = find_flow_point(peer, point);
   Stream* req = fp ? fp->streams[int(Space::kRequest)] : nullptr;
   if (!req) return nullptr;
-  uint32_t mtu = mtu_of(flow);
+  uint32_t mtu = mtu_of(flow, peer);
   if (!mtu) return nullptr;
   req->reads.ranges_for(mtu);
   return req;
 }
 
-bool Messages::other_read(const Flow& flow, const Packet& p, std::pair<uint32_t, uint32_t> read,
+bool Messages::other_read(FlowId peer, const Packet& p, std::pair<uint32_t, uint32_t> read,
                           const Message& m) const {
   // No READ holds both the message's first PSN and the response's. (A READ re-issued for the
   // rest holds only the rest; the one it re-issues holds both.)
   const uint32_t first = m.rec.first_psn;
   if (psn::in_range(first, read.first, read.second)) return false;
-  Stream* req = read_requests(flow, p.point);
+  Stream* req = read_requests(p.flow, peer, p.point);
   if (!req || req->reads.one_holds_both(first, p.roce.bth.psn)) return false;
   // The message's own READ unseen (sent before the capture began): a READ whose first PSN lies
   // among the message's asks again for its rest, since a new READ's PSNs come after all of an
@@ -567,34 +563,35 @@ bool Messages::other_read(const Flow& flow, const Packet& p, std::pair<uint32_t,
   return req->reads.any_holds(first) || !m.has_last || !psn::in_range(read.first, first, m.rec.last_psn);
 }
 
-std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(const Flow& flow, const Packet& p) const {
-  Stream* req = read_requests(flow, p.point);
+std::optional<std::pair<uint32_t, uint32_t>> Messages::read_range(FlowId peer, const Packet& p) const {
+  Stream* req = read_requests(p.flow, peer, p.point);
   if (!req) return std::nullopt;
   const long r = req->reads.newest_holding(p.roce.bth.psn);
   if (r < 0) return std::nullopt;
   return std::make_pair(req->reads.first(r), req->reads.last(r));
 }
 
-uint32_t Messages::mtu_of(const Flow& f) const {
+uint32_t Messages::mtu_of(FlowId flow, FlowId peer) const {
   // FIRST and MIDDLE packets are exactly one path MTU long, in either direction of the QP;
   // before this QP showed one, the fabric's (the largest seen anywhere) is the best guess.
-  uint32_t m = f.id < mtu_.size() ? mtu_[f.id] : 0;
-  if (f.peer != kNoFlow && f.peer < mtu_.size()) m = std::max(m, mtu_[f.peer]);
+  uint32_t m = flow < mtu_.size() ? mtu_[flow] : 0;
+  if (peer != kNoFlow && peer < mtu_.size()) m = std::max(m, mtu_[peer]);
   return m ? m : fabric_mtu_;
 }
 
-void Messages::on_data(const Packet& p, const Flow& flow, Ctx& ctx, Space space) {
+void Messages::on_data(const Packet& p, Ctx& ctx, MsgPosition pos, MessageKind kind, Space space) {
   ++stats_.data_packets;
-  if (!unpaired_naks_.empty() && flow.peer != kNoFlow) drain_unpaired_naks(ctx, ctx.flows[flow.peer]);
-  Stream& s = stream(p.flow, p.point, space, ctx);
-  if (FlowPoint& owner = *s.owner; !owner.class_known) {
+  FlowPoint& owner = flow_point(p.flow, p.point, ctx);
+  const FlowId peer = peer_of(owner, ctx);
+  if (!unpaired_naks_.empty() && peer != kNoFlow) drain_unpaired_naks(ctx, ctx.flows[peer]);
+  Stream& s = stream(owner, space);
+  if (!owner.class_known) {
     // Its class at the point, from its first data packet (as congestion records it).
     owner.class_known = true;
     if (p.roce.vlan_tagged) owner.priority = p.roce.vlan_pcp;
   }
   const uint32_t psn = p.roce.bth.psn;
   const uint64_t len = p.roce.payload_len;
-  MsgPosition pos = p.roce.op()->position;
   bool starts = pos == MsgPosition::kFirst || pos == MsgPosition::kOnly;
   if (pos == MsgPosition::kFirst || pos == MsgPosition::kMiddle) {
     if (p.flow >= mtu_.size()) mtu_.resize(size_t(p.flow) + 1);
@@ -602,7 +599,7 @@ void Messages::on_data(const Packet& p, const Flow& flow, Ctx& ctx, Space space)
     if (len > mtu && len <= kMaxMtu) mtu = uint32_t(len);
     if (len > fabric_mtu_ && len <= kMaxMtu) fabric_mtu_ = uint32_t(len);
   }
-  if (s.read_unsized) size_unsized_read(s, flow, psn);
+  if (s.read_unsized) size_unsized_read(s, p.flow, peer, psn);
   bool retrans = s.has_newest && !psn::newer(psn, s.newest);
   // READ RESPONSE PSNs jump from one READ to the next (the requester's other requests sit in
   // between): a new response message skipping PSNs is not a loss.
@@ -613,7 +610,7 @@ void Messages::on_data(const Packet& p, const Flow& flow, Ctx& ctx, Space space)
     s.has_newest = true;
     s.read_unsized = false;
   }
-  FlowPeriodRecord& fp = period(*s.owner, p.ts, ctx);
+  FlowPeriodRecord& fp = period(owner, p.ts, ctx);
   ++fp.packets;
   fp.bytes += len;
   if (p.roce.ecn_ce()) ++fp.ce_packets;
@@ -627,7 +624,7 @@ void Messages::on_data(const Packet& p, const Flow& flow, Ctx& ctx, Space space)
   // the answer to a re-issued READ REQUEST, and belongs to the message holding its PSN. So
   // does a response starting inside a READ's range (the rest of a READ re-issued after loss).
   std::optional<std::pair<uint32_t, uint32_t>> read;
-  if (space == Space::kResponse) read = read_range(flow, p);
+  if (space == Space::kResponse) read = read_range(peer, p);
   bool continuation = read && psn != read->first;
   Message* m = starts && !retrans && !continuation ? nullptr : find(s, psn);
   // A request FIRST/ONLY always starts its own message (a message open before it, whose LAST
@@ -639,10 +636,10 @@ void Messages::on_data(const Packet& p, const Flow& flow, Ctx& ctx, Space space)
   }
   // SENDs and WRITEs do not interleave: a packet of the other kind is not part of an open
   // message whose LAST this point missed.
-  if (m && m->rec.kind != kind_of(p.roce.op()->op_class)) m = nullptr;
+  if (m && m->rec.kind != kind) m = nullptr;
   // Nor is a response of another READ (the next READ's LAST, its FIRST and this one's LAST lost
   // before the point).
-  if (m && read && other_read(flow, p, *read, *m)) m = nullptr;
+  if (m && read && other_read(peer, p, *read, *m)) m = nullptr;
   if (!m && retrans && s.finished.holds(psn)) {
     ++stats_.late_packets;  // a copy after its message was reported: flow counters only
     ctx.note(p.frame, note_packet_, 0, kMsgRetransmission);
@@ -658,14 +655,14 @@ void Messages::on_data(const Packet& p, const Flow& flow, Ctx& ctx, Space space)
       Message* prev = s.messages[at - 1].m;
       if (prev->has_first && !prev->has_last && prev->rec.kind == m->rec.kind &&
           psn::add(prev->contig_end, 1) == m->rec.first_psn &&
-          (!read || !other_read(flow, p, *read, *prev))) {
+          (!read || !other_read(peer, p, *read, *prev))) {
         absorb(ctx, *prev, *m);
         m = prev;
       }
     }
   }
   if (!m) {
-    m = open_message(ctx, s, kind_of(p.roce.op()->op_class), psn, starts);
+    m = open_message(ctx, s, kind, psn, starts);
     claim_pending_naks(s, *m);
     // Packets the message before took past a gap in its PSNs, from this FIRST on, are this one's;
     // or, after an ONLY or when of the other kind (a SEND after a WRITE), a later message's:
@@ -691,7 +688,7 @@ void Messages::on_data(const Packet& p, const Flow& flow, Ctx& ctx, Space space)
   if (p.roce.has(kExtImmDt)) m->rec.with_immediate = true;
 
   MessageCounts& r = m->rec;
-  bool dup = count_packet(*m, psn, len, p.ts, p.frame, retrans, pos == MsgPosition::kLast, starts);
+  bool dup = count_packet(*m, psn, uint32_t(len), p.ts, p.frame, retrans, pos == MsgPosition::kLast, starts);
   absorb_covered(ctx, s, *m);
 
   if (frame_notes_) {
@@ -703,12 +700,14 @@ void Messages::on_data(const Packet& p, const Flow& flow, Ctx& ctx, Space space)
   }
 }
 
-void Messages::on_aeth(const Packet& p, const Flow& flow, Ctx& ctx) {
+void Messages::on_aeth(const Packet& p, Ctx& ctx) {
   AethKind k = aeth_kind(p.roce.aeth.syndrome);
   if (k != AethKind::kAck && k != AethKind::kNak) return;
   bool nak = k == AethKind::kNak;
   if (nak) ++stats_.naks;
-  if (flow.peer == kNoFlow) {
+  FlowPoint& own = flow_point(p.flow, p.point, ctx);
+  const FlowId peer = peer_of(own, ctx);
+  if (peer == kNoFlow) {
     // Not paired yet (e.g. the first packets of the flow were the lost ones): keep the NAK
     // until an ACK or a response pairs the two directions.
     if (nak) {
@@ -720,13 +719,14 @@ void Messages::on_aeth(const Packet& p, const Flow& flow, Ctx& ctx) {
     }
     return;
   }
-  if (!unpaired_naks_.empty()) drain_unpaired_naks(ctx, flow);
+  if (!unpaired_naks_.empty()) drain_unpaired_naks(ctx, ctx.flows[p.flow]);
   if (nak) {
-    count_nak(ctx, flow.peer, p.point, p.roce.bth.psn, p.ts, p.frame, p.roce.aeth.syndrome);
+    count_nak(ctx, peer, p.point, p.roce.bth.psn, p.ts, p.frame, p.roce.aeth.syndrome);
     return;
   }
   // The ACK names a PSN of the requests flowing the other way.
-  Stream& s = stream(flow.peer, p.point, Space::kRequest, ctx);
+  if (!own.acked_stream) own.acked_stream = &stream(peer, p.point, Space::kRequest, ctx);
+  Stream& s = *own.acked_stream;
   const uint32_t psn = p.roce.bth.psn;
   if (!s.has_acked || psn::newer(psn, s.acked)) {
     s.acked = psn;
@@ -739,7 +739,7 @@ void Messages::on_aeth(const Packet& p, const Flow& flow, Ctx& ctx) {
     if (!m->acked) {
       m->acked = true;
       m->acked_at = p.ts;
-      push_ref(queues(p.point).acked, acked_ref(*m));
+      push_ref(queues_at(p.point).acked, acked_ref(*m));
     }
     ++s.acked_count;
   }
@@ -770,7 +770,7 @@ void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, 
   }
   // A READ REQUEST takes request PSNs too: a NAK naming one (the responder refused the READ,
   // or expected an earlier PSN) belongs to no message but to that READ REQUEST.
-  s.reads.ranges_for(mtu_of(ctx.flows[forward]));
+  s.reads.ranges_for(mtu_of(forward, ctx.flows[forward].peer));
   if (const long r = s.reads.newest_holding(psn); r >= 0) {
     ++stats_.naks_on_reads;
     ctx.note(frame, note_nak_read_, s.reads.frame(r), syndrome);
@@ -779,6 +779,25 @@ void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, 
   if (s.pending_naks.size() >= kMaxPendingNaks) s.pending_naks.erase(s.pending_naks.begin());
   s.pending_naks.push_back(psn);
   ctx.note(frame, note_nak_, 0, syndrome);
+}
+
+Message* Messages::oldest_open() {
+  while (by_age_next_ < by_age_.size() && !live(by_age_[by_age_next_])) ++by_age_next_;
+  if (by_age_next_ == by_age_.size()) {
+    by_age_ = open_by_age();
+    by_age_next_ = 0;
+    if (by_age_.empty()) return nullptr;
+  }
+  return &message(by_age_[by_age_next_++]);
+}
+
+std::vector<Messages::Ref> Messages::open_by_age() const {
+  std::vector<Ref> open;
+  open.reserve(open_count_);
+  for (size_t i = 0; i < slots_.size(); ++i)
+    if (const uint64_t id = slots_[i].open_id) open.push_back(Ref{uint32_t(i), uint32_t(id), uint32_t(id >> 32)});
+  std::sort(open.begin(), open.end(), [](const Ref& a, const Ref& b) { return a.id() < b.id(); });
+  return open;
 }
 
 void Messages::finalize(Ctx& ctx, Message& m) {
@@ -858,7 +877,6 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
     }
     break;
   }
-  while (!open_.empty() && !live(open_.front())) open_.pop_front();
   emit_periods(ctx, point, false);
 }
 
@@ -879,9 +897,8 @@ void Messages::finish(Ctx& ctx) {
       ctx.note(n.frame, note_nak_, 0, n.syndrome);
     }
   unpaired_naks_.clear();
-  for (size_t i = 0; i < open_.size(); ++i)
-    if (live(open_[i])) finalize(ctx, message(open_[i]));
-  open_.clear();
+  for (const Ref& r : open_by_age()) finalize(ctx, message(r));
+  by_age_.clear();
   // Remaining periods in a stable order: flow, point, period.
   std::vector<OpenPeriod> rest;
   for (PointQueues& q : points_)

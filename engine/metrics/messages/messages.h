@@ -53,12 +53,12 @@ class Messages final : public Component {
   const MessagesStats& stats() const { return stats_; }
 
  private:
-  void on_data(const Packet& p, const Flow& flow, Ctx& ctx, Space space);
-  void on_aeth(const Packet& p, const Flow& flow, Ctx& ctx);
-  void on_read_request(const Packet& p, const Flow& flow, Ctx& ctx);
+  void on_data(const Packet& p, Ctx& ctx, MsgPosition pos, MessageKind kind, Space space);
+  void on_aeth(const Packet& p, Ctx& ctx);
+  void on_read_request(const Packet& p, Ctx& ctx);
   /// Sizes the READ REQUEST that came last in `s` (Stream::read_unsized) once the path MTU is
   /// known, or once the next request's PSN `psn` tells it.
-  void size_unsized_read(Stream& s, const Flow& flow, uint32_t psn);
+  void size_unsized_read(Stream& s, FlowId flow, FlowId peer, uint32_t psn);
   /// A CNP: counted in the period of the flow whose sender it slows down (its peer).
   void on_cnp(const Packet& p, Ctx& ctx);
   void on_pfc(const Packet& p);
@@ -67,19 +67,23 @@ class Messages final : public Component {
   /// NAKs seen before the two directions were paired, counted once the pairing is known.
   void drain_unpaired_naks(Ctx& ctx, const Flow& flow);
   /// The (first, last) response PSNs of the READ a READ RESPONSE answers, when known.
-  std::optional<std::pair<uint32_t, uint32_t>> read_range(const Flow& flow, const Packet& p) const;
-  /// The stream of READ REQUESTs the READ RESPONSEs of `flow` at `point` answer, its ranges
-  /// those of the flow's MTU.
-  Stream* read_requests(const Flow& flow, PointId point) const;
+  std::optional<std::pair<uint32_t, uint32_t>> read_range(FlowId peer, const Packet& p) const;
+  /// The stream of READ REQUESTs the READ RESPONSEs of `flow` (whose peer is `peer`) at `point`
+  /// answer, its ranges those of the flow's MTU.
+  Stream* read_requests(FlowId flow, FlowId peer, PointId point) const;
   /// True when READ RESPONSE `p` (of READ range `read`) answers another READ than message `m`'s.
-  bool other_read(const Flow& flow, const Packet& p, std::pair<uint32_t, uint32_t> read, const Message& m) const;
-  uint32_t mtu_of(const Flow& f) const;
-  /// The flow's state at the point (null: none yet). Points are few, flows many: a table per
-  /// point indexed by flow id, two loads per packet.
+  bool other_read(FlowId peer, const Packet& p, std::pair<uint32_t, uint32_t> read, const Message& m) const;
+  /// The path MTU of a queue pair (its two flows), as far as known.
+  uint32_t mtu_of(FlowId flow, FlowId peer) const;
+  FlowId peer_of(FlowPoint& fp, const Ctx& ctx) const {
+    if (fp.peer == kNoFlow) [[unlikely]]
+      fp.peer = ctx.flows[fp.flow].peer;
+    return fp.peer;
+  }
+  /// The flow's state at the point (null: none yet).
   FlowPoint* find_flow_point(FlowId flow, PointId point) const {
-    if (point >= by_point_.size()) return nullptr;
-    const std::vector<FlowPoint*>& v = by_point_[point];
-    return flow < v.size() ? v[flow] : nullptr;
+    const size_t i = size_t(flow) * point_slots_ + point;
+    return point < point_slots_ && i < by_flow_.size() ? by_flow_[i] : nullptr;
   }
   FlowPoint& flow_point(FlowId flow, PointId point, const Ctx& ctx) {
     FlowPoint* fp = find_flow_point(flow, point);
@@ -87,7 +91,9 @@ class Messages final : public Component {
   }
   FlowPoint& new_flow_point(FlowId flow, PointId point, const Ctx& ctx);
   Stream& stream(FlowId flow, PointId point, Space space, const Ctx& ctx) {
-    FlowPoint& fp = flow_point(flow, point, ctx);
+    return stream(flow_point(flow, point, ctx), space);
+  }
+  Stream& stream(FlowPoint& fp, Space space) {
     Stream* s = fp.streams[int(space)];
     return s ? *s : new_stream(fp, space);
   }
@@ -97,22 +103,43 @@ class Messages final : public Component {
   }
   /// The flow's record of the period holding `ts` (most packets: the one the last went to).
   FlowPeriodRecord& period(FlowPoint& fp, TimeNs ts, Ctx& ctx) {
-    const int64_t idx = period_index(ts);
-    if (fp.last_record && fp.last_period == idx) return *fp.last_record;
-    return open_period(fp, idx, ctx);
+    if (fp.last_record && ts >= fp.last_from && ts < fp.last_to) return *fp.last_record;
+    return open_period(fp, period_index(ts), ctx);
   }
   FlowPeriodRecord& open_period(FlowPoint& fp, int64_t idx, Ctx& ctx);
   int64_t period_index(TimeNs ts) const {
     const int64_t q = ts / period_ns_;
     return (ts % period_ns_ < 0) ? q - 1 : q;  // floor, also before 1970
   }
-  Message* find(Stream& s, uint32_t psn) const;
+  /// The open message holding `psn` (most often the newest; else find_older()).
+  Message* find(Stream& s, uint32_t psn) const {
+    if (s.messages.empty()) return nullptr;
+    const OpenMessage& newest = s.messages.back();
+    if (psn::distance(newest.first_psn, psn) >= 0) return holds(*newest.m, psn) ? newest.m : nullptr;
+    return find_older(s, psn);
+  }
+  Message* find_older(Stream& s, uint32_t psn) const;
+  /// True when `psn` is one of message `m`'s (its LAST unseen: any after its first).
+  static bool holds(const Message& m, uint32_t psn) {
+    if (psn::distance(m.rec.first_psn, psn) < 0) return false;
+    return !m.has_last || psn::in_range(psn, m.rec.first_psn, m.rec.last_psn);
+  }
   /// Where `m` is in its stream's PSN-ordered list (its size when it is not there).
-  static size_t locate(const Stream& s, const Message* m);
+  static size_t locate(const Stream& s, const Message* m) {
+    // Messages are kept in PSN order and most often leave from the front.
+    const size_t n = s.messages.size();
+    if (n == 0 || s.messages.front().m == m) return 0;
+    if (s.messages.back().m == m) return n - 1;  // just opened
+    return locate_inside(s, m);
+  }
+  static size_t locate_inside(const Stream& s, const Message* m);
   Message* open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first);
   /// Counts one packet into a message; returns true when its PSN was already seen there.
   bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last,
                     bool first);
+  bool count_packet(Message& m, const DataPacket& d) {
+    return count_packet(m, d.psn, d.len, d.ts, d.frame, d.retrans, d.last, d.first);
+  }
   /// The packet at `psn` filled the message's gap: the run seen from it joins the message's own.
   void close_gap(Message& m, uint32_t psn);
   /// Moves the packets a message took past a PSN gap beyond its LAST into a new message (whose
@@ -142,9 +169,12 @@ class Messages final : public Component {
   static MessageRecord& record_of(const Message& m);
   struct PointQueues;
   PointQueues& queues(PointId point) {
-    if (point >= points_.size()) [[unlikely]] points_.resize(size_t(point) + 1);
+    if (point >= points_.size()) [[unlikely]]
+      points_.resize(size_t(point) + 1);
     return points_[point];
   }
+  /// The queues of a point some flow was seen at (they exist since its FlowPoint does).
+  PointQueues& queues_at(PointId point) { return points_[point]; }
 
   // Settings.
   DurationNs window_;
@@ -155,7 +185,11 @@ class Messages final : public Component {
   NoteKind note_packet_, note_nak_, note_nak_read_;
 
   std::vector<uint32_t> mtu_;  ///< by flow id: its largest FIRST/MIDDLE payload
-  std::vector<std::vector<FlowPoint*>> by_point_;  ///< by point, then flow id
+  /// FlowPoints by flow and point: by_flow_[flow * point_slots_ + point] (null: none yet). Points
+  /// are few and flows many: a multiplication and a load per packet, and a flow's points side
+  /// by side. Laid out again when a point beyond point_slots_ shows (at the start, in practice).
+  std::vector<FlowPoint*> by_flow_;
+  size_t point_slots_ = 0;
   std::deque<FlowPoint> flow_points_;  ///< owns them (stable addresses)
   std::deque<Stream> streams_;         ///< owns them
   uint32_t fabric_mtu_ = 0;  ///< largest FIRST/MIDDLE payload anywhere
@@ -173,7 +207,7 @@ class Messages final : public Component {
   std::vector<Message*> free_;
   /// The queues below refer to messages that may have finished since (lazy deletion): a
   /// reference is live while its message is open with the same id. Whether it is is told by
-  /// open_ids_ (8 bytes per message, in one array) rather than by the message itself, so that
+  /// slots_ (16 bytes per message, in one array) rather than by the message itself, so that
   /// dropping the dead references at a queue's front reads no finished message. A reference is
   /// 12 bytes (the pool slot and the id, in halves so nothing pads it): the queues hold several
   /// per open message, and open messages are many (acknowledged ones wait a reorder window), so
@@ -183,15 +217,19 @@ class Messages final : public Component {
     uint32_t id_low, id_high;
     uint64_t id() const { return uint64_t(id_high) << 32 | id_low; }
   };
-  bool live(const Ref& r) const { return open_ids_[r.slot] == r.id(); }
+  bool live(const Ref& r) const { return slots_[r.slot].open_id == r.id(); }
   Ref ref(const Message& m) const { return Ref{m.slot, uint32_t(m.rec.id), uint32_t(m.rec.id >> 32)}; }
-  Message& message(const Ref& r) { return pool_[r.slot]; }  ///< a message's slot is its place in pool_
+  Message& message(const Ref& r) { return *slots_[r.slot].message; }
   /// Marks a message finished for its references.
   void close(Message& m) {
     m.done = true;
-    open_ids_[m.slot] = 0;
+    slots_[m.slot].open_id = 0;
   }
-  std::vector<uint64_t> open_ids_;  ///< by pool slot: the id of the open message there, 0 if none
+  struct Slot {
+    uint64_t open_id;  ///< the id of the message while it is open, 0 once it is finished
+    Message* message;
+  };
+  std::vector<Slot> slots_;  ///< by Message::slot, its place in pool_
   /// An acknowledged message and the stamp of its ACK, kept beside the reference so that
   /// waiting for it (checked at every step of the point's horizon) reads no message.
   struct AckedRef {
@@ -213,7 +251,15 @@ class Messages final : public Component {
       queue.erase_if([&](const Entry& e) { return !live(ref_of(e)); });
     queue.push_back(entry);
   }
-  Ring<Ref> open_;  ///< creation order, for eviction and the end of the capture
+  /// The open messages in creation order (by id), for eviction: gathered from slots_ when a
+  /// message must be evicted and none of those gathered before is still open (the messages
+  /// opened since are newer than every one gathered). Each message is gathered at most once.
+  std::vector<Ref> by_age_;
+  size_t by_age_next_ = 0;  ///< by_age_ before it were finished
+  /// The open message opened first (null when none is open).
+  Message* oldest_open();
+  /// Every open message, by id.
+  std::vector<Ref> open_by_age() const;
   /// Per point (each on its own clock): idle messages by deadline, acknowledged messages in ACK
   /// order, open periods in creation order.
   struct OpenPeriod {

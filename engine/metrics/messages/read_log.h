@@ -56,10 +56,12 @@ class ReadLog {
 
   /// True when some READ's range holds `psn`.
   bool any_holds(uint32_t psn) const {
-    uint32_t any = 0;
+    int32_t any[kBlock] = {};  // by lane: -1 once a READ held it (a vector register)
     for (size_t b = 0; b < size_; b += kBlock)
-      for (size_t j = 0; j < kBlock; ++j) any |= uint32_t(holds(b + j, psn));
-    return any != 0;
+      for (size_t j = 0; j < kBlock; ++j) any[j] |= -int32_t(holds(b + j, psn));
+    int32_t some = 0;
+    for (size_t j = 0; j < kBlock; ++j) some |= any[j];
+    return some != 0;
   }
 
   /// True when one READ's range holds both `a` and `b`.
@@ -86,14 +88,17 @@ class ReadLog {
   static constexpr size_t kBlock = 8;  ///< divides kCapacity
   static uint32_t responses(uint32_t length, uint32_t mtu) { return mtu && length ? (length + mtu - 1) / mtu : 1; }
   /// How many PSNs a READ takes, as psn::in_range counts them from its first to its last (so
-  /// modulo the PSN space), at least 1.
-  static uint32_t span(uint32_t length, uint32_t mtu) { return ((responses(length, mtu) - 1) & psn::kMask) + 1; }
+  /// modulo the PSN space): 1 to 2^24.
+  static int32_t span(uint32_t length, uint32_t mtu) { return int32_t((responses(length, mtu) - 1) & psn::kMask) + 1; }
+  /// psn::in_range(psn, first, last), compared as signed numbers (both sides are below 2^25),
+  /// which vector units compare in one step.
   bool holds(size_t i, uint32_t psn) const {
-    return ((psn - slots_->first[i]) & psn::kMask) < slots_->span[i];  // psn::in_range(psn, first, last)
+    return int32_t((psn - slots_->first[i]) & psn::kMask) < slots_->span[i];
   }
 
   struct Slots {
-    std::array<uint32_t, kCapacity> first{}, span{}, length{};
+    std::array<uint32_t, kCapacity> first{}, length{};
+    std::array<int32_t, kCapacity> span{};
     std::array<uint64_t, kCapacity> frame{};
   };
   std::unique_ptr<Slots> slots_;

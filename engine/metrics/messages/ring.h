@@ -53,17 +53,30 @@ class Ring {
   void pop_back() { --size_; }
   void clear() { head_ = size_ = 0; }
 
-  /// Inserts `x` before the i-th entry (i == size(): at the back).
+  /// Inserts `x` before the i-th entry (i == size(): at the back), moving the entries on the
+  /// shorter side of it.
   void insert(size_t i, const T& x) {
-    push_back(x);
-    for (size_t j = size_ - 1; j > i; --j) (*this)[j] = (*this)[j - 1];
+    if (size_ == capacity_) [[unlikely]]
+      grow();
+    if (i < size_ / 2) {
+      head_ = (head_ - 1) & mask_;
+      ++size_;
+      for (size_t j = 0; j < i; ++j) (*this)[j] = (*this)[j + 1];
+    } else {
+      ++size_;
+      for (size_t j = size_ - 1; j > i; --j) (*this)[j] = (*this)[j - 1];
+    }
     (*this)[i] = x;
   }
-  /// Erases the i-th entry, keeping the order of the others.
+  /// Erases the i-th entry, keeping the order of the others (moving those on its shorter side).
   void erase(size_t i) {
-    if (i == 0) return pop_front();
-    for (size_t j = i; j + 1 < size_; ++j) (*this)[j] = (*this)[j + 1];
-    --size_;
+    if (i < size_ / 2) {
+      for (size_t j = i; j > 0; --j) (*this)[j] = (*this)[j - 1];
+      pop_front();
+    } else {
+      for (size_t j = i; j + 1 < size_; ++j) (*this)[j] = (*this)[j + 1];
+      --size_;
+    }
   }
   /// Erases the entries `drop` is true for, keeping the order of the others.
   template <typename Pred>
