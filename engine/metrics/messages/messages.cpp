@@ -87,15 +87,7 @@ void Messages::emit_snapshot(Ctx& ctx, const Message& m) const {
 }
 
 FlowPoint& Messages::new_flow_point(FlowId flow, PointId point, const Ctx& ctx) {
-  if (point >= point_slots_) {
-    const size_t slots = size_t(point) + 1;
-    std::vector<FlowPoint*> wider(by_flow_.size() / std::max<size_t>(point_slots_, 1) * slots);
-    for (size_t i = 0; i < by_flow_.size(); ++i) wider[i / point_slots_ * slots + i % point_slots_] = by_flow_[i];
-    by_flow_ = std::move(wider);
-    point_slots_ = slots;
-  }
-  const size_t at = size_t(flow) * point_slots_ + point;
-  if (at >= by_flow_.size()) by_flow_.resize((size_t(flow) + 1) * point_slots_);
+  if (flow >= by_flow_.size()) by_flow_.resize(size_t(flow) + 1);
   queues(point);  // hot paths take them as queues_at()
   FlowPoint& fp = flow_points_.emplace_back();
   fp.flow = flow;
@@ -108,7 +100,14 @@ FlowPoint& Messages::new_flow_point(FlowId flow, PointId point, const Ctx& ctx) 
   r.point = point;
   bind_gpus(ctx.gpus, r.src, r.dst, r.gpu);
   r.key_flow = ctx.sampling.key_flow(r.src, r.dst);
-  by_flow_[at] = &fp;
+  FlowPoints& f = by_flow_[flow];
+  auto free = std::find(f.point.begin(), f.point.end(), kNoPoint);
+  if (free != f.point.end()) {
+    *free = point;
+    f.at[size_t(free - f.point.begin())] = &fp;
+  } else {
+    f.more.push_back(&fp);
+  }
   return fp;
 }
 

@@ -19,6 +19,7 @@
 //    or when no packet has touched it for message_timeout, or at the end of the capture.
 #pragma once
 
+#include <array>
 #include <deque>
 #include <memory>
 #include <optional>
@@ -82,8 +83,13 @@ class Messages final : public Component {
   }
   /// The flow's state at the point (null: none yet).
   FlowPoint* find_flow_point(FlowId flow, PointId point) const {
-    const size_t i = size_t(flow) * point_slots_ + point;
-    return point < point_slots_ && i < by_flow_.size() ? by_flow_[i] : nullptr;
+    if (flow >= by_flow_.size()) return nullptr;
+    const FlowPoints& f = by_flow_[flow];
+    for (size_t i = 0; i < f.point.size(); ++i)
+      if (f.point[i] == point) return f.at[i];
+    for (FlowPoint* fp : f.more)
+      if (fp->point == point) return fp;
+    return nullptr;
   }
   FlowPoint& flow_point(FlowId flow, PointId point, const Ctx& ctx) {
     FlowPoint* fp = find_flow_point(flow, point);
@@ -185,11 +191,15 @@ class Messages final : public Component {
   NoteKind note_packet_, note_nak_, note_nak_read_;
 
   std::vector<uint32_t> mtu_;  ///< by flow id: its largest FIRST/MIDDLE payload
-  /// FlowPoints by flow and point: by_flow_[flow * point_slots_ + point] (null: none yet). Points
-  /// are few and flows many: a multiplication and a load per packet, and a flow's points side
-  /// by side. Laid out again when a point beyond point_slots_ shows (at the start, in practice).
-  std::vector<FlowPoint*> by_flow_;
-  size_t point_slots_ = 0;
+  /// A flow's FlowPoints: those of the first three points that saw it side by side with their
+  /// point ids (most flows are seen at one or two points: found without reading a FlowPoint),
+  /// any further ones in `more`. 64 bytes: indexed by a shift.
+  struct FlowPoints {
+    std::array<PointId, 3> point{kNoPoint, kNoPoint, kNoPoint};
+    std::array<FlowPoint*, 3> at{};
+    std::vector<FlowPoint*> more;
+  };
+  std::vector<FlowPoints> by_flow_;  ///< by flow id
   std::deque<FlowPoint> flow_points_;  ///< owns them (stable addresses)
   std::deque<Stream> streams_;         ///< owns them
   uint32_t fabric_mtu_ = 0;  ///< largest FIRST/MIDDLE payload anywhere
