@@ -5,13 +5,16 @@
 // kept apart from the rest, as two arrays of 32-bit numbers (a READ's first PSN and how many
 // PSNs it takes), asked in blocks of kBlock without an early exit, which the compiler turns into
 // vector steps (an unused slot takes no PSN: it holds nothing). The arrays are allocated with the
-// first READ: most streams (every response stream) never see one.
+// first READ: most streams (every response stream) never see one. Before reading them, a PSN is
+// compared with bounds that enclose every range (Bounds): a new READ REQUEST's PSN, past all the
+// READs before it, is told in a few instructions.
 //
 // A READ's range runs from its request PSN to its last response's, one response per path MTU
 // of its length; the MTU is learned as packets come, so the ranges are those of the MTU last
 // given to ranges_for() (worked out again only when it changes).
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -36,6 +39,7 @@ class ReadLog {
     if (mtu == mtu_) return;
     mtu_ = mtu;
     for (size_t i = 0; i < size_; ++i) slots_->span[i] = span(slots_->length[i], mtu);
+    enclose_all();
   }
 
   /// Adds a READ (its range for the current MTU); beyond kCapacity the oldest is forgotten.
@@ -52,10 +56,13 @@ class ReadLog {
     slots_->span[i] = span(length, mtu_);
     slots_->length[i] = length;
     slots_->frame[i] = frame;
+    if (oldest_ == 0 && size_ == kCapacity) enclose_all();  // once per round: forgotten READs drop out
+    else bounds_.widen(first, slots_->span[i]);
   }
 
   /// True when some READ's range holds `psn`.
   bool any_holds(uint32_t psn) const {
+    if (bounds_.outside(psn)) return false;
     int32_t any[kBlock] = {};  // by lane: -1 once a READ held it (a vector register)
     for (size_t b = 0; b < size_; b += kBlock)
       for (size_t j = 0; j < kBlock; ++j) any[j] |= -int32_t(holds(b + j, psn));
@@ -66,6 +73,7 @@ class ReadLog {
 
   /// True when one READ's range holds both `a` and `b`.
   bool one_holds_both(uint32_t a, uint32_t b) const {
+    if (bounds_.outside(a) || bounds_.outside(b)) return false;
     for (size_t i = 0; i < size_; ++i)
       if (holds(i, a) && holds(i, b)) return true;
     return false;
@@ -73,6 +81,7 @@ class ReadLog {
 
   /// The newest READ whose range holds `psn`, or -1.
   long newest_holding(uint32_t psn) const {
+    if (bounds_.outside(psn)) return -1;
     // Newest first: the slots before oldest_ (replaced last), then the rest down to oldest_.
     for (size_t i = oldest_; i-- > 0;)
       if (holds(i, psn)) return long(i);
@@ -96,12 +105,44 @@ class ReadLog {
     return int32_t((psn - slots_->first[i]) & psn::kMask) < slots_->span[i];
   }
 
+  /// PSNs that enclose every READ's range: [anchor + lo, anchor + hi), as offsets from a READ's
+  /// first PSN, widened by each READ added (so conservative: a READ forgotten may still widen
+  /// them, until enclose_all()). A PSN outside is held by no READ. Spanning the whole PSN space
+  /// they enclose every PSN (`all`).
+  struct Bounds {
+    uint32_t anchor = 0;
+    int64_t lo = 0, hi = 0;  ///< empty when equal: no READ
+    bool all = false;
+
+    void widen(uint32_t first, int32_t span) {
+      if (all) return;
+      if (lo == hi) {
+        anchor = first;
+        lo = 0;
+        hi = span;
+        return;
+      }
+      const int64_t at = psn::distance(anchor, first);
+      lo = std::min(lo, at);
+      hi = std::max(hi, at + span);
+      all = hi - lo >= int64_t(1) << 24;
+    }
+    bool outside(uint32_t psn) const {
+      return !all && ((psn - anchor - uint32_t(lo)) & psn::kMask) >= uint64_t(hi - lo);
+    }
+  };
+  void enclose_all() {
+    bounds_ = Bounds{};
+    for (size_t i = 0; i < size_; ++i) bounds_.widen(slots_->first[i], slots_->span[i]);
+  }
+
   struct Slots {
     std::array<uint32_t, kCapacity> first{}, length{};
     std::array<int32_t, kCapacity> span{};
     std::array<uint64_t, kCapacity> frame{};
   };
   std::unique_ptr<Slots> slots_;
+  Bounds bounds_;
   size_t size_ = 0;    ///< slots used
   size_t oldest_ = 0;  ///< once full: the slot of the oldest READ (the next to be replaced)
   uint32_t mtu_ = 0;
