@@ -793,25 +793,9 @@ Message* Messages::oldest_open() {
 std::vector<Messages::Ref> Messages::open_by_age() const {
   std::vector<Ref> open;
   open.reserve(open_count_);
-  uint64_t oldest = next_id_;
   for (size_t i = 0; i < slots_.size(); ++i)
-    if (const uint64_t id = slots_[i].open_id) {
-      open.push_back(Ref{uint32_t(i), uint32_t(id), uint32_t(id >> 32)});
-      oldest = std::min(oldest, id);
-    }
-  if (next_id_ - oldest < (uint64_t(1) << 32)) {
-    // Ids within 2^32 of each other (always, but in captures of billions of messages): sorted as
-    // 64-bit numbers, the id's offset above the slot.
-    std::vector<uint64_t> keys(open.size());
-    for (size_t i = 0; i < open.size(); ++i) keys[i] = (open[i].id() - oldest) << 32 | open[i].slot;
-    std::sort(keys.begin(), keys.end());
-    for (size_t i = 0; i < keys.size(); ++i) {
-      const uint64_t id = oldest + (keys[i] >> 32);
-      open[i] = Ref{uint32_t(keys[i]), uint32_t(id), uint32_t(id >> 32)};
-    }
-  } else {
-    std::sort(open.begin(), open.end(), [](const Ref& a, const Ref& b) { return a.id() < b.id(); });
-  }
+    if (const uint64_t id = slots_[i].open_id) open.push_back(Ref{uint32_t(i), uint32_t(id), uint32_t(id >> 32)});
+  std::sort(open.begin(), open.end(), [](const Ref& a, const Ref& b) { return a.id() < b.id(); });
   return open;
 }
 
