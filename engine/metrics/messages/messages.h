@@ -76,6 +76,7 @@ class Messages final : public Component {
   bool other_read(FlowId peer, const Packet& p, std::pair<uint32_t, uint32_t> read, const Message& m) const;
   /// The path MTU of a queue pair (its two flows), as far as known.
   uint32_t mtu_of(FlowId flow, FlowId peer) const;
+  /// The peer of `fp`'s flow (kNoFlow until the two directions are paired; FlowPoint::peer).
   FlowId peer_of(FlowPoint& fp, const Ctx& ctx) const {
     if (fp.peer == kNoFlow) [[unlikely]]
       fp.peer = ctx.flows[fp.flow].peer;
@@ -141,6 +142,7 @@ class Messages final : public Component {
   static size_t locate_inside(const Stream& s, const Message* m);
   Message* open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t first_psn, bool has_first);
   /// Counts one packet into a message; returns true when its PSN was already seen there.
+  /// (Inlined: called for every data packet, with eight arguments.)
   bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last,
                     bool first);
   bool count_packet(Message& m, const DataPacket& d) {

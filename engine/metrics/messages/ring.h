@@ -88,7 +88,7 @@ class Ring {
   }
 
  private:
-  [[gnu::noinline]] void grow() {
+  [[gnu::noinline]] void grow() {  // out of line: push_back stays small enough to inline
     const size_t capacity = capacity_ ? 2 * capacity_ : 8;
     std::unique_ptr<T[]> bigger(new T[capacity]);
     for (size_t i = 0; i < size_; ++i) bigger[i] = (*this)[i];
