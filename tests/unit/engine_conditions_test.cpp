@@ -368,6 +368,42 @@ TEST(EngineConditions, ThousandsOfPointsEachFindTheirIos) {
   for (const IoRecord& x : feed.out.ios) EXPECT_EQ(*x.iol_ns, 500);
 }
 
+// With frame notes, a provisional snapshot of a message is made while the frame that completes it
+// is pushed only when that push handles the frame (no reorder window, or a packet late beyond it):
+// only then can the plugin's first pass show it. With a window the frame waits, the snapshot
+// could never be shown before the final record replaces it, and none is made. The final records
+// are the same either way.
+TEST(EngineConditions, SnapshotsOnlyWhereTheFrameIsShownAsItIsPushed) {
+  RoceSpec w = up(0x0A, 600);  // a WRITE ONLY, host -> storage
+  w.ext = test::reth(0x1000, 1, 64);
+  w.payload = Bytes(64, 0);
+  std::vector<MessageRecord> finals[2];
+  for (const char* window : {"0", "250"}) {
+    const bool none = std::string(window) == "0";
+    test::Feeder feed(test::settings_with({{"reorder_window", window}}, /*frame_notes=*/true), {"only"});
+    feed.out.keep_provisional = true;
+    auto snapshots = [&] {
+      return std::count_if(feed.out.messages.begin(), feed.out.messages.end(),
+                           [](const MessageRecord& m) { return m.provisional; });
+    };
+    feed.push(0, kT0, build_roce(w));
+    EXPECT_EQ(snapshots(), none ? 1 : 0) << "window " << window << " ms";
+    if (!none) {
+      // 300 ms later, a copy of it stamped as the first (late beyond the window: handled at once).
+      feed.push(0, kT0 + 300 * kNsPerMs, build_roce(up(0x11, 900)));
+      feed.push(0, kT0, build_roce(w));
+      EXPECT_EQ(snapshots(), 1);
+    }
+    feed.finish();
+    for (const MessageRecord& m : feed.out.messages)
+      if (!m.provisional) finals[none ? 0 : 1].push_back(m);
+  }
+  ASSERT_EQ(finals[0].size(), 1u);
+  ASSERT_EQ(finals[1].size(), 1u);
+  EXPECT_EQ(finals[0][0].bytes, 64u);
+  EXPECT_EQ(finals[1][0].first_psn, finals[0][0].first_psn);
+}
+
 TEST(EngineConditions, NakOfAReadRequestIsTiedToIt) {
   // The target's READ REQUEST (storage -> host) is refused by the host with a NAK (host ->
   // storage, the READ's PSN): the NAK names that READ REQUEST's frame.

@@ -694,7 +694,7 @@ void Messages::on_data(const Packet& p, Ctx& ctx, MsgPosition pos, MessageKind k
     uint32_t flags = (retrans ? kMsgRetransmission : 0) | (dup ? kMsgDuplicate : 0) | (oos ? kMsgOutOfSequence : 0);
     if (flags || pos == MsgPosition::kLast || pos == MsgPosition::kOnly) {
       ctx.note(p.frame, note_packet_, r.id, flags);
-      emit_snapshot(ctx, *m);
+      if (ctx.packet_shown_now) emit_snapshot(ctx, *m);
     }
   }
 }
@@ -764,7 +764,7 @@ void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, 
   if (m) {
     ++m->rec.naks;
     ctx.note(frame, note_nak_, m->rec.id, syndrome);
-    if (frame_notes_) emit_snapshot(ctx, *m);
+    if (ctx.packet_shown_now) emit_snapshot(ctx, *m);
     return;
   }
   // A READ REQUEST takes request PSNs too: a NAK naming one (the responder refused the READ,

@@ -104,6 +104,13 @@ class Ctx {
   const bool frame_notes;
   const DurationNs reorder_window;
   const DurationNs idle_point;
+  /// Frame notes on, and the packet is handled during a push that also handles the pushed frame
+  /// (a late packet, or no reorder window): a front end that shows each frame as it pushes it
+  /// (the plugin's first pass) shows that frame's notes and the latest records they name, so
+  /// provisional snapshots made now can be seen. Otherwise the final record replaces a snapshot
+  /// before anything shows it, and components make one only when this is true (a quarter of the
+  /// plugin's engine cost went into snapshots nothing could show). False outside on_packet.
+  bool packet_shown_now = false;
 
   /// Delivers a record to every subscribed sink.
   void emit(const RecordSchema& schema, const void* record, bool provisional = false) const {

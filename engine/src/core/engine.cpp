@@ -149,6 +149,11 @@ class Engine::Impl {
 
   void push(const FrameIn& in) {
     ++stats_.frames;
+    shown_push_ = settings_.frame_notes;
+    struct Done {
+      bool& shown;
+      ~Done() { shown = false; }
+    } done{shown_push_};
     if (finished_) return;
     if (in.point == kNoPoint || in.point >= points_.size()) {
       ++stats_.without_point;
@@ -171,6 +176,13 @@ class Engine::Impl {
     const TimeNs ts = std::clamp(in.ts, -kStampLimit, kStampLimit);
     const uint32_t wire_len = std::max(in.wire_len, in.cap_len);
     points_.observe(in.point, ts);
+    // Whether this push handles the pushed frame (at once, or released by it): only then can a
+    // front end that shows each frame as it pushes it show what components make now
+    // (Ctx::packet_shown_now). Until known (packets of quiet points handled above), assume so.
+    if (shown_push_) {
+      const PointState& at = points_[in.point];
+      shown_push_ = ts > at.watermark || ts <= at.horizon || ts <= points_.next_horizon(in.point, window_);
+    }
     RoceFrame& roce = decoded_;
     switch (decode_roce_frame(in.link, in.data, in.cap_len, in.wire_len, roce)) {
       case FrameKind::kRoce: break;
@@ -470,14 +482,19 @@ class Engine::Impl {
       measured[size_t(Sampled::kThroughput)] = sampling_.measured(false, pkt.point, points_.size(), pkt.ts, k.src, k.dst);
     }
     if (handover_) handover_->forward_facts();  // flows created, and paired by this packet's echo, before it
+    const bool shown_now = shown_push_;
+    ctx_.packet_shown_now = shown_now;
     for (uint16_t i : wanted_[std::countr_zero(cls)])
       if (measured[size_t(sampled_[i])]) {
         if (handover_) handover_->slot(slots_[i]);
         components_[i]->on_packet(pkt, ctx_);
       }
+    ctx_.packet_shown_now = false;
     if (handover_) handover_->slot(StepTag::kAfterComponents);
     flows_.apply_proposals();
-    if (handover_) handover_->end_packet_step(pkt, cls, uint8_t(measured[0] | measured[1] << 1 | measured[2] << 2));
+    if (handover_)
+      handover_->end_packet_step(pkt, cls,
+                                 uint8_t(measured[0] | measured[1] << 1 | measured[2] << 2 | shown_now << 7));
   }
 
   // The end on two threads: every component finishes in registry order, wherever it runs, with
@@ -528,6 +545,8 @@ class Engine::Impl {
   std::vector<RoleOverride> overrides_;
   EngineStats stats_;
   uint32_t seq_ = 0;
+  /// During push(): the pushed frame is handled in it (Ctx::packet_shown_now).
+  bool shown_push_ = false;
   DurationNs next_quiet_scan_ = 0;
   // threads > 1
   enum class Placement : uint8_t { kHome, kPairLocal, kStage };

@@ -88,11 +88,13 @@ void PairLocalWorker::handle(const WorkBatch& batch) {
       }
       case WorkEvent::Kind::kPacket:
         cursor_ = StepTag{e.step, 0};
+        pair_ctx_.packet_shown_now = e.measured >> 7 & 1;
         for (Local& l : components_)
           if ((l.mask & e.cls) && (e.measured >> size_t(l.sampled) & 1)) {
             cursor_.slot = l.slot;
             l.component->on_packet(e.packet, pair_ctx_);
           }
+        pair_ctx_.packet_shown_now = false;
         completed_ = StepTag{e.step, StepTag::kAfterComponents};
         break;
       case WorkEvent::Kind::kAdvance:

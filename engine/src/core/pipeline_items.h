@@ -134,7 +134,9 @@ struct WorkEvent {
     kDeclare,  ///< a point declared: the batch's declares[index]
   };
   Kind kind = Kind::kPacket;
-  uint8_t measured = 0;  ///< kPacket: bit s set when components sampled as Sampled(s) measure it
+  /// kPacket: bit s set when components sampled as Sampled(s) measure it; bit 7 is
+  /// Ctx::packet_shown_now.
+  uint8_t measured = 0;
   uint16_t slot = 0;
   uint32_t cls = 0;
   uint32_t index = 0;
