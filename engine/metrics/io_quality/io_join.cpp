@@ -63,6 +63,12 @@ TimeNs IoQuality::bound_for(PointId home, Ctx& ctx) const {
   return h.component_min[root] - ctx.clock.to_root(home);
 }
 
+void IoQuality::map_to_home(PointId home, const Ctx& ctx) {
+  to_home_.assign(ctx.points.size(), ToHome{});
+  for (PointId q = 0; q < ctx.points.size(); ++q)
+    if (ctx.clock.related(q, home)) to_home_[q] = {ctx.clock.to_root(q) - ctx.clock.to_root(home), true};
+}
+
 bool IoQuality::settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) const {
   // What every related point must have passed, in the home point's clock: the I/O's latest
   // packet anywhere and the reorder window (copies still to come), or its timeout.
@@ -73,8 +79,8 @@ bool IoQuality::settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) co
     for (const Observation& o : e.obs) {
       if (o.point == e.home)
         need = std::max(need, o.last);  // its own clock: nothing to map
-      else if (ctx.clock.related(o.point, e.home))
-        need = std::max(need, ctx.clock.map(o.last, o.point, e.home));
+      else if (o.point < to_home_.size() && to_home_[o.point].related)
+        need = std::max(need, o.last + to_home_[o.point].offset);  // ctx.clock.map(o.last, o.point, e.home)
     }
     need += ctx.reorder_window;
   }
@@ -93,6 +99,7 @@ void IoQuality::drain(Ctx& ctx) {
     HomeQueues& hq = homes_[home];
     if (hq.completed.empty() && hq.created.empty()) continue;
     const TimeNs bound = bound_for(home, ctx);
+    if (!hq.completed.empty()) map_to_home(home, ctx);
     while (!hq.completed.empty()) {
       Entry* e = get(hq.completed.front());
       if (e && !settled(*e, false, bound, ctx)) break;
@@ -255,17 +262,17 @@ void IoQuality::emit_final(const IoRecord& r, Ctx& ctx) {
   // it: none can be negative. One that is says the I/O was put together wrongly (a completion
   // tied to the wrong command, or roles the capture contradicts): never silently.
   const IoMetrics m = io_metrics(r);
-  for (const std::optional<DurationNs>& v : {m.dal, m.dpl, m.iol1, m.iol2, m.rtt, m.iol})
-    if (v && *v < 0) {
-      ++stats_.impossible;
-      ctx.warn("impossible_io", [&] {
-        return "some NVMe I/Os have a negative latency, which no I/O can have (first: host " + r.host.to_string() +
-               ", storage " + r.storage.to_string() + ", CID " + std::to_string(r.cid) + ", command frame " +
-               std::to_string(r.cmd_frame) + "): a completion tied to the wrong command, or point roles the "
-               "traffic contradicts (--point); their records are kept as measured";
-      });
-      break;
-    }
+  auto negative = [](const std::optional<DurationNs>& v) { return v && *v < 0; };
+  if (negative(m.dal) || negative(m.dpl) || negative(m.iol1) || negative(m.iol2) || negative(m.rtt) ||
+      negative(m.iol)) {
+    ++stats_.impossible;
+    ctx.warn("impossible_io", [&] {
+      return "some NVMe I/Os have a negative latency, which no I/O can have (first: host " + r.host.to_string() +
+             ", storage " + r.storage.to_string() + ", CID " + std::to_string(r.cid) + ", command frame " +
+             std::to_string(r.cmd_frame) + "): a completion tied to the wrong command, or point roles the "
+             "traffic contradicts (--point); their records are kept as measured";
+    });
+  }
   ctx.emit(kIoSchema, &r);
 }
 

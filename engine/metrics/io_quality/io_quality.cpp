@@ -3,6 +3,7 @@
 #include "engine/metrics/io_quality/io_quality.h"
 
 #include <algorithm>
+#include <memory>
 
 namespace rdmatel::io_quality {
 namespace {
@@ -49,7 +50,19 @@ IoQuality::IoQuality(Ctx& ctx)
 
 void IoQuality::on_packet(const Packet& p, Ctx& ctx) {
   if (!reliable(p)) return;
-  if (!held_.empty() && held_worth_retrying(ctx)) retry_held(ctx, false);
+  if (!held_.empty()) [[unlikely]]
+    return on_packet_holding(p, ctx);
+  dispatch(p, ctx);
+}
+
+void IoQuality::on_packet_holding(const Packet& p, Ctx& ctx) {
+  // Held completions are tried at every packet that comes here (middles of messages too), as
+  // soon as it is worth it: when they are tried is part of what they are matched to.
+  if (held_worth_retrying(ctx)) retry_held(ctx, false);
+  dispatch(p, ctx);
+}
+
+inline void IoQuality::dispatch(const Packet& p, Ctx& ctx) {
   const MsgPosition pos = p.roce.op()->position;
   const bool starts = pos == MsgPosition::kFirst || pos == MsgPosition::kOnly;
   switch (p.roce.op()->op_class) {
@@ -83,8 +96,7 @@ uint32_t IoQuality::pair_toward_host(const Flow& flow) {
   return fp.pair;
 }
 
-Queue& IoQuality::ensure_queue(const Flow& flow) {
-  if (Queue* q = queue_of_flow(flow.id)) return *q;
+uint32_t IoQuality::add_queue(const Flow& flow) {
   Queue& q = queues_.emplace_back();
   q.cmd_flow = flow.id;
   q.host = flow.key.src;
@@ -99,7 +111,7 @@ Queue& IoQuality::ensure_queue(const Flow& flow) {
   }
   if (flow.id >= queue_of_flow_.size()) queue_of_flow_.resize(size_t(flow.id) + 1, 0);
   queue_of_flow_[flow.id] = uint32_t(queues_.size());
-  return q;
+  return uint32_t(queues_.size() - 1);
 }
 
 void IoQuality::on_other_send(const Packet& p, Ctx& ctx) {
@@ -144,7 +156,8 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
     if (slot % kChunk == 0) chunks_.push_back(std::make_unique<Entry[]>(kChunk));
   }
   Entry& e = chunks_[slot / kChunk][slot % kChunk];
-  e = Entry{};
+  std::destroy_at(&e);  // made anew in place (no blank entry built aside and copied in)
+  std::construct_at(&e);
   e.id = next_id_++;
   e.slot = slot;
   const CapsuleSummary& sqe = p.capsule;
@@ -180,26 +193,20 @@ void IoQuality::note_stage(const Entry& e, Stage stage, const Packet& p, bool co
   }
 }
 
-bool IoQuality::stamp(Entry& e, Stage stage, const Packet& p, Ctx& ctx) {
-  Observation* o = e.at(p.point);
-  if (!o) {
-    o = &e.obs.emplace_back();
-    o->point = p.point;
-    o->last = p.ts;
+inline bool IoQuality::stamp(Entry& e, Stage stage, const Packet& p, Ctx& ctx) {
+  Observation& o = e.observe(p.point, p.ts);
+  const bool first = !o.has(stage);
+  if (first) {
+    o.mask |= uint8_t(1u << stage);
+    o.ts[stage] = p.ts;
+    o.frame[stage] = p.frame;
+    o.psn[stage] = p.roce.bth.psn;
+    if (stage == kCommand) o.ttl_command = p.roce.ttl;
+    if (stage == kCompletion) o.ttl_completion = p.roce.ttl;
   }
-  o->last = std::max(o->last, p.ts);
-  if (o->has(stage)) {
-    if (ctx.frame_notes) note_stage(e, stage, p, true, ctx);
-    return false;
-  }
-  o->mask |= uint8_t(1u << stage);
-  o->ts[stage] = p.ts;
-  o->frame[stage] = p.frame;
-  o->psn[stage] = p.roce.bth.psn;
-  if (stage == kCommand) o->ttl_command = p.roce.ttl;
-  if (stage == kCompletion) o->ttl_completion = p.roce.ttl;
-  if (ctx.frame_notes) note_stage(e, stage, p, false, ctx);
-  return true;
+  if (ctx.frame_notes) [[unlikely]]
+    note_stage(e, stage, p, !first, ctx);
+  return first;
 }
 
 void IoQuality::remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn, Ctx& ctx) {
@@ -264,9 +271,8 @@ void IoQuality::leave_cid_list(Entry& e, PointId point) {
 }
 
 void IoQuality::on_command(const Packet& p, Ctx& ctx) {
-  const Flow& flow = ctx.flows[p.flow];
-  Queue& q = ensure_queue(flow);
-  const uint32_t qi = queue_of_flow_[p.flow] - 1;
+  const uint32_t qi = queue_index(ctx.flows[p.flow]);
+  Queue& q = queues_[qi];
   const CapsuleSummary& sqe = p.capsule;
   if (sqe.is_connect() && sqe.connect_qid_captured) q.kind = sqe.connect_qid == 0 ? NvmeQueueKind::kAdmin : NvmeQueueKind::kIo;
   else if (q.kind == NvmeQueueKind::kUnknown && nvme_admin_only_opcode(sqe.opcode)) q.kind = NvmeQueueKind::kAdmin;

@@ -64,6 +64,10 @@ class IoQuality final : public Component {
   /// Emits a final I/O record, warning when one of its metrics is negative.
   void emit_final(const IoRecord& r, Ctx& ctx);
   // ---- matching (io_quality.cpp) ----
+  /// The packet to its handler (most packets here are middles of messages: no handler).
+  void dispatch(const Packet& p, Ctx& ctx);
+  /// on_packet while completions are held (out of line: the common path keeps no registers).
+  [[gnu::noinline]] void on_packet_holding(const Packet& p, Ctx& ctx);
   void on_command(const Packet& p, Ctx& ctx);
   /// A completion may be held for echoes (see held_): first with `until` kTimeMin (its hold then
   /// starts), again until its hold's end `until`; with `may_hold` false it is taken at its guess.
@@ -83,7 +87,9 @@ class IoQuality final : public Component {
   Queue* queue_of_flow(FlowId f) {
     return has_queue(f) ? &queues_[queue_of_flow_[f] - 1] : nullptr;
   }
-  Queue& ensure_queue(const Flow& flow);
+  /// The index of the queue whose commands flow `flow` carries, made at its first command.
+  uint32_t queue_index(const Flow& flow) { return has_queue(flow.id) ? queue_of_flow_[flow.id] - 1 : add_queue(flow); }
+  uint32_t add_queue(const Flow& flow);
   /// The entry a reference names, or null once it was reported (its slot free or reused).
   Entry* get(EntryRef r) {
     if (r.slot >= slot_count_) return nullptr;
@@ -93,7 +99,7 @@ class IoQuality final : public Component {
   EntryRef create(const Packet& p, uint32_t queue, Ctx& ctx);
   /// Records the first copy of `stage` at the packet's point; a later copy only counts as
   /// activity. Returns true when it was the first.
-  bool stamp(Entry& e, Stage stage, const Packet& p, Ctx& ctx);
+  [[gnu::always_inline]] bool stamp(Entry& e, Stage stage, const Packet& p, Ctx& ctx);
   /// A point that missed the command saw a packet another point matched to an I/O.
   bool attach_by_identity(const Packet& p, Stage stage, Ctx& ctx);
   void remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn, Ctx& ctx);
@@ -120,6 +126,14 @@ class IoQuality final : public Component {
   /// has moved.
   TimeNs bound_for(PointId home, Ctx& ctx) const;
   bool settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) const;
+  /// Per point, what maps its stamps into `home`'s clock, for the settled() checks of one drain
+  /// of `home`'s queues (clock relations change between drains only).
+  void map_to_home(PointId home, const Ctx& ctx);
+  struct ToHome {
+    DurationNs offset = 0;
+    bool related = false;
+  };
+  std::vector<ToHome> to_home_;
   void drain(Ctx& ctx);
   void finalize(EntryRef r, IoEnd end, Ctx& ctx);
   void release(Entry& e);

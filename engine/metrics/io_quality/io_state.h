@@ -8,6 +8,7 @@
 // packets interleave in the input; the Entry joins the observations.
 #pragma once
 
+#include <algorithm>
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -66,6 +67,18 @@ struct Entry {
     for (uint8_t i = 0; i < key_count; ++i)
       if (keys[i] == k) return true;
     return false;
+  }
+  /// The point's observation (a new one at its first packet), its latest packet moved to `ts`.
+  Observation& observe(PointId p, TimeNs ts) {
+    for (Observation& o : obs)
+      if (o.point == p) {
+        o.last = std::max(o.last, ts);
+        return o;
+      }
+    Observation& o = obs.emplace_back();
+    o.point = p;
+    o.last = ts;
+    return o;
   }
   Observation* at(PointId p) {
     for (auto& o : obs)

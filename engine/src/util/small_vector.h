@@ -1,10 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // A vector of trivially copyable elements that keeps its first N inline: most I/Os are seen at
-// one to three points, and an allocation per I/O would cost more than the I/O's matching.
+// one to three points, and an allocation per I/O would cost more than the I/O's matching. The
+// inline slots are raw storage: an empty vector costs nothing to make (elements with default
+// member initializers are set up only when added).
 #pragma once
 
 #include <cstddef>
 #include <memory>
+#include <new>
 #include <type_traits>
 
 namespace rdmatel {
@@ -29,7 +32,7 @@ class SmallVector {
     capacity_ = o.capacity_;
     size_ = o.size_;
     if (!heap_)
-      for (size_t i = 0; i < size_; ++i) inline_[i] = o.inline_[i];
+      for (size_t i = 0; i < size_; ++i) new (&inline_.items[i]) T(o.inline_.items[i]);
     o.capacity_ = N;
     o.size_ = 0;
     return *this;
@@ -47,9 +50,7 @@ class SmallVector {
 
   T& emplace_back() {
     if (size_ == capacity_) grow();
-    T& x = data()[size_++];
-    x = T{};  // in place: no temporary copied in (an I/O's observation is 128 bytes)
-    return x;
+    return *new (data() + size_++) T{};  // in place: no temporary copied in
   }
   void erase(T* pos) {
     for (T* p = pos; p + 1 < end(); ++p) *p = *(p + 1);
@@ -57,12 +58,12 @@ class SmallVector {
   }
   void push_back(const T& x) {
     if (size_ == capacity_) grow();
-    data()[size_++] = x;
+    new (data() + size_++) T(x);
   }
 
  private:
-  T* data() { return heap_ ? heap_.get() : inline_; }
-  const T* data() const { return heap_ ? heap_.get() : inline_; }
+  T* data() { return heap_ ? heap_.get() : inline_.items; }
+  const T* data() const { return heap_ ? heap_.get() : inline_.items; }
   void grow() {
     size_t cap = capacity_ * 2;
     std::unique_ptr<T[]> bigger(new T[cap]);
@@ -71,7 +72,10 @@ class SmallVector {
     capacity_ = cap;
   }
 
-  T inline_[N];
+  union Inline {
+    Inline() {}  // no element made until one is added
+    T items[N];
+  } inline_;
   std::unique_ptr<T[]> heap_;
   size_t capacity_ = N;
   size_t size_ = 0;
