@@ -8,8 +8,6 @@
 namespace rdmatel::io_quality {
 namespace {
 
-// Commands of reported I/Os remembered so that their late copies start no new I/O.
-constexpr size_t kMaxEnded = 1 << 16;
 // Final I/Os waiting for role evidence: at most this many, each at most the I/O timeout of
 // capture progress; then they are reported with what is known.
 constexpr size_t kMaxDeferred = 1 << 16;
@@ -143,27 +141,31 @@ void IoQuality::finish(Ctx& ctx) {
 }
 
 void IoQuality::release(Entry& e) {
-  const Queue& q = queues_[e.queue];
+  Queue& q = queues_[e.queue];
   const CommandKey key{e.queue, e.cid, e.cmd_psn};
-  EntryRef& mapped = *by_command_.find(key);
-  const EntryRef self = mapped;
   // The key stays, as a tombstone, so that late copies of the command start no new I/O.
-  mapped.slot = kEnded;
-  auto drop = [&](Refs& v) { return drop_ref(v, self.id); };
-  for (const Observation& o : e.obs)
-    if (o.in_cid_list) open_.erase_if(PointCid{o.point, e.queue, e.cid}, drop);
-  for (uint8_t i = 0; i < e.key_count; ++i) by_key_.erase_if(buffer_key(q.pair, e.keys[i]), drop);
+  by_command_.find(key)->slot = kEnded;
+  const uint64_t id = e.id;
+  if (e.cid_lists) q.open.erase_if(e.cid, [&](SlotList& l) { return list_remove(l, e.slot, open_link()); });
+  for (uint8_t i = 0; i < e.key_count; ++i)
+    if (e.key_index(e.keys[i]) == i)
+      by_key_.erase_if(buffer_key(q.pair, e.keys[i]),
+                       [&](SlotList& l) { return list_remove(l, e.slot, key_link(e.keys[i])); });
   for (int s = 0; s < kStages; ++s)
     if (e.stage_psn_mask & (1u << s))
       by_packet_.erase_if(packet_key(e.stage_flow[s], e.stage_psn[s], Stage(s)),
-                          [&](const EntryRef& r) { return r.id == self.id; });
-  ended_order_.push_back(key);
-  while (ended_order_.size() > kMaxEnded) {
-    by_command_.erase_if(ended_order_.front(), [](const EntryRef& r) { return r.slot == kEnded; });
-    ended_order_.pop_front();
+                          [&](const EntryRef& r) { return r.id == id; });
+  // The oldest of kMaxEnded tombstones goes.
+  if (ended_order_.size() < kMaxEnded) {
+    ended_order_.push_back(key);
+  } else {
+    CommandKey& oldest = ended_order_[oldest_ended_];
+    by_command_.erase_if(oldest, [](const EntryRef& r) { return r.slot == kEnded; });
+    oldest = key;
+    oldest_ended_ = (oldest_ended_ + 1) % kMaxEnded;
   }
   e.id = 0;
-  free_.push_back(self.slot);
+  free_.push_back(e.slot);
   --live_;
 }
 
@@ -190,9 +192,13 @@ void fill_io_keys(Record& r, const Entry& e, const Queue& q, const Ctx& ctx) {
   r.host = q.host;
   r.storage = q.storage;
   r.qpn = q.qpn;
-  r.key_flow = ctx.sampling.key_flow(q.host, q.storage);
-  const Flow& cmd_flow = ctx.flows[q.cmd_flow];
-  if (cmd_flow.peer != kNoFlow) r.host_qpn = ctx.flows[cmd_flow.peer].key.dst_qpn;
+  r.key_flow = ctx.sampling.has_key_flows() && ctx.sampling.key_flow(q.host, q.storage);
+  if (!q.host_qpn) {
+    // Once its flows are paired (never undone), the host's QPN is the queue's.
+    const Flow& cmd_flow = ctx.flows[q.cmd_flow];
+    if (cmd_flow.peer != kNoFlow) q.host_qpn = ctx.flows[cmd_flow.peer].key.dst_qpn;
+  }
+  r.host_qpn = q.host_qpn;
   r.cid = e.cid;
   r.cmd_psn = e.cmd_psn;
   r.status = e.status;

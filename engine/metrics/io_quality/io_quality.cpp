@@ -85,12 +85,13 @@ inline void IoQuality::dispatch(const Packet& p, Ctx& ctx) {
   }
 }
 
-uint32_t IoQuality::pair_toward_host(const Flow& flow) {
-  if (flow.id >= pair_toward_host_.size()) pair_toward_host_.resize(size_t(flow.id) + 1);
-  FlowPair& fp = pair_toward_host_[flow.id];
+uint32_t IoQuality::pair_toward_host(FlowId flow, const Ctx& ctx) {
+  if (flow >= pair_toward_host_.size()) pair_toward_host_.resize(size_t(flow) + 1);
+  FlowPair& fp = pair_toward_host_[flow];
   // Pairs are never forgotten: a flow that had none is looked up again only once there are more.
   if (fp.pair == kNoPair && fp.pairs_known != pair_ids_.size()) {
-    if (const uint32_t* id = pair_ids_.find(IpPair{flow.key.dst, flow.key.src})) fp.pair = *id;
+    const FlowKey& key = ctx.flows[flow].key;
+    if (const uint32_t* id = pair_ids_.find(IpPair{key.dst, key.src})) fp.pair = *id;
     fp.pairs_known = uint32_t(pair_ids_.size());
   }
   return fp.pair;
@@ -177,7 +178,8 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
   EntryRef ref{slot, e.id};
   by_command_[CommandKey{queue, e.cid, e.cmd_psn}] = ref;
   const Queue& q = queues_[queue];
-  for (uint8_t i = 0; i < e.key_count; ++i) by_key_[buffer_key(q.pair, e.keys[i])].push_back(ref);
+  for (uint8_t i = 0; i < e.key_count; ++i)
+    if (e.key_index(e.keys[i]) == i) list_append(by_key_[buffer_key(q.pair, e.keys[i])], slot, key_link(e.keys[i]));
   if (p.point >= homes_.size()) homes_.resize(size_t(p.point) + 1);
   homes_[p.point].created.push_back(ref);
   all_created_.push_back(ref);
@@ -263,15 +265,22 @@ bool IoQuality::attach_by_identity(const Packet& p, Stage stage, Ctx& ctx) {
   return false;
 }
 
+void IoQuality::join_cid_list(Entry& e, Observation& o) {
+  o.in_cid_list = true;
+  o.cid_order = ++cid_order_;
+  if (e.cid_lists++ == 0) list_append(queues_[e.queue].open[e.cid], e.slot, open_link());
+}
+
 void IoQuality::leave_cid_list(Entry& e, PointId point) {
   Observation* o = e.at(point);
   if (!o || !o->in_cid_list) return;
   o->in_cid_list = false;
-  open_.erase_if(PointCid{point, e.queue, e.cid}, [&](Refs& v) { return drop_ref(v, e.id); });
+  if (--e.cid_lists == 0)
+    queues_[e.queue].open.erase_if(e.cid, [&](SlotList& l) { return list_remove(l, e.slot, open_link()); });
 }
 
 void IoQuality::on_command(const Packet& p, Ctx& ctx) {
-  const uint32_t qi = queue_index(ctx.flows[p.flow]);
+  const uint32_t qi = has_queue(p.flow) ? queue_of_flow_[p.flow] - 1 : add_queue(ctx.flows[p.flow]);
   Queue& q = queues_[qi];
   const CapsuleSummary& sqe = p.capsule;
   if (sqe.is_connect() && sqe.connect_qid_captured) q.kind = sqe.connect_qid == 0 ? NvmeQueueKind::kAdmin : NvmeQueueKind::kIo;
@@ -289,24 +298,21 @@ void IoQuality::on_command(const Packet& p, Ctx& ctx) {
     ref = create(p, qi, ctx);
   }
   Entry& e = *get(ref);
-  if (stamp(e, kCommand, p, ctx)) {
-    open_[PointCid{p.point, qi, e.cid}].push_back(ref);
-    e.at(p.point)->in_cid_list = true;
-  }
+  if (stamp(e, kCommand, p, ctx)) join_cid_list(e, *e.at(p.point));
 }
 
 void IoQuality::on_keyed(const Packet& p, Stage stage, Ctx& ctx) {
   if (!p.roce.has(kExtReth)) return;
   // Data for a read and READ REQUESTs for a write travel storage → host.
-  const uint32_t pair = pair_toward_host(ctx.flows[p.flow]);
+  const uint32_t pair = pair_toward_host(p.flow, ctx);
   if (pair == kNoPair) return;
-  const Refs* refs = by_key_.find(buffer_key(pair, p.roce.reth.rkey));
-  if (!refs) return;
+  const SlotList* list = by_key_.find(buffer_key(pair, p.roce.reth.rkey));
+  if (!list) return;
   const uint32_t psn = p.roce.bth.psn;
   Entry* pick = nullptr;
-  for (EntryRef r : *refs) {
-    Entry* e = get(r);
-    if (!e) continue;
+  auto link = key_link(p.roce.reth.rkey);
+  for (uint32_t slot = list->head; slot != kNoSlot; slot = link(slot).next) {
+    Entry* e = &entry_in(slot);
     const Observation* o = e->at(p.point);
     if (o && o->has(stage) && o->psn[stage] == psn) {
       stamp(*e, stage, p, ctx);  // a copy at this point
@@ -375,12 +381,20 @@ IoQuality::Evidence IoQuality::corroborated(const Flow& cpl_flow, const Queue& q
 
 void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_hold) {
   // Candidate queues: the paired one, or every queue between these hosts not yet paired.
-  const Flow& cpl_flow = ctx.flows[p.flow];
   Queue* candidates[64];
   size_t n = 0;
-  if (cpl_flow.peer != kNoFlow) {
-    if (Queue* q = queue_of_flow(cpl_flow.peer)) candidates[n++] = q;
+  const Flow* unpaired = nullptr;  // the completion's flow while it has no peer
+  if (Queue* q = queue_of_return_flow(p.flow)) {
+    candidates[n++] = q;
+  } else if (const Flow& cpl_flow = ctx.flows[p.flow]; cpl_flow.peer != kNoFlow) {
+    if (Queue* q = queue_of_flow(cpl_flow.peer)) {
+      candidates[n++] = q;
+      // Pairs are never undone: the flow's queue is found without its Flow from now on.
+      if (p.flow >= queue_of_return_flow_.size()) queue_of_return_flow_.resize(size_t(p.flow) + 1, 0);
+      queue_of_return_flow_[p.flow] = queue_of_flow_[cpl_flow.peer];
+    }
   } else {
+    unpaired = &cpl_flow;
     for (FlowId f : ctx.flows.between(cpl_flow.key.dst, cpl_flow.key.src)) {
       if (ctx.flows[f].peer != kNoFlow) continue;
       if (Queue* q = queue_of_flow(f); q && n < 64) candidates[n++] = q;
@@ -421,17 +435,20 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
   Match matches[64];
   size_t m = 0;
   for (size_t i = 0; i < n; ++i) {
-    uint32_t qi = uint32_t(candidates[i] - &queues_[0]);
-    const Refs* refs = open_.find(PointCid{p.point, qi, cid});
-    if (!refs) continue;
-    // The list holds the I/Os whose command this point saw and whose completion it has not:
-    // the oldest is this one's.
+    const SlotList* open = candidates[i]->open.find(cid);
+    if (!open) continue;
+    // This point's list of the CID (its I/Os there whose command the point saw and whose
+    // completion it has not): the oldest is this one's.
     Entry* pick = nullptr;
-    for (EntryRef r : *refs)
-      if (Entry* e = get(r)) {
-        pick = e;
-        break;
+    uint64_t pick_order = 0;
+    for (uint32_t slot = open->head; slot != kNoSlot; slot = entry_in(slot).open_link.next) {
+      Entry& e = entry_in(slot);
+      const Observation* o = e.at(p.point);
+      if (o && o->in_cid_list && (!pick || o->cid_order < pick_order)) {
+        pick = &e;
+        pick_order = o->cid_order;
       }
+    }
     if (pick) matches[m++] = {candidates[i], pick};
   }
   if (m > 1 && p.roce.has(kExtIeth)) {
@@ -454,8 +471,8 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
   // queue of its own) waits too, and is left unmatched only if no echo pairs its flow within the
   // hold: dropped at once, a Connect's completion whose ACK was lost lost its I/O's completion to
   // the target's resend of it (probe seed 21279: IOL1 508 us for 108).
-  const Evidence evidence = m == 1 && cpl_flow.peer == kNoFlow ? corroborated(cpl_flow, *matches[0].q, matches[0].e, p, ctx)
-                                                              : Evidence::kShown;
+  const Evidence evidence = m == 1 && unpaired ? corroborated(*unpaired, *matches[0].q, matches[0].e, p, ctx)
+                                               : Evidence::kShown;
   if ((evidence != Evidence::kShown || m > 1) && may_hold && (until != kTimeMin || held_.size() < kMaxHeld)) {
     // Whichever queue it turns out to be, a completion answered a CID of these hosts' queues:
     // they carry NVMe (an unconfirmed queue's I/Os evicted meanwhile would be dropped).
@@ -484,7 +501,7 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
   }
   Queue& q = *matches[0].q;
   Entry& e = *matches[0].e;
-  if (cpl_flow.peer == kNoFlow) ctx.flows.propose_pair(q.cmd_flow, p.flow);
+  if (unpaired) ctx.flows.propose_pair(q.cmd_flow, p.flow);
   q.confirmed = true;
   ++stats_.completions_matched;
   if (p.capsule.status_captured && !e.status_known) {

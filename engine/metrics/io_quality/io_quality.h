@@ -87,9 +87,11 @@ class IoQuality final : public Component {
   Queue* queue_of_flow(FlowId f) {
     return has_queue(f) ? &queues_[queue_of_flow_[f] - 1] : nullptr;
   }
-  /// The index of the queue whose commands flow `flow` carries, made at its first command.
-  uint32_t queue_index(const Flow& flow) { return has_queue(flow.id) ? queue_of_flow_[flow.id] - 1 : add_queue(flow); }
-  uint32_t add_queue(const Flow& flow);
+  uint32_t add_queue(const Flow& flow);  ///< its index
+  /// The queue whose return flow `f` is, once known (pairs are never undone).
+  Queue* queue_of_return_flow(FlowId f) {
+    return f < queue_of_return_flow_.size() && queue_of_return_flow_[f] ? &queues_[queue_of_return_flow_[f] - 1] : nullptr;
+  }
   /// The entry a reference names, or null once it was reported (its slot free or reused).
   Entry* get(EntryRef r) {
     if (r.slot >= slot_count_) return nullptr;
@@ -105,6 +107,8 @@ class IoQuality final : public Component {
   void remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn, Ctx& ctx);
   /// Frame notes only (the caller checks ctx.frame_notes: stamps come with every packet).
   void note_stage(const Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx);
+  /// A point saw the I/O's command: its completion there is taken from the point's CID list.
+  void join_cid_list(Entry& e, Observation& o);
   /// Once a point has seen an I/O's completion, later completions there with its CID are
   /// another I/O's: it leaves the point's CID list.
   void leave_cid_list(Entry& e, PointId point);
@@ -153,6 +157,7 @@ class IoQuality final : public Component {
   // Queues by the host→storage flow.
   std::vector<Queue> queues_;
   std::vector<uint32_t> queue_of_flow_;  ///< flow id -> queue index + 1 (0: none)
+  std::vector<uint32_t> queue_of_return_flow_;  ///< the same for its paired storage→host flow
 
   // Entries: a pool of slots; references carry the id to survive reuse.
   // Slots in chunks of kChunk: entries never move, and a slot is found with one index.
@@ -176,30 +181,20 @@ class IoQuality final : public Component {
   };
   FlatMap<CommandKey, EntryRef, CommandKeyHash> by_command_;
 
-  /// Per point, queue and CID: the I/Os whose command the point saw and whose completion it has
-  /// not, in its order.
-  struct PointCid {
-    PointId point;
-    uint32_t queue;
-    uint16_t cid;
-    friend bool operator==(const PointCid&, const PointCid&) = default;
-  };
-  struct PointCidHash {
-    size_t operator()(const PointCid& k) const noexcept {
-      return fold_word(0, uint64_t(k.point) << 48 ^ uint64_t(k.queue) << 16 ^ k.cid);
-    }
-  };
-  using Refs = SmallVector<EntryRef, 2>;
-  /// Drops the I/O `id` from a list; true when that leaves it empty (its key goes too).
-  static bool drop_ref(Refs& v, uint64_t id) {
-    for (EntryRef* x = v.begin(); x != v.end(); ++x)
-      if (x->id == id) {
-        v.erase(x);
-        break;
-      }
-    return v.empty();
+  /// The entry in a slot known to be taken (an entry in a SlotList).
+  Entry& entry_in(uint32_t slot) { return chunks_[slot / kChunk][slot % kChunk]; }
+  /// How a list reaches an entry's link: in the list of buffer key `rkey`, in a queue's `open`.
+  auto key_link(uint32_t rkey) {
+    return [this, rkey](uint32_t slot) -> SlotLink& {
+      Entry& e = entry_in(slot);
+      return e.key_link[e.key_index(rkey)];
+    };
   }
-  FlatMap<PointCid, Refs, PointCidHash> open_;
+  auto open_link() {
+    return [this](uint32_t slot) -> SlotLink& { return entry_in(slot).open_link; };
+  }
+  /// Orders the commands as the points saw them (Observation::cid_order).
+  uint64_t cid_order_ = 0;
 
   /// (host, storage) of the queues, numbered (Queue::pair), so that an SGL key is one word.
   using IpPair = std::pair<IpAddress, IpAddress>;
@@ -217,14 +212,14 @@ class IoQuality final : public Component {
     uint32_t pairs_known = 0;
   };
   std::vector<FlowPair> pair_toward_host_;
-  uint32_t pair_toward_host(const Flow& flow);
+  uint32_t pair_toward_host(FlowId flow, const Ctx& ctx);
 
-  /// (pair, r_key) -> I/Os whose command names that buffer.
+  /// (pair, r_key) -> I/Os whose command names that buffer, in creation order.
   static uint64_t buffer_key(uint32_t pair, uint32_t rkey) { return uint64_t(pair) << 32 | rkey; }
   struct U64Hash {
     size_t operator()(uint64_t x) const noexcept { return fold_word(0, x); }
   };
-  FlatMap<uint64_t, Refs, U64Hash> by_key_;
+  FlatMap<uint64_t, SlotList, U64Hash> by_key_;
 
   /// (flow, PSN) of a matched stage packet -> its I/O and stage; READ RESPONSEs are found by the
   /// READ REQUEST's PSN on the queue's command flow.
@@ -248,9 +243,12 @@ class IoQuality final : public Component {
   std::deque<uint64_t> pending_order_;  ///< bounded: the oldest are forgotten
 
   /// Commands of I/Os already reported stay in by_command_ as tombstones (slot kEnded) for a
-  /// while, so that their late copies start nothing; the oldest go first.
+  /// while, so that their late copies start nothing; the oldest go first (a ring of the last
+  /// kMaxEnded, the oldest at oldest_ended_ once full).
   static constexpr uint32_t kEnded = 0xFFFFFFFF;
-  std::deque<CommandKey> ended_order_;
+  static constexpr size_t kMaxEnded = 1 << 16;
+  std::vector<CommandKey> ended_order_;
+  size_t oldest_ended_ = 0;
 
   // Finalisation queues, per home point: every live entry in creation order (for timeouts), and
   // the completed ones in completion order.

@@ -18,20 +18,17 @@ const char* io_end_name(IoEnd e) {
 IoMetrics io_metrics(const IoRecord& r) {
   IoMetrics m;
   const IoTimes& t = r.t;
-  auto diff = [&](int a, int b) -> std::optional<DurationNs> {
-    if (t.has(a) && t.has(b)) return t[a] - t[b];
-    return std::nullopt;
+  // Ta - Tb when the capture has both stamps (read once per record by every stage: one test).
+  auto diff = [&](std::optional<DurationNs>& out, int a, int b) {
+    const unsigned both = 1u << a | 1u << b;
+    if ((t.present & both) == both) out = t[a] - t[b];
   };
-  if (r.is_write()) {
-    m.dal = diff(3, 2);
-    m.dpl = diff(5, 4);
-    m.iol1 = diff(7, 1);
-    m.iol2 = diff(6, 2);
-  } else {
-    if (r.is_read()) m.dal = diff(3, 2);
-    m.iol1 = diff(5, 1);
-    m.iol2 = diff(4, 2);
-  }
+  const bool write = r.is_write();
+  if (write || r.is_read()) diff(m.dal, 3, 2);
+  if (write) diff(m.dpl, 5, 4);
+  // The completion at the compute side is T7 for a write, T5 otherwise; at the storage side T6, T4.
+  diff(m.iol1, write ? 7 : 5, 1);
+  diff(m.iol2, write ? 6 : 4, 2);
   if (m.iol1 && m.iol2) m.rtt = *m.iol1 - *m.iol2;
   m.iol = r.iol_ns;
   return m;

@@ -11,11 +11,14 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <optional>
 #include <vector>
 
 #include "engine/src/core/roles.h"
 #include "engine/src/decode/nvme_capsule.h"
+#include "engine/metrics/io_quality/slot_list.h"
 #include "engine/src/decode/packet.h"
+#include "engine/src/util/flat_map.h"
 #include "engine/src/util/small_vector.h"
 #include "rdmatel/types.h"
 
@@ -28,8 +31,10 @@ enum Stage : uint8_t { kCommand = 0, kData, kReadRequest, kReadResponse, kComple
 struct Observation {
   PointId point = kNoPoint;
   uint8_t mask = 0;
-  /// The I/O is in this point's CID list (IoQuality::open_): its release looks only there.
+  /// The point saw the command and not yet the completion: the I/O is in this point's CID
+  /// list, ordered by cid_order (when the point saw the command, among every command).
   bool in_cid_list = false;
+  uint64_t cid_order = 0;
   std::array<TimeNs, kStages> ts{};
   std::array<uint64_t, kStages> frame{};
   std::array<uint32_t, kStages> psn{};
@@ -52,22 +57,29 @@ struct Entry {
   bool status_known = false;
   std::array<uint32_t, CapsuleSummary::kMaxKeys> keys{};
   uint8_t key_count = 0;
+  /// Its links in the lists of I/Os by buffer key (IoQuality::by_key_), one per key (a key
+  /// named twice uses the first one), and in its queue's `open` list.
+  std::array<SlotLink, CapsuleSummary::kMaxKeys> key_link{};
+  SlotLink open_link;
   /// The PSN of each stage's packet as the first point to see it recorded: lets a point that
   /// missed the command attach its copy of a later packet to the right I/O.
   std::array<uint32_t, kStages> stage_psn{};
   std::array<FlowId, kStages> stage_flow{};
   uint8_t stage_psn_mask = 0;
+  uint8_t cid_lists = 0;  ///< in how many points' CID lists (in its queue's `open` while any)
   bool completed = false;  ///< some point saw the completion
   bool in_completed_queue = false;
   PointId home = kNoPoint;  ///< the first point that saw it: its clock is the entry's reference
   TimeNs home_command = 0;  ///< the command's stamp there
   SmallVector<Observation, 3> obs;
 
-  bool has_key(uint32_t k) const {
-    for (uint8_t i = 0; i < key_count; ++i)
-      if (keys[i] == k) return true;
-    return false;
+  /// The index of key `k` (its first), or key_count.
+  uint8_t key_index(uint32_t k) const {
+    uint8_t i = 0;
+    while (i < key_count && keys[i] != k) ++i;
+    return i;
   }
+  bool has_key(uint32_t k) const { return key_index(k) < key_count; }
   /// The point's observation (a new one at its first packet), its latest packet moved to `ts`.
   Observation& observe(PointId p, TimeNs ts) {
     for (Observation& o : obs)
@@ -92,6 +104,18 @@ struct Entry {
   }
 };
 
+/// An entry reference that survives the slot's reuse (compare ids).
+struct EntryRef {
+  uint32_t slot;
+  uint64_t id;
+};
+
+inline EntryRef ref_of(const Entry& e) { return EntryRef{e.slot, e.id}; }
+
+struct CidHash {
+  size_t operator()(uint16_t cid) const noexcept { return cid; }  // FlatMap mixes it
+};
+
 /// One NVMe queue = one RDMA queue pair, keyed by its host→storage flow.
 struct Queue {
   FlowId cmd_flow = kNoFlow;
@@ -100,17 +124,16 @@ struct Queue {
   uint32_t pair = 0;  ///< the number of (host, storage) among the queues' pairs
   NvmeQueueKind kind = NvmeQueueKind::kUnknown;
   bool confirmed = false;  ///< a completion matched one of its commands: it really is NVMe
+  /// The host-side QPN once its flows are paired (a cache of the flow table's pairing, which is
+  /// never undone).
+  mutable std::optional<uint32_t> host_qpn;
   /// Its endpoints' role evidence and last sides, kept by the core's roles (a cache only: read
   /// and filled by the const steps that work out an I/O's record too).
   mutable Roles::PairMemo roles;
+  /// By CID, its I/Os in some point's CID list (whose command a point saw and whose completion
+  /// it has not): each point's list is its I/Os here in order of cid_order. As many as the
+  /// queue has outstanding, and a few a lagging point has yet to see end.
+  FlatMap<uint16_t, SlotList, CidHash> open;
 };
-
-/// An entry reference that survives the slot's reuse (compare ids).
-struct EntryRef {
-  uint32_t slot;
-  uint64_t id;
-};
-
-inline EntryRef ref_of(const Entry& e) { return EntryRef{e.slot, e.id}; }
 
 }  // namespace rdmatel::io_quality

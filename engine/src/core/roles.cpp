@@ -20,32 +20,47 @@ unsigned standing(const Pair& p, uint64_t margin) {
 
 }  // namespace
 
-void Roles::vote(const IpAddress& ip, Side side, Evidence*& found, PointId nearer,
-                 PointId farther) {
-  if (nearer == farther) return;
-  if (!found) {
-    auto it = endpoints_.find(EndpointKey{ip, side});
-    if (it == endpoints_.end()) {
-      // Bounded: further endpoints go without evidence.
-      if (endpoints_.size() >= kMaxEndpoints) return;
-      it = endpoints_.emplace(EndpointKey{ip, side}, Evidence{}).first;
-    }
-    found = &it->second;
+Roles::Evidence* Roles::find_or_add(const IpAddress& ip, Side side) {
+  auto it = endpoints_.find(EndpointKey{ip, side});
+  if (it == endpoints_.end()) {
+    // Bounded: further endpoints go without evidence.
+    if (endpoints_.size() >= kMaxEndpoints) return nullptr;
+    it = endpoints_.emplace(EndpointKey{ip, side}, Evidence{}).first;
   }
+  return &it->second;
+}
+
+void Roles::add_pair(Evidence& e, PointId nearer, PointId farther) {
+  if (e.pairs.size() >= kMaxPairsPerEndpoint) return;
+  Pair& p = e.pairs.emplace_back(Pair{std::min(nearer, farther), std::max(nearer, farther)});
+  ++(nearer == p.a ? p.a_nearer : p.b_nearer);
+  recompute(e);
+}
+
+inline void Roles::vote(const IpAddress& ip, Side side, Evidence*& found, PointId nearer,
+                        PointId farther) {
+  if (nearer == farther) return;
+  if (!found && !(found = find_or_add(ip, side))) return;
   Evidence& e = *found;
-  PointId a = std::min(nearer, farther), b = std::max(nearer, farther);
-  auto p = std::find_if(e.pairs.begin(), e.pairs.end(), [&](const Pair& x) { return x.a == a && x.b == b; });
-  const bool added = p == e.pairs.end();
-  if (added) {
-    if (e.pairs.size() >= kMaxPairsPerEndpoint) return;
-    e.pairs.push_back(Pair{a, b});
-    p = std::prev(e.pairs.end());
+  const PointId a = std::min(nearer, farther), b = std::max(nearer, farther);
+  Pair* p = nullptr;
+  for (Pair& x : e.pairs)
+    if (x.a == a && x.b == b) {
+      p = &x;
+      break;
+    }
+  if (!p) return add_pair(e, nearer, farther);
+  uint64_t& mine = nearer == a ? p->a_nearer : p->b_nearer;
+  const uint64_t theirs = nearer == a ? p->b_nearer : p->a_nearer;
+  // Most votes add to a majority already kSettledMargin ahead: nothing recompute() reads
+  // changes, so neither do the nearest points.
+  if (mine >= theirs + kSettledMargin) {
+    ++mine;
+    return;
   }
   const unsigned before = standing(*p, kSettledMargin);
-  ++(nearer == a ? p->a_nearer : p->b_nearer);
-  // Most votes only add to a majority already kSettledMargin ahead: nothing recompute() reads
-  // changed, so neither do the nearest points.
-  if (added || standing(*p, kSettledMargin) != before) recompute(e);
+  ++mine;
+  if (standing(*p, kSettledMargin) != before) recompute(e);
 }
 
 void Roles::recompute(Evidence& e) {

@@ -68,6 +68,12 @@ class Roles {
     uint8_t seen_count = 0;
     PointId seen[kSeen] = {};
     Sides sides;
+    bool same_seen(std::span<const PointId> s) const {
+      if (s.size() != seen_count) return false;
+      for (size_t i = 0; i < s.size(); ++i)  // a few points: no call to memcmp
+        if (s[i] != seen[i]) return false;
+      return true;
+    }
   };
 
   /// Adds the votes of one I/O of `host` with `storage` seen at several points.
@@ -79,8 +85,7 @@ class Roles {
   /// own takes the role its points have for every other endpoint (used at the end of a capture).
   Sides sides(const IpAddress& host, const IpAddress& storage, std::span<const PointId> seen,
               const PointTable& points, bool fallback, PairMemo* memo = nullptr) const {
-    if (memo && !fallback && memo->valid && memo->version == version_ &&
-        memo->seen_count == seen.size() && std::equal(seen.begin(), seen.end(), memo->seen))
+    if (memo && !fallback && memo->valid && memo->version == version_ && memo->same_seen(seen))
       return memo->sides;  // inline: nearly every I/O of a queue once its roles are known
     return work_out_sides(host, storage, seen, points, fallback, memo);
   }
@@ -126,6 +131,9 @@ class Roles {
   /// `e`: the endpoint's evidence when found before (kept by the caller), else looked up and
   /// made here.
   void vote(const IpAddress& ip, Side side, Evidence*& e, PointId nearer, PointId farther);
+  /// vote()'s rare steps, out of line: an endpoint's first evidence, a pair's first vote.
+  [[gnu::noinline]] Evidence* find_or_add(const IpAddress& ip, Side side);
+  [[gnu::noinline]] void add_pair(Evidence& e, PointId nearer, PointId farther);
   void recompute(Evidence& e);
   const Evidence* find(const IpAddress& ip, Side side) const;
   /// The best of `candidates` for an endpoint (most net votes), or kNoPoint.

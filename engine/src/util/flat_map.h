@@ -102,7 +102,7 @@ class FlatMap {
     h *= 0xBF58476D1CE4E5B9ULL;
     return h ^ (h >> 32);
   }
-  void grow() {
+  [[gnu::noinline]] void grow() {  // out of line: a lookup that adds stays short
     std::vector<Slot> old;
     old.swap(slots_);
     slots_.resize(old.empty() ? 16 : old.size() * 2);

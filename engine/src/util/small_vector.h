@@ -64,7 +64,7 @@ class SmallVector {
  private:
   T* data() { return heap_ ? heap_.get() : inline_.items; }
   const T* data() const { return heap_ ? heap_.get() : inline_.items; }
-  void grow() {
+  [[gnu::noinline]] void grow() {  // out of line: adding stays a few instructions
     size_t cap = capacity_ * 2;
     std::unique_ptr<T[]> bigger(new T[cap]);
     for (size_t i = 0; i < size_; ++i) bigger[i] = data()[i];
