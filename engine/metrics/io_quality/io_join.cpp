@@ -64,7 +64,8 @@ TimeNs IoQuality::bound_for(PointId home, Ctx& ctx) const {
 void IoQuality::map_to_home(PointId home, const Ctx& ctx) {
   to_home_.assign(ctx.points.size(), ToHome{});
   for (PointId q = 0; q < ctx.points.size(); ++q)
-    if (ctx.clock.related(q, home)) to_home_[q] = {ctx.clock.to_root(q) - ctx.clock.to_root(home), true};
+    if (ctx.clock.related(q, home))
+      to_home_[q] = {ctx.clock.to_root(q) - ctx.clock.to_root(home), true};
 }
 
 bool IoQuality::settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) const {
@@ -78,7 +79,8 @@ bool IoQuality::settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) co
       if (o.point == e.home)
         need = std::max(need, o.last);  // its own clock: nothing to map
       else if (o.point < to_home_.size() && to_home_[o.point].related)
-        need = std::max(need, o.last + to_home_[o.point].offset);  // ctx.clock.map(o.last, o.point, e.home)
+        // The same as ctx.clock.map(o.last, o.point, e.home), with the offset taken once per drain.
+        need = std::max(need, o.last + to_home_[o.point].offset);
     }
     need += ctx.reorder_window;
   }
@@ -146,7 +148,8 @@ void IoQuality::release(Entry& e) {
   // The key stays, as a tombstone, so that late copies of the command start no new I/O.
   by_command_.find(key)->slot = kEnded;
   const uint64_t id = e.id;
-  if (e.cid_lists) q.open.erase_if(e.cid, [&](SlotList& l) { return list_remove(l, e.slot, open_link()); });
+  if (e.cid_lists)
+    q.open.erase_if(e.cid, [&](SlotList& l) { return list_remove(l, e.slot, open_link()); });
   for (uint8_t i = 0; i < e.key_count; ++i)
     if (e.key_index(e.keys[i]) == i)
       by_key_.erase_if(buffer_key(q.pair, e.keys[i]),
@@ -269,13 +272,14 @@ void IoQuality::emit_final(const IoRecord& r, Ctx& ctx) {
   // tied to the wrong command, or roles the capture contradicts): never silently.
   const IoMetrics m = io_metrics(r);
   auto negative = [](const std::optional<DurationNs>& v) { return v && *v < 0; };
-  if (negative(m.dal) || negative(m.dpl) || negative(m.iol1) || negative(m.iol2) || negative(m.rtt) ||
-      negative(m.iol)) {
+  if (negative(m.dal) || negative(m.dpl) || negative(m.iol1) || negative(m.iol2) ||
+      negative(m.rtt) || negative(m.iol)) {
     ++stats_.impossible;
     ctx.warn("impossible_io", [&] {
-      return "some NVMe I/Os have a negative latency, which no I/O can have (first: host " + r.host.to_string() +
-             ", storage " + r.storage.to_string() + ", CID " + std::to_string(r.cid) + ", command frame " +
-             std::to_string(r.cmd_frame) + "): a completion tied to the wrong command, or point roles the "
+      return "some NVMe I/Os have a negative latency, which no I/O can have (first: host " +
+             r.host.to_string() + ", storage " + r.storage.to_string() + ", CID " +
+             std::to_string(r.cid) + ", command frame " + std::to_string(r.cmd_frame) +
+             "): a completion tied to the wrong command, or point roles the "
              "traffic contradicts (--point); their records are kept as measured";
     });
   }

@@ -179,7 +179,8 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
   by_command_[CommandKey{queue, e.cid, e.cmd_psn}] = ref;
   const Queue& q = queues_[queue];
   for (uint8_t i = 0; i < e.key_count; ++i)
-    if (e.key_index(e.keys[i]) == i) list_append(by_key_[buffer_key(q.pair, e.keys[i])], slot, key_link(e.keys[i]));
+    if (e.key_index(e.keys[i]) == i)
+      list_append(by_key_[buffer_key(q.pair, e.keys[i])], slot, key_link(e.keys[i]));
   if (p.point >= homes_.size()) homes_.resize(size_t(p.point) + 1);
   homes_[p.point].created.push_back(ref);
   all_created_.push_back(ref);
@@ -276,7 +277,8 @@ void IoQuality::leave_cid_list(Entry& e, PointId point) {
   if (!o || !o->in_cid_list) return;
   o->in_cid_list = false;
   if (--e.cid_lists == 0)
-    queues_[e.queue].open.erase_if(e.cid, [&](SlotList& l) { return list_remove(l, e.slot, open_link()); });
+    queues_[e.queue].open.erase_if(
+        e.cid, [&](SlotList& l) { return list_remove(l, e.slot, open_link()); });
 }
 
 void IoQuality::on_command(const Packet& p, Ctx& ctx) {
@@ -390,7 +392,8 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
     if (Queue* q = queue_of_flow(cpl_flow.peer)) {
       candidates[n++] = q;
       // Pairs are never undone: the flow's queue is found without its Flow from now on.
-      if (p.flow >= queue_of_return_flow_.size()) queue_of_return_flow_.resize(size_t(p.flow) + 1, 0);
+      if (p.flow >= queue_of_return_flow_.size())
+        queue_of_return_flow_.resize(size_t(p.flow) + 1, 0);
       queue_of_return_flow_[p.flow] = queue_of_flow_[cpl_flow.peer];
     }
   } else {
@@ -471,8 +474,9 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
   // queue of its own) waits too, and is left unmatched only if no echo pairs its flow within the
   // hold: dropped at once, a Connect's completion whose ACK was lost lost its I/O's completion to
   // the target's resend of it (probe seed 21279: IOL1 508 us for 108).
-  const Evidence evidence = m == 1 && unpaired ? corroborated(*unpaired, *matches[0].q, matches[0].e, p, ctx)
-                                               : Evidence::kShown;
+  const Evidence evidence = m == 1 && unpaired
+                                ? corroborated(*unpaired, *matches[0].q, matches[0].e, p, ctx)
+                                : Evidence::kShown;
   if ((evidence != Evidence::kShown || m > 1) && may_hold && (until != kTimeMin || held_.size() < kMaxHeld)) {
     // Whichever queue it turns out to be, a completion answered a CID of these hosts' queues:
     // they carry NVMe (an unconfirmed queue's I/Os evicted meanwhile would be dropped).

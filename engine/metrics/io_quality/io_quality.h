@@ -90,7 +90,9 @@ class IoQuality final : public Component {
   uint32_t add_queue(const Flow& flow);  ///< its index
   /// The queue whose return flow `f` is, once known (pairs are never undone).
   Queue* queue_of_return_flow(FlowId f) {
-    return f < queue_of_return_flow_.size() && queue_of_return_flow_[f] ? &queues_[queue_of_return_flow_[f] - 1] : nullptr;
+    return f < queue_of_return_flow_.size() && queue_of_return_flow_[f]
+               ? &queues_[queue_of_return_flow_[f] - 1]
+               : nullptr;
   }
   /// The entry a reference names, or null once it was reported (its slot free or reused).
   Entry* get(EntryRef r) {

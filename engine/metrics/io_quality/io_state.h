@@ -14,9 +14,9 @@
 #include <optional>
 #include <vector>
 
+#include "engine/metrics/io_quality/slot_list.h"
 #include "engine/src/core/roles.h"
 #include "engine/src/decode/nvme_capsule.h"
-#include "engine/metrics/io_quality/slot_list.h"
 #include "engine/src/decode/packet.h"
 #include "engine/src/util/flat_map.h"
 #include "engine/src/util/small_vector.h"
@@ -66,7 +66,7 @@ struct Entry {
   std::array<uint32_t, kStages> stage_psn{};
   std::array<FlowId, kStages> stage_flow{};
   uint8_t stage_psn_mask = 0;
-  uint8_t cid_lists = 0;  ///< in how many points' CID lists (in its queue's `open` while any)
+  uint8_t cid_lists = 0;   ///< in how many points' CID lists (in its queue's `open` while any)
   bool completed = false;  ///< some point saw the completion
   bool in_completed_queue = false;
   PointId home = kNoPoint;  ///< the first point that saw it: its clock is the entry's reference
@@ -110,7 +110,9 @@ struct EntryRef {
   uint64_t id;
 };
 
-inline EntryRef ref_of(const Entry& e) { return EntryRef{e.slot, e.id}; }
+inline EntryRef ref_of(const Entry& e) {
+  return EntryRef{e.slot, e.id};
+}
 
 struct CidHash {
   size_t operator()(uint16_t cid) const noexcept { return cid; }  // FlatMap mixes it

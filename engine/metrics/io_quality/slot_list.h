@@ -27,8 +27,10 @@ struct SlotList {
 template <typename LinkOf>
 void list_append(SlotList& list, uint32_t slot, LinkOf&& link) {
   link(slot) = SlotLink{list.tail, kNoSlot};
-  if (list.tail == kNoSlot) list.head = slot;
-  else link(list.tail).next = slot;
+  if (list.tail == kNoSlot)
+    list.head = slot;
+  else
+    link(list.tail).next = slot;
   list.tail = slot;
 }
 
@@ -36,10 +38,14 @@ void list_append(SlotList& list, uint32_t slot, LinkOf&& link) {
 template <typename LinkOf>
 bool list_remove(SlotList& list, uint32_t slot, LinkOf&& link) {
   const SlotLink mine = link(slot);
-  if (mine.prev == kNoSlot) list.head = mine.next;
-  else link(mine.prev).next = mine.next;
-  if (mine.next == kNoSlot) list.tail = mine.prev;
-  else link(mine.next).prev = mine.prev;
+  if (mine.prev == kNoSlot)
+    list.head = mine.next;
+  else
+    link(mine.prev).next = mine.next;
+  if (mine.next == kNoSlot)
+    list.tail = mine.prev;
+  else
+    link(mine.next).prev = mine.prev;
   return list.empty();
 }
 
