@@ -404,6 +404,47 @@ TEST(EngineConditions, SnapshotsOnlyWhereTheFrameIsShownAsItIsPushed) {
   EXPECT_EQ(finals[1][0].first_psn, finals[0][0].first_psn);
 }
 
+// The same for I/Os: with no window, a snapshot at the command and one at the completion (what
+// the plugin's first pass shows at each); with a window, none, and the same final record. A
+// command on a queue never confirmed as NVMe (no completion) gets no final record: with frame
+// notes its frames still name it, so it stays as a provisional record.
+TEST(EngineConditions, IoSnapshotsOnlyWhereTheFrameIsShownAsItIsPushed) {
+  RoceSpec c = up(0x04, 10);
+  c.payload = test::sqe(0x02, 3, 1, 0x40, 4096, 0x42);
+  RoceSpec r = down(0x04, 31);
+  r.payload = test::cqe(3, 0);
+  RoceSpec lone = up(0x04, 50, 0xC1);  // another queue: a command never answered
+  lone.payload = test::sqe(0x01, 9, 1, 0x40, 512, 0x43);
+  std::vector<IoRecord> finals[2];
+  for (const char* window : {"0", "250"}) {
+    const bool none = std::string(window) == "0";
+    test::Feeder feed(test::settings_with({{"reorder_window", window}}, /*frame_notes=*/true), {"only"});
+    feed.out.keep_provisional = true;
+    auto snapshots = [&] {
+      return std::count_if(feed.out.ios.begin(), feed.out.ios.end(), [](const IoRecord& x) { return x.provisional; });
+    };
+    feed.push(0, kT0, build_roce(c));
+    EXPECT_EQ(snapshots(), none ? 1 : 0) << "window " << window << " ms";
+    feed.push(0, kT0 + 1'000, ack(down(0x11, 10)));  // pairs the queue's directions
+    feed.push(0, kT0 + 12'000, build_roce(r));
+    EXPECT_EQ(snapshots(), none ? 2 : 0) << "window " << window << " ms";
+    feed.push(0, kT0 + 20'000, build_roce(lone));
+    feed.finish();
+    std::vector<uint64_t> provisional_ids;
+    for (const IoRecord& x : feed.out.ios)
+      if (x.provisional) provisional_ids.push_back(x.id);
+      else finals[none ? 0 : 1].push_back(x);
+    ASSERT_EQ(finals[none ? 0 : 1].size(), 1u);
+    const uint64_t answered = finals[none ? 0 : 1][0].id;
+    // The unanswered command's record, made at the end with a window (once more with none).
+    const auto unanswered =
+        std::count_if(provisional_ids.begin(), provisional_ids.end(), [&](uint64_t id) { return id != answered; });
+    EXPECT_EQ(unanswered, none ? 2 : 1) << "window " << window << " ms";
+  }
+  EXPECT_EQ(*finals[0][0].iol_ns, 12'000);
+  EXPECT_EQ(*finals[1][0].iol_ns, 12'000);
+}
+
 TEST(EngineConditions, NakOfAReadRequestIsTiedToIt) {
   // The target's READ REQUEST (storage -> host) is refused by the host with a NAK (host ->
   // storage, the READ's PSN): the NAK names that READ REQUEST's frame.

@@ -178,6 +178,12 @@ void IoQuality::finalize(EntryRef r, IoEnd end, Ctx& ctx) {
   // Reported from its slot (copied only when it waits for roles), then the slot is freed.
   if (!queues_[e->queue].confirmed) {
     ++stats_.unconfirmed_dropped;  // never confirmed as NVMe: a SEND that only looked like an SQE
+    // Its frames' notes name it: with frame notes it stays as what was known (provisional), as
+    // a snapshot made at its last stage would have, for the frames shown after the capture's pass.
+    if (ctx.frame_notes) {
+      IoRecord snapshot = build(*e, IoEnd::kCaptureEnd, true, false, ctx);
+      ctx.emit(kIoSchema, &snapshot, true);
+    }
   } else {
     if (point_local_) emit_points(*e, end, ctx);
     emit_or_defer(*e, end, ctx);

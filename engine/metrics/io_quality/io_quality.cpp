@@ -187,12 +187,16 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
   return ref;
 }
 
-void IoQuality::note_stage(const Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx) {
+void IoQuality::note_stage(Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx) {
   ctx.note(p.frame, note_stage_[stage], e.id, copy ? 1 : 0);
-  // The Wireshark plugin's first pass shows each frame with what is known at that frame.
-  if (!copy) {
+  // The Wireshark plugin's first pass shows each frame with what is known at that frame: a
+  // snapshot at each stage's first packet, or at a copy if the I/O has none yet. Only where the
+  // frame is shown as it is pushed (Ctx::packet_shown_now): otherwise the final record is there
+  // before anything shows the frame.
+  if (ctx.packet_shown_now && (!copy || !e.snapshot_made)) {
     IoRecord r = build(e, IoEnd::kCaptureEnd, true, false, ctx);
     ctx.emit(kIoSchema, &r, true);
+    e.snapshot_made = true;
   }
 }
 

@@ -108,7 +108,7 @@ class IoQuality final : public Component {
   bool attach_by_identity(const Packet& p, Stage stage, Ctx& ctx);
   void remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn, Ctx& ctx);
   /// Frame notes only (the caller checks ctx.frame_notes: stamps come with every packet).
-  void note_stage(const Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx);
+  void note_stage(Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx);
   /// A point saw the I/O's command: its completion there is taken from the point's CID list.
   void join_cid_list(Entry& e, Observation& o);
   /// Once a point has seen an I/O's completion, later completions there with its CID are

@@ -68,6 +68,7 @@ struct Entry {
   uint8_t stage_psn_mask = 0;
   uint8_t cid_lists = 0;   ///< in how many points' CID lists (in its queue's `open` while any)
   bool completed = false;  ///< some point saw the completion
+  bool snapshot_made = false;  ///< frame notes: a provisional record of it was emitted
   bool in_completed_queue = false;
   PointId home = kNoPoint;  ///< the first point that saw it: its clock is the entry's reference
   TimeNs home_command = 0;  ///< the command's stamp there
