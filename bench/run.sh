@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The performance suite, one table: packets/s and MB/s of each stage of rdmatel and of tshark on
 # the same capture, with peak memory and ratios.
-#   bench/run.sh [CAPTURE]      default: a generated nvme-large capture (2.2 M packets, 387 MB)
+#   bench/run.sh [CAPTURE|full] default: a generated nvme-large capture (2.2 M packets, 387 MB,
+#                               header-snapped); full: the same traffic with whole frames
 # Needs a build (./test.sh or cmake --build build/test; RDMATEL_BUILD=DIR picks another). Rows:
 #   * rdmatel-bench stages, timed inside the process: a bare loop over the mapped pcapng touching
 #     each BTH, the fast reader, reader + decoder, the whole engine (no output), and the engine as
