@@ -2,8 +2,9 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 # The performance suite, one table: packets/s and MB/s of each stage of rdmatel and of tshark on
 # the same capture, with peak memory and ratios.
-#   bench/run.sh [CAPTURE|full] default: a generated nvme-large capture (2.2 M packets, 387 MB,
-#                               header-snapped); full: the same traffic with whole frames
+#   bench/run.sh [CAPTURE|full|all]  default: a generated nvme-large capture (2.2 M packets,
+#                               387 MB, header-snapped); full: the same traffic with whole frames;
+#                               all: both, one table after the other
 # Needs a build (./test.sh or cmake --build build/test; RDMATEL_BUILD=DIR picks another). Rows:
 #   * rdmatel-bench stages, timed inside the process: a bare loop over the mapped pcapng touching
 #     each BTH, the fast reader, reader + decoder, the whole engine (no output), and the engine as
@@ -17,6 +18,11 @@
 # time). RDMATEL_BENCH_TSHARK=0 leaves the tshark rows out (they take minutes).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+if [[ ${1:-} == all ]]; then
+  bench/run.sh
+  echo
+  exec bench/run.sh full
+fi
 build=${RDMATEL_BUILD:-build/test}
 [[ -x $build/cli/rdmatel ]] || build=build
 cli=$build/cli/rdmatel
