@@ -62,10 +62,8 @@ TimeNs IoQuality::bound_for(PointId home, Ctx& ctx) const {
 }
 
 void IoQuality::map_to_home(PointId home, const Ctx& ctx) {
-  to_home_.assign(ctx.points.size(), ToHome{});
-  for (PointId q = 0; q < ctx.points.size(); ++q)
-    if (ctx.clock.related(q, home))
-      to_home_[q] = {ctx.clock.to_root(q) - ctx.clock.to_root(home), true};
+  mapping_home_ = home;
+  home_to_root_ = ctx.clock.to_root(home);
 }
 
 bool IoQuality::settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) const {
@@ -78,9 +76,10 @@ bool IoQuality::settled(const Entry& e, bool timeout, TimeNs bound, Ctx& ctx) co
     for (const Observation& o : e.obs) {
       if (o.point == e.home)
         need = std::max(need, o.last);  // its own clock: nothing to map
-      else if (o.point < to_home_.size() && to_home_[o.point].related)
-        // The same as ctx.clock.map(o.last, o.point, e.home), with the offset taken once per drain.
-        need = std::max(need, o.last + to_home_[o.point].offset);
+      else if (ctx.clock.related(o.point, e.home))
+        // ctx.clock.map(o.last, o.point, e.home), the home's offset taken once per drain.
+        need = std::max(need, o.last + ctx.clock.to_root(o.point) -
+                                  (e.home == mapping_home_ ? home_to_root_ : ctx.clock.to_root(e.home)));
     }
     need += ctx.reorder_window;
   }
@@ -107,6 +106,7 @@ void IoQuality::drain(Ctx& ctx) {
       hq.completed.pop_front();
       if (e) finalize(r, IoEnd::kTimeout, ctx);  // kCompleted when its iol point saw the completion
     }
+    mapping_home_ = kNoPoint;  // taken for this drain only
     while (!hq.created.empty()) {
       Entry* e = get(hq.created.front());
       if (e && !e->completed && !settled(*e, true, bound, ctx)) break;
