@@ -368,6 +368,16 @@ TEST(EngineConditions, ThousandsOfPointsEachFindTheirIos) {
   for (const IoRecord& x : feed.out.ios) EXPECT_EQ(*x.iol_ns, 500);
 }
 
+// Frame notes on, with the given reorder window (ms).
+Settings with_notes(const char* window_ms) {
+  return test::settings_with({{"reorder_window", window_ms}}, /*frame_notes=*/true);
+}
+
+template <typename Record>
+long provisional_count(const std::vector<Record>& records) {
+  return std::count_if(records.begin(), records.end(), [](const Record& r) { return r.provisional; });
+}
+
 // With frame notes, a provisional snapshot of a message is made while the frame that completes it
 // is pushed only when that push handles the frame (no reorder window, or a packet late beyond it):
 // only then can the plugin's first pass show it. With a window the frame waits, the snapshot
@@ -380,12 +390,9 @@ TEST(EngineConditions, SnapshotsOnlyWhereTheFrameIsShownAsItIsPushed) {
   std::vector<MessageRecord> finals[2];
   for (const char* window : {"0", "250"}) {
     const bool none = std::string(window) == "0";
-    test::Feeder feed(test::settings_with({{"reorder_window", window}}, /*frame_notes=*/true), {"only"});
+    test::Feeder feed(with_notes(window), {"only"});
     feed.out.keep_provisional = true;
-    auto snapshots = [&] {
-      return std::count_if(feed.out.messages.begin(), feed.out.messages.end(),
-                           [](const MessageRecord& m) { return m.provisional; });
-    };
+    auto snapshots = [&] { return provisional_count(feed.out.messages); };
     feed.push(0, kT0, build_roce(w));
     EXPECT_EQ(snapshots(), none ? 1 : 0) << "window " << window << " ms";
     if (!none) {
@@ -418,11 +425,9 @@ TEST(EngineConditions, IoSnapshotsOnlyWhereTheFrameIsShownAsItIsPushed) {
   std::vector<IoRecord> finals[2];
   for (const char* window : {"0", "250"}) {
     const bool none = std::string(window) == "0";
-    test::Feeder feed(test::settings_with({{"reorder_window", window}}, /*frame_notes=*/true), {"only"});
+    test::Feeder feed(with_notes(window), {"only"});
     feed.out.keep_provisional = true;
-    auto snapshots = [&] {
-      return std::count_if(feed.out.ios.begin(), feed.out.ios.end(), [](const IoRecord& x) { return x.provisional; });
-    };
+    auto snapshots = [&] { return provisional_count(feed.out.ios); };
     feed.push(0, kT0, build_roce(c));
     EXPECT_EQ(snapshots(), none ? 1 : 0) << "window " << window << " ms";
     feed.push(0, kT0 + 1'000, ack(down(0x11, 10)));  // pairs the queue's directions
