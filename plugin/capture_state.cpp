@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
 #include <tuple>
 
 namespace rdmatel::plugin {
@@ -45,13 +46,29 @@ Settings with_frame_notes(Settings s) {
 }
 }  // namespace
 
-CaptureState::CaptureState(const Settings& settings)
+CaptureState::CaptureState(const Settings& settings, bool engine_thread)
     : engine_(with_frame_notes(settings)), alert_rules_(alerts::alert_rules(settings.list("alert"))) {
   engine_.subscribe(store_);
   engine_.subscribe(warnings_);
+  if (engine_thread) engine_thread_ = std::make_unique<EngineThread>([this](const FrameIn& in) { engine_.push(in); });
+}
+
+CaptureState::~CaptureState() = default;
+
+void CaptureState::wait_for_engine_thread() {
+  if (engine_thread_ && !engine_thread_->wait_idle()) engine_thread_failed_ = true;
+}
+
+void CaptureState::settle() {
+  wait_for_engine_thread();
+  if (engine_thread_failed_) {
+    engine_thread_failed_ = false;
+    throw std::runtime_error("a frame could not be measured on the engine thread");
+  }
 }
 
 PointId CaptureState::declare_point(uint32_t interface_id, const char* name) {
+  wait_for_engine_thread();  // the engine's point table changes
   // Wireshark says "unknown" for an interface without name or description; the CLI says "if<N>".
   std::string n = (name && *name && std::strcmp(name, "unknown") != 0) ? name : "if" + std::to_string(interface_id);
   PointId id = engine_.declare_point(n, interface_id);
@@ -60,7 +77,7 @@ PointId CaptureState::declare_point(uint32_t interface_id, const char* name) {
 }
 
 void CaptureState::process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t interface_id, PointId point,
-                           int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len) {
+                           int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, bool shown) {
   FrameIn in;
   in.frame = frame;
   in.ts = ts;
@@ -71,10 +88,16 @@ void CaptureState::process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t inte
   in.data = data;
   in.cap_len = cap_len;
   in.wire_len = wire_len;
-  notes_of_frame_begin_ = store_.note_count();
   if (frame > frame_points_.size()) frame_points_.resize(frame, kNoPoint);
   if (frame) frame_points_[frame - 1] = point;
+  if (engine_thread_ && !shown) {
+    engine_thread_->add(in);
+    return;
+  }
+  wait_for_engine_thread();
+  notes_of_frame_begin_ = store_.note_count();
   engine_.push(in);
+  settle();  // reports a failure on the engine thread, now that this frame is in
 }
 
 void CaptureState::index_io_frames() {
@@ -116,6 +139,7 @@ std::span<const IoFrameLink> CaptureState::io_frames(uint64_t io_id) const {
 }
 
 void CaptureState::finish() {
+  settle();
   engine_.finish();
   store_.index();
   index_io_frames();
@@ -126,6 +150,7 @@ void CaptureState::finish() {
 }
 
 FrameView CaptureState::view(uint32_t frame, uint32_t interface_id) {
+  settle();
   FrameView v;
   auto p = points_by_interface_.find(interface_id);
   if (p != points_by_interface_.end() && p->second != kNoPoint) {
@@ -154,6 +179,7 @@ bool count_once(std::vector<bool>& counted, uint64_t id) {
 }  // namespace
 
 FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
+  settle();
   FrameCounts c;
   if (finished()) {
     for (const IoRecord* r : store_.ios_counted_on(frame))
@@ -186,7 +212,8 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
 }
 
 bool CaptureState::endpoints(int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len,
-                             FrameEndpoints& out) const {
+                             FrameEndpoints& out) {
+  settle();  // the engine's flows are read
   RoceHeaders h;
   if (!peek_roce(link_type_from_wtap_encap(wtap_encap), data, cap_len, wire_len, h)) return false;
   out.src = h.src;

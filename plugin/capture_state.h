@@ -10,6 +10,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "plugin/engine_thread.h"
 #include "rdmatel/alert_rule.h"
 #include "rdmatel/engine.h"
 #include "rdmatel/record_store.h"
@@ -67,18 +68,24 @@ struct IoFrameLink {
   uint8_t stage = 0;  ///< as NoteKinds::stage_of
 };
 
+// Every call from the dissecting thread; with an engine thread, the calls that read results
+// first wait for it (settle), and throw when a push there threw.
 class CaptureState {
  public:
-  explicit CaptureState(const Settings& settings);
+  /// `engine_thread`: push the frames nobody looks at yet on a thread of its own (EngineThread).
+  CaptureState(const Settings& settings, bool engine_thread);
+  ~CaptureState();
 
   /// First pass: feeds one frame to the engine. `interface_name(interface_id)` (may return
   /// null) is called only for an interface not seen before: Wireshark's lookup allocates.
+  /// `shown`: this frame's results are read now (view() follows); otherwise the push may be
+  /// done on the engine thread, later.
   template <typename NameOf>
   void process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t interface_id, NameOf&& interface_name,
-               int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len) {
+               int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, bool shown) {
     auto it = points_by_interface_.find(interface_id);
     PointId point = it != points_by_interface_.end() ? it->second : declare_point(interface_id, interface_name(interface_id));
-    process(frame, ts, has_ts, interface_id, point, wtap_encap, data, cap_len, wire_len);
+    process(frame, ts, has_ts, interface_id, point, wtap_encap, data, cap_len, wire_len, shown);
   }
   /// Ends the first pass (called when the first revisited frame shows up): flushes the engine
   /// and indexes the final records by the frame that counts them.
@@ -93,7 +100,7 @@ class CaptureState {
 
   /// The endpoints of a RoCEv2 frame (decoded again from its bytes: no per-frame storage);
   /// false for other frames.
-  bool endpoints(int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, FrameEndpoints& out) const;
+  bool endpoints(int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, FrameEndpoints& out);
 
   /// Display data for a frame (valid until the next call to process()).
   FrameView view(uint32_t frame, uint32_t interface_id);
@@ -114,7 +121,12 @@ class CaptureState {
  private:
   PointId declare_point(uint32_t interface_id, const char* name);
   void process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t interface_id, PointId point, int wtap_encap,
-               const uint8_t* data, uint32_t cap_len, uint32_t wire_len);
+               const uint8_t* data, uint32_t cap_len, uint32_t wire_len, bool shown);
+  /// Waits until the engine thread has pushed every frame handed to it (a push there that threw
+  /// is remembered); settle() also throws for it, once.
+  void wait_for_engine_thread();
+  void settle();
+  bool engine_thread_failed_ = false;
 
   struct WarningList final : RecordSink {
     void on_warning(const Warning& w) override { texts.push_back(w.text); }
@@ -138,6 +150,8 @@ class CaptureState {
   void index_io_frames();
   // First pass: what was already counted (each record once), by id - 1.
   std::vector<bool> first_pass_ios_, first_pass_messages_;
+  // Last: stopped before the engine and the sinks it pushes to go away. Null without one.
+  std::unique_ptr<EngineThread> engine_thread_;
 };
 
 }  // namespace rdmatel::plugin

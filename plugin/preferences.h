@@ -23,6 +23,8 @@ struct SlowThresholds {
 
 struct Prefs {
   SlowThresholds slow;
+  /// Push frames whose results nobody reads yet on a thread of its own (EngineThread).
+  gboolean engine_thread = TRUE;
 };
 
 extern Prefs prefs;

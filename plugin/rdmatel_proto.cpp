@@ -13,6 +13,7 @@
 
 #include <memory>
 #include <new>
+#include <thread>
 
 #include "plugin/capture_state.h"
 #include "plugin/fields.h"
@@ -44,7 +45,9 @@ void init_routine() {
   expert_tap_ = find_tap_id("expert");
   try {
     pref_problems_.clear();
-    state_ = std::make_unique<CaptureState>(engine_settings_from_prefs(pref_problems_));
+    // One core: a second thread would only take turns with the dissection.
+    const bool engine_thread = prefs.engine_thread && std::thread::hardware_concurrency() > 1;
+    state_ = std::make_unique<CaptureState>(engine_settings_from_prefs(pref_problems_), engine_thread);
   } catch (...) {
     state_.reset();
     internal_error_ = true;
@@ -129,17 +132,19 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   const guint8* data = cap ? tvb_get_ptr(tvb, 0, cap) : nullptr;
   int encap = rec->rec_header.packet_header.pkt_encap;
   guint wire = tvb_reported_length(tvb);
+  const bool tapping = have_tap_listener(tap_id());
+  const bool shown = tapping || internal_error_ || read_by_anyone(pinfo, tree);
   if (!PINFO_FD_VISITED(pinfo)) {
     TimeNs ts = saturating_ns(int64_t(pinfo->abs_ts.secs), pinfo->abs_ts.nsecs);
     const bool has_ts = (rec->presence_flags & WTAP_HAS_TS) != 0;
     auto name_of = [pinfo](uint32_t id) { return epan_get_interface_name(pinfo->epan, id); };
-    guarded([&] { state_->process(pinfo->num, ts, has_ts, iface, name_of, encap, data, cap, wire); });
+    // A frame whose results nobody reads now may be measured on the engine thread, later.
+    guarded([&] { state_->process(pinfo->num, ts, has_ts, iface, name_of, encap, data, cap, wire, shown); });
   } else if (!state_->finished()) {
     // The first revisited frame means the first pass is over: the capture has ended.
     guarded([&] { state_->finish(); });
   }
-  const bool tapping = have_tap_listener(tap_id());
-  if (!tapping && !internal_error_ && !read_by_anyone(pinfo, tree)) return 0;
+  if (!shown && !internal_error_) return 0;
   FrameView view;
   guarded([&] { view = state_->view(pinfo->num, iface); });
   if (internal_error_) {

@@ -1,0 +1,73 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Pushes frames to the engine on a thread of its own. Wireshark dissects on one thread; while no
+// rdmatel result of the frame being read is shown (tshark -z io,stat,0, the first pass of tshark
+// -2, Wireshark loading a file without rdmatel columns), the engine's work need not be done
+// before the next frame is dissected, so the dissecting thread only copies each frame into a
+// batch and goes on. Whoever reads the engine's results first waits until every frame handed
+// over has been pushed (wait_idle), so the engine always sees the same frames in the same order
+// as on one thread, and its results are the same. Plain C++: no Wireshark calls.
+#pragma once
+
+#include <condition_variable>
+#include <cstddef>
+#include <cstdint>
+#include <deque>
+#include <functional>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "rdmatel/engine.h"
+
+namespace rdmatel::plugin {
+
+class EngineThread {
+ public:
+  /// Starts the thread; `push` runs there, one frame at a time, in the order add() got them.
+  explicit EngineThread(std::function<void(const FrameIn&)> push);
+  /// Stops the thread; frames not pushed yet are dropped (the capture is being closed).
+  ~EngineThread();
+  EngineThread(const EngineThread&) = delete;
+  EngineThread& operator=(const EngineThread&) = delete;
+
+  /// Hands a frame over: its bytes are copied, so `in.data` may go away on return. Blocks while
+  /// kMaxQueued batches wait (memory stays bounded whatever the engine's speed).
+  void add(const FrameIn& in);
+  /// Waits until every frame handed over has been pushed; after it, the engine and its sinks
+  /// may be read on this thread. False when a push threw since the last call (the frame's
+  /// results are missing, as when a push on this thread throws).
+  bool wait_idle();
+
+  // Frames are handed over in batches: one lock and one wake-up per batch, not per frame.
+  static constexpr size_t kFramesPerBatch = 4096;
+  static constexpr size_t kBytesPerBatch = size_t(1) << 20;
+  static constexpr size_t kMaxQueued = 4;
+
+ private:
+  struct Batch {
+    std::vector<FrameIn> frames;  ///< data: null, the bytes are at offsets[i] in `bytes`
+    std::vector<size_t> offsets;
+    std::vector<uint8_t> bytes;
+    void clear() {
+      frames.clear();
+      offsets.clear();
+      bytes.clear();
+    }
+  };
+  void run();
+  void submit();  ///< hands the batch being filled over (not empty)
+
+  std::function<void(const FrameIn&)> push_;
+  std::unique_ptr<Batch> filling_;  ///< dissecting thread only
+  std::mutex mutex_;
+  std::condition_variable changed_;  ///< a batch queued, pushed or freed; stop
+  std::deque<std::unique_ptr<Batch>> queued_;
+  std::vector<std::unique_ptr<Batch>> free_;
+  bool busy_ = false;    ///< the thread is pushing a batch it took
+  bool failed_ = false;  ///< a push threw since the last wait_idle()
+  bool stop_ = false;
+  std::thread thread_;   ///< last: started once everything above exists
+};
+
+}  // namespace rdmatel::plugin
