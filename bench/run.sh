@@ -110,7 +110,11 @@ if [[ ${RDMATEL_BENCH_TSHARK:-1} != 0 ]]; then
   # alone reads the file and nothing else. Every tshark run here has a tap, so every frame is
   # dissected (no protocol tree unless a tap or filter asks for one).
   run ts "tshark -z io,stat,0 (no plugin)" "${as_user[@]}" env HOME="$work/without" tshark -q -z io,stat,0 -r "$capture"
+  # The plugin measures these frames on its engine thread (nothing reads their rdmatel results);
+  # the row after it is the same on tshark's thread alone.
   run ts_plugin "tshark -z io,stat,0 (plugin)" "${as_user[@]}" env HOME="$work/with" tshark -q -z io,stat,0 -r "$capture"
+  run ts_plugin_1 "the same, rdmatel.engine_thread:FALSE" "${as_user[@]}" env HOME="$work/with" tshark \
+    -o rdmatel.engine_thread:FALSE -q -z io,stat,0 -r "$capture"
   tables=(-z rdmatel,io,host -z rdmatel,msg,flow)
   run ts_tables "tshark -z rdmatel tables (one pass)" "${as_user[@]}" env HOME="$work/with" tshark -q "${tables[@]}" -r "$capture"
   run ts2_tables "tshark -2 -z rdmatel tables" "${as_user[@]}" env HOME="$work/with" tshark -2 -q "${tables[@]}" -r "$capture"
@@ -121,6 +125,7 @@ echo "| ratio (cpu) | x |"
 echo "|---|---:|"
 if [[ ${RDMATEL_BENCH_TSHARK:-1} != 0 ]]; then
   echo "| plugin cost: tshark with / without the plugin | $(ratio ts_plugin ts) |"
+  echo "| plugin cost in wall time (engine thread on, off) | $(wall_ratio ts_plugin ts), $(wall_ratio ts_plugin_1 ts) |"
   echo "| tshark dissecting (no plugin) / rdmatel analyze | $(ratio ts analyze) |"
   echo "| tshark rdmatel tables, one pass / rdmatel analyze | $(ratio ts_tables analyze) |"
   echo "| tshark -2 rdmatel tables / rdmatel analyze | $(ratio ts2_tables analyze) |"
