@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: GPL-2.0-or-later
-# The Wireshark GUI's cost of loading a capture, without and with the rdmatel plugin: CPU seconds
-# and peak memory of `wireshark -r CAPTURE` under Xvfb until it has read the file (the RDMA-Telemetry
-# profile's columns and colours with the plugin; the default profile without it).
+# The Wireshark GUI's cost of loading a capture, without and with the rdmatel plugin: wall and CPU
+# seconds and peak memory of `wireshark -r CAPTURE` under Xvfb until it has read the file (without
+# the plugin: the default profile; with it: the RDMA-Telemetry profile's columns and colours, then
+# the default profile, where the plugin measures on its engine thread).
 #   bench/gui_load.sh [CAPTURE]     default: a generated nvme-large capture (2.2 M packets)
 # "Loaded" is when the process has read the whole file and then used no CPU for 3 s (Wireshark
 # reads the file, dissects every frame for the packet list, then idles); CPU seconds are user + sys from
@@ -55,7 +56,7 @@ cpu_of() {  # utime + stime of PID, in clock ticks
 }
 load() {  # label home profile-args...
   local label=$1 home=$2; shift 2
-  local start ticks last idle=0 hz peak
+  local start ticks last idle=0 hz peak busy_until
   hz=$(getconf CLK_TCK)
   start=$(date +%s.%N)
   DISPLAY=$display "${as_user[@]}" env HOME="$home" XDG_CONFIG_HOME="$home/.config" \
@@ -64,11 +65,12 @@ load() {  # label home profile-args...
   sleep 1
   # The wireshark process itself (setpriv execs it, env too).
   last=$(cpu_of "$pid")
+  busy_until=$(date +%s.%N)
   while kill -0 "$pid" 2>/dev/null; do
     sleep 1
     ticks=$(cpu_of "$pid")
     [[ -z $ticks ]] && break
-    if [[ $ticks == "$last" ]]; then idle=$((idle + 1)); else idle=0; fi
+    if [[ $ticks == "$last" ]]; then idle=$((idle + 1)); else idle=0; busy_until=$(date +%s.%N); fi
     last=$ticks
     read_bytes=$(awk '/^rchar/ {print $2}' "/proc/$pid/io" 2>/dev/null || echo 0)
     [[ -n ${RDMATEL_GUI_DEBUG:-} ]] && echo "  $label t+$SECONDS cpu=$ticks read=$read_bytes" >&2
@@ -79,17 +81,27 @@ load() {  # label home profile-args...
   peak=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
-  printf "| %-36s | %8.2f | %8.0f | %8.2f |\n" "$label" "$(echo "$last / $hz" | bc -l)" "$((peak / 1024))" \
-    "$(echo "$packets / ($last / $hz) / 1000000" | bc -l)"
+  # Wall: until the last second it used CPU (1 s resolution).
+  local wall
+  wall=$(echo "$busy_until - $start" | bc -l)
+  printf "| %-36s | %8.0f | %8.2f | %8.0f | %8.2f |\n" "$label" "$wall" "$(echo "$last / $hz" | bc -l)" \
+    "$((peak / 1024))" "$(echo "$packets / ($last / $hz) / 1000000" | bc -l)"
   echo "$last" >"$work/$label.ticks"
+  echo "$wall" >"$work/$label.wall"
 }
 
 echo "capture: $capture, $packets packets; $(nproc) cores"
 echo
-echo "| wireshark -r (until idle)            |   cpu s | peak MB | M pkt/s |"
-echo "|---|---:|---:|---:|"
+echo "| wireshark -r (until idle)            |   wall s |   cpu s | peak MB | M pkt/s |"
+echo "|---|---:|---:|---:|---:|"
 load without "$work/without"
 load with "$work/with" -C RDMA-Telemetry
+# The plugin under the default profile: no rdmatel column, colour or filter reads the frames as
+# they load, so the plugin measures them on its engine thread.
+load with_default "$work/with" -C Default
 echo
-printf "| plugin cost: GUI load cpu with / without | %.2f |\n" \
-  "$(echo "$(cat "$work/with.ticks") / $(cat "$work/without.ticks")" | bc -l)"
+ratio_of() { printf "%.2f" "$(echo "$(cat "$work/$1") / $(cat "$work/$2")" | bc -l)"; }
+echo "| plugin cost: GUI load with / without | cpu | wall |"
+echo "|---|---:|---:|"
+echo "| the RDMA-Telemetry profile | $(ratio_of with.ticks without.ticks) | $(ratio_of with.wall without.wall) |"
+echo "| the default profile | $(ratio_of with_default.ticks without.ticks) | $(ratio_of with_default.wall without.wall) |"

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 #include <stdexcept>
+#include <system_error>
 #include <tuple>
 
 namespace rdmatel::plugin {
@@ -50,7 +51,13 @@ CaptureState::CaptureState(const Settings& settings, bool engine_thread)
     : engine_(with_frame_notes(settings)), alert_rules_(alerts::alert_rules(settings.list("alert"))) {
   engine_.subscribe(store_);
   engine_.subscribe(warnings_);
-  if (engine_thread) engine_thread_ = std::make_unique<EngineThread>([this](const FrameIn& in) { engine_.push(in); });
+  if (engine_thread) {
+    try {
+      engine_thread_ = std::make_unique<EngineThread>([this](const FrameIn& in) { engine_.push(in); });
+    } catch (const std::system_error&) {
+      // No thread to be had (a limit on threads): everything is measured on Wireshark's.
+    }
+  }
 }
 
 CaptureState::~CaptureState() = default;
