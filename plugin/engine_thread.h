@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Pushes frames to the engine on a thread of its own. Wireshark dissects on one thread; while no
 // rdmatel result of the frame being read is shown (tshark -z io,stat,0, the first pass of tshark
-// -2, Wireshark loading a file without rdmatel columns), the engine's work need not be done
+// -2, Wireshark reading a file: it computes columns and colours later), the engine's work need not be done
 // before the next frame is dissected, so the dissecting thread only copies each frame into a
 // batch and goes on. Whoever reads the engine's results first waits until every frame handed
 // over has been pushed (wait_idle), so the engine always sees the same frames in the same order

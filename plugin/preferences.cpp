@@ -306,7 +306,7 @@ void register_preferences(int proto) {
   prefs_register_bool_preference(
       m, "engine_thread", "Measure on a second thread",
       "While nothing shows the rdmatel results of the frames being read (tshark -z io,stat, the first pass of "
-      "tshark -2, Wireshark opening a file without rdmatel columns or filters), measure them on a thread of its "
+      "tshark -2, Wireshark reading a file without an rdmatel display filter), measure them on a thread of its "
       "own, beside the dissection. The results are the same either way. Only on machines with more than one core",
       &prefs.engine_thread);
 }
