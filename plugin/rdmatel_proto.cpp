@@ -35,11 +35,18 @@ int proto_expert_ = -1;  ///< Wireshark's expert info pseudo-protocol (_ws.exper
 int expert_tap_ = 0;     ///< the expert info tap (0: none)
 std::unique_ptr<CaptureState> state_;
 bool internal_error_ = false;
+// Whether the first pass runs taps. tshark -2 dissects its first pass without them (its
+// statistics come from the second pass), so a statistics listener there reads nothing as frames
+// are dissected and they can go to the engine thread. Learned from the first frame that queues
+// tap data: fetch_tapped_data() finds it only while taps run.
+enum class FirstPassTaps { kUnknown, kRun, kNotRun };
+FirstPassTaps first_pass_taps_ = FirstPassTaps::kUnknown;
 std::vector<std::string> pref_problems_;
 
 // A new capture file (or a redissection after a preference change).
 void init_routine() {
   internal_error_ = false;
+  first_pass_taps_ = FirstPassTaps::kUnknown;
   // Registered by then, whichever order plugins and built-in dissectors registered in (0: none).
   proto_expert_ = proto_get_id_by_filter_name("_ws.expert");
   expert_tap_ = find_tap_id("expert");
@@ -69,11 +76,11 @@ bool guarded(F&& f) {
 }
 
 // Queues the frame's tap data: the records it counts and its RDMA endpoints (plain data in
-// packet-scope memory; the listeners run before the next frame).
-void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoints* endpoints) {
+// packet-scope memory; the listeners run before the next frame). False when there is none.
+bool queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoints* endpoints) {
   if (!counts.io_count && !counts.message_count && !counts.finding && !counts.congestion && !counts.cnp && !counts.pfc_count &&
       !counts.hop && !endpoints)
-    return;
+    return false;
   TapFrame* tap = new (wmem_new(pinfo->pool, TapFrame)) TapFrame;
   tap->final = state_->finished();
   for (size_t i = 0; i < counts.io_count && i < TapFrame::kMaxRecords; ++i) tap->ios[tap->io_count++] = counts.ios[i];
@@ -105,6 +112,7 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
     tap->dst_qpn = endpoints->dst_qpn;
   }
   tap_queue_packet(tap_id(), pinfo, tap);
+  return true;
 }
 
 
@@ -132,7 +140,8 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   const guint8* data = cap ? tvb_get_ptr(tvb, 0, cap) : nullptr;
   int encap = rec->rec_header.packet_header.pkt_encap;
   guint wire = tvb_reported_length(tvb);
-  const bool tapping = have_tap_listener(tap_id());
+  const bool tapping =
+      have_tap_listener(tap_id()) && (PINFO_FD_VISITED(pinfo) || first_pass_taps_ != FirstPassTaps::kNotRun);
   const bool shown = tapping || internal_error_ || read_by_anyone(pinfo, tree);
   if (!PINFO_FD_VISITED(pinfo)) {
     TimeNs ts = saturating_ns(int64_t(pinfo->abs_ts.secs), pinfo->abs_ts.nsecs);
@@ -167,7 +176,11 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
     proto_item_set_generated(ti);
     expert_add_info(pinfo, ti, &fields.ei_one_pass);
   }
-  if (tapping) guarded([&] { queue_tap(pinfo, counts, roce ? &endpoints : nullptr); });
+  if (tapping) guarded([&] {
+    if (queue_tap(pinfo, counts, roce ? &endpoints : nullptr) && !PINFO_FD_VISITED(pinfo) &&
+        first_pass_taps_ == FirstPassTaps::kUnknown)
+      first_pass_taps_ = fetch_tapped_data(tap_id(), 0) ? FirstPassTaps::kRun : FirstPassTaps::kNotRun;
+  });
   return 0;
 }
 

@@ -8,10 +8,13 @@ measured, never what is shown: tshark prints byte for byte the same with it on a
   rdmatel fields, on the shipped samples, the real captures when given, and generated captures
   of the conditions real captures have (clock offsets, loss, 3-5 points, interfaces that appear
   mid-file, IPv6 with VLAN tags, header-only snaps, file order in blocks, ECN, PFC, PSN wrap).
-* One pass with the rdmatel statistics (every frame is read at once: no engine thread) and
-  one pass where only other protocols are read (frame 1 at once, the rest on the thread).
-* The thread is real: tshark has a thread named rdmatel-engine while it reads a larger capture
-  with the preference on, none with it off, so the comparison compares something.
+* tshark -2 with the rdmatel statistics (its first pass runs no taps: the thread measures), one
+  pass with them (every frame is read at once: the thread idles), and one pass where only other
+  protocols are read (frame 1 at once, the rest on the thread).
+* The thread is real and used where it should be: on a larger capture, tshark's thread named
+  rdmatel-engine measures (spends cpu) for -z io,stat and for tshark -2 with rdmatel statistics
+  (tshark's first pass runs no taps), idles for one-pass rdmatel statistics (every frame is read
+  at once), and does not exist with the preference off.
 
 Usage: test_tshark_engine_thread.py RDMATEL_SYNTH PLUGIN_SO SAMPLES_DIR [REAL_CAPTURE...]"""
 import glob
@@ -97,6 +100,7 @@ for label, cap, small in captures:
         compare(label, cap, "-2", "-V", expect="RDMA Telemetry")
     compare(label, cap, "-2", *field_args)
     compare(label, cap, "-q", *stats)
+    compare(label, cap, "-2", "-q", *stats)
     compare(label, cap, "-T", "fields", "-e", "frame.number", "-e", "ip.src", "-e", "infiniband.bth.psn")
 
 # The thread is real.
@@ -105,29 +109,49 @@ subprocess.run([synth, "--scenario", "nvme-large", "--ios", "20000", "--seed", "
                capture_output=True, timeout=300)
 
 
-def engine_thread_seen(on):
-    """Whether tshark had a thread named rdmatel-engine while it read the capture (tshark starts
-    short-lived threads of its own, so counting threads would not tell)."""
-    cmd, env = ts.command("-o", f"rdmatel.engine_thread:{'TRUE' if on else 'FALSE'}", "-q", "-z", "io,stat,0",
+def engine_thread_ticks(on, *args):
+    """The cpu time (clock ticks) of tshark's thread named rdmatel-engine while it read the big
+    capture, or None when it had none (tshark starts short-lived threads of its own, so counting
+    threads would not tell)."""
+    cmd, env = ts.command("-o", f"rdmatel.engine_thread:{'TRUE' if on else 'FALSE'}", "-q", *args,
                           "-r", ts.stage(big))
     p = subprocess.Popen(cmd, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-    seen = False
-    while p.poll() is None and not seen:
-        for comm in glob.glob(f"/proc/{p.pid}/task/*/comm"):
+    ticks = None
+    while p.poll() is None:
+        for task in glob.glob(f"/proc/{p.pid}/task/*"):
             try:
-                with open(comm) as f:
-                    seen = seen or f.read().strip() == "rdmatel-engine"
-            except OSError:
+                with open(os.path.join(task, "comm")) as f:
+                    if f.read().strip() != "rdmatel-engine":
+                        continue
+                with open(os.path.join(task, "stat")) as f:
+                    fields = f.read().rsplit(")", 1)[1].split()
+                ticks = max(ticks or 0, int(fields[11]) + int(fields[12]))  # utime + stime
+            except (OSError, IndexError, ValueError):
                 pass
         time.sleep(0.005)
-    p.wait()
-    return p.returncode, seen
+    if p.returncode:
+        problems.append(f"tshark {' '.join(args)} on the big capture exited {p.returncode}")
+    return ticks
 
 
-(rc_on, on), (rc_off, off) = engine_thread_seen(True), engine_thread_seen(False)
-print(f"rdmatel-engine thread seen: preference on {on}, off {off}")
-if rc_on or rc_off or not on or off:
-    problems.append(f"rdmatel-engine thread seen with the preference on: {on}, off: {off} (exits {rc_on}, {rc_off})")
+# On: the thread measures (-z io,stat reads nothing of rdmatel; tshark -2 runs no taps in its first
+# pass, so the rdmatel statistics read nothing then either). One-pass rdmatel statistics read every
+# frame at once: the thread idles. Off: no thread.
+runs = {
+    "io,stat": engine_thread_ticks(True, "-z", "io,stat,0"),
+    "io,stat off": engine_thread_ticks(False, "-z", "io,stat,0"),
+    "-2 statistics": engine_thread_ticks(True, "-2", *stats),
+    "one-pass statistics": engine_thread_ticks(True, *stats),
+}
+print("rdmatel-engine thread cpu ticks:", runs)
+for label in ("io,stat", "-2 statistics"):
+    if not runs[label] or runs[label] < 5:
+        problems.append(f"{label}: the engine thread measured little or nothing ({runs[label]} ticks)")
+if runs["io,stat off"] is not None:
+    problems.append("rdmatel.engine_thread:FALSE: tshark still had an rdmatel-engine thread")
+if runs["one-pass statistics"] is None or runs["one-pass statistics"] > 2:
+    problems.append(f"one-pass statistics: the engine thread measured ({runs['one-pass statistics']} ticks), "
+                    "though every frame's results are read as it is dissected")
 compare("nvme-large", big, "-2", "-T", "fields", "-e", "frame.number", "-e", "rdmatel.rtt", "-e", "rdmatel.fct")
 
 ts.close()
