@@ -50,6 +50,8 @@ void init_routine() {
   // Registered by then, whichever order plugins and built-in dissectors registered in (0: none).
   proto_expert_ = proto_get_id_by_filter_name("_ws.expert");
   expert_tap_ = find_tap_id("expert");
+  // The previous capture's engine thread stops before a new engine is built.
+  state_.reset();
   try {
     pref_problems_.clear();
     // One core: a second thread would only take turns with the dissection.
