@@ -23,7 +23,6 @@ NoteKinds::NoteKinds() {
   pfc_storm = note_kind("cong.pfc_storm");
   diag_finding = note_kind("diag.finding");
   path_hop = note_kind("path.hop");
-  path_delay = note_kind("path.hop_delay");
   path_lost = note_kind("path.lost");
   path_late = note_kind("path.late");
   path_record = note_kind("path.record");

@@ -53,7 +53,7 @@ struct FrameEndpoints {
 struct NoteKinds {
   NoteKind io_stage[5];  ///< command, data, read_request, read_response, completion
   NoteKind io_unparseable, io_orphan, msg_packet, msg_nak, msg_nak_read, ecn_ce, cnp, pfc, pfc_storm, diag_finding;
-  NoteKind path_hop, path_delay, path_lost, path_late, path_record;
+  NoteKind path_hop, path_lost, path_late, path_record;
   NoteKinds();
   /// 0..4 for the I/O stages, -1 otherwise.
   int stage_of(NoteKind k) const;

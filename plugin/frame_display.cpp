@@ -405,10 +405,10 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
                              "PFC storm: priority %u paused without a break for %.3f µs from this frame", n.detail,
                              double(n.ref) / 1e3);
     } else if (n.kind == k.path_hop) {
-      if (n.ref && n.ref <= UINT32_MAX)
-        proto_item_set_generated(proto_tree_add_uint(t, fields.hop_prev_frame, tvb, 0, 0, uint32_t(n.ref)));
-      if (n.detail & 1) add_generated_bool(t, fields.hop_raw, tvb);
-    } else if (n.kind == k.path_delay) {
+      const uint64_t previous = path_hop_previous_frame(n.frame, n.detail);
+      if (previous && previous <= UINT32_MAX)
+        proto_item_set_generated(proto_tree_add_uint(t, fields.hop_prev_frame, tvb, 0, 0, uint32_t(previous)));
+      if (path_hop_raw(n.detail)) add_generated_bool(t, fields.hop_raw, tvb);
       const double us = double(std::bit_cast<int64_t>(n.ref)) / 1e3;
       proto_item_set_generated(proto_tree_add_double(t, fields.hop_delay, tvb, 0, 0, us));
     } else if (n.kind == k.path_lost) {

@@ -7,6 +7,7 @@
 #include <string>
 
 #include "engine/src/util/hash.h"
+#include "rdmatel/notes.h"
 #include "rdmatel/clock_offset.h"
 
 namespace rdmatel::paths {
@@ -36,12 +37,12 @@ const SettingSpec kSettings[] = {
      "with a --clock-offset for either point, are not estimated"},
 };
 const RecordSchema* const kOutputs[] = {&kPathSchema};
-// path.hop: on a packet's frame at B, the same packet's frame at the previous point A (ref;
-// detail 1 when the delay is raw). path.hop_delay: on the same frame, ref = the hop delay in ns
-// (a signed value in the 64 bits). path.lost: on the last frame that saw a packet lost after it
+// path.hop: on a packet's frame at B: ref = the hop delay in ns (a signed value in the 64 bits),
+// detail = whether it is raw and the same packet's frame at the previous point A
+// (rdmatel/notes.h, path_hop_detail). path.lost: on the last frame that saw a packet lost after it
 // (detail: the point it never reached). path.record: on a hop record's first frame at A (ref: the
 // record's number, 1, 2, ... in emission order), for tables that show each record once.
-const char* const kNotes[] = {"path.hop", "path.hop_delay", "path.lost", "path.late", "path.record"};
+const char* const kNotes[] = {"path.hop", "path.lost", "path.late", "path.record"};
 
 bool parse_offset(const std::string& spec, std::string& name, DurationNs& ns) {
   int64_t v = 0;
@@ -56,7 +57,6 @@ const ComponentSpec kSpec = {"paths", kPacketAllRoce, kOutputs, kSettings, kNote
 
 Paths::Paths(Ctx& ctx)
     : note_hop_(note_kind("path.hop")),
-      note_delay_(note_kind("path.hop_delay")),
       note_lost_(note_kind("path.lost")),
       note_late_(note_kind("path.late")),
       note_record_(note_kind("path.record")),
@@ -609,8 +609,8 @@ inline void Paths::copy_ended(FlowState& fs, FlowId flow, const Sighting& last, 
 void Paths::note_delivered(const PathRecord& r, uint64_t a_frame, uint64_t b_frame, DurationNs d, Ctx& ctx) {
   // An estimated offset is final only at the end: a frame shows the estimate of its time.
   std::optional<DurationNs> est = estimated_correction(r);
-  ctx.note(b_frame, note_hop_, a_frame, r.offset_applied_ns || est ? 0 : 1);
-  ctx.note(b_frame, note_delay_, std::bit_cast<uint64_t>(int64_t(d + est.value_or(0))));
+  ctx.note(b_frame, note_hop_, std::bit_cast<uint64_t>(int64_t(d + est.value_or(0))),
+           path_hop_detail(!r.offset_applied_ns && !est, b_frame, a_frame));
 }
 
 void Paths::count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx) {

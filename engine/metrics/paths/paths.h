@@ -275,7 +275,7 @@ class Paths final : public Component {
   std::deque<TaggedIdentity> lost_order_;  ///< bounded: the oldest watches end first
   const Entry* settling_ = nullptr;        ///< the packet settle() is counting
 
-  NoteKind note_hop_, note_delay_, note_lost_, note_late_, note_record_;
+  NoteKind note_hop_, note_lost_, note_late_, note_record_;
   DurationNs timeout_;
   uint64_t max_pending_;
   bool any_offset_;
