@@ -6,9 +6,32 @@
 #include <vector>
 
 #include "engine/metrics/paths/copy_matcher.h"
+#include "rdmatel/notes.h"
 
 namespace rdmatel::paths {
 namespace {
+
+// path.hop's detail carries the raw flag and the previous point's frame as a distance: frames
+// before and after the note's (file order in blocks puts a later point's copy first), none, and
+// one too far away to say.
+TEST(PathHopNote, DetailCarriesThePreviousFrameAndTheRawFlag) {
+  struct Case {
+    uint64_t frame, previous;
+    bool raw;
+    uint64_t decoded;
+  };
+  const uint64_t far = uint64_t(1) << 30;
+  const Case cases[] = {
+      {1000, 990, false, 990},     {1000, 990, true, 990},       {5, 4000000, true, 4000000},
+      {1000, 0, true, 0},          {far + 10, 9, false, 0},      {10, far + 10, true, 0},
+      {far + 10, 11, false, 11},   {7, far + 6, false, far + 6}, {UINT32_MAX, UINT32_MAX - 1, true, UINT32_MAX - 1},
+  };
+  for (const Case& c : cases) {
+    const uint32_t d = path_hop_detail(c.raw, c.frame, c.previous);
+    EXPECT_EQ(path_hop_raw(d), c.raw) << c.frame << " " << c.previous;
+    EXPECT_EQ(path_hop_previous_frame(c.frame, d), c.decoded) << c.frame << " " << c.previous;
+  }
+}
 
 constexpr PointId A = 0, B = 1, C = 2;
 
