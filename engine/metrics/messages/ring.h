@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// A double-ended queue over one power-of-two array, for the plugin's queues of small entries
+// A double-ended queue over one power-of-two array, for the messages component's queues of small entries
 // (references to messages, a stream's open messages): pushing at the back and popping at the
 // front are a store and an index step each, where std::deque walks its block map, and an empty
 // ring takes no memory (a deque allocates a 512-byte block up front: one per stream). Inserting

@@ -30,10 +30,11 @@ Roles::Evidence* Roles::find_or_add(const IpAddress& ip, Side side) {
   return &it->second;
 }
 
-void Roles::add_pair(Evidence& e, PointId nearer, PointId farther) {
+// `a` < `b`: the pair's points in order, `nearer` one of them.
+void Roles::add_pair(Evidence& e, PointId a, PointId b, PointId nearer) {
   if (e.pairs.size() >= kMaxPairsPerEndpoint) return;
-  Pair& p = e.pairs.emplace_back(Pair{std::min(nearer, farther), std::max(nearer, farther)});
-  ++(nearer == p.a ? p.a_nearer : p.b_nearer);
+  Pair& p = e.pairs.emplace_back(Pair{a, b});
+  ++(nearer == a ? p.a_nearer : p.b_nearer);
   recompute(e);
 }
 
@@ -49,7 +50,7 @@ inline void Roles::vote(const IpAddress& ip, Side side, Evidence*& found, PointI
       p = &x;
       break;
     }
-  if (!p) return add_pair(e, nearer, farther);
+  if (!p) return add_pair(e, a, b, nearer);
   uint64_t& mine = nearer == a ? p->a_nearer : p->b_nearer;
   const uint64_t theirs = nearer == a ? p->b_nearer : p->a_nearer;
   // Most votes add to a majority already kSettledMargin ahead: nothing recompute() reads

@@ -133,7 +133,7 @@ class Roles {
   void vote(const IpAddress& ip, Side side, Evidence*& e, PointId nearer, PointId farther);
   /// vote()'s rare steps, out of line: an endpoint's first evidence, a pair's first vote.
   [[gnu::noinline]] Evidence* find_or_add(const IpAddress& ip, Side side);
-  [[gnu::noinline]] void add_pair(Evidence& e, PointId nearer, PointId farther);
+  [[gnu::noinline]] void add_pair(Evidence& e, PointId a, PointId b, PointId nearer);
   void recompute(Evidence& e);
   const Evidence* find(const IpAddress& ip, Side side) const;
   /// The best of `candidates` for an endpoint (most net votes), or kNoPoint.
