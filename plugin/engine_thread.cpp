@@ -21,7 +21,8 @@ void EngineThread::add(const FrameIn& in) {
   Batch& b = *filling_;
   b.frames.push_back(in);
   b.frames.back().data = nullptr;
-  b.offsets.push_back(b.bytes.size());
+  // A frame without bytes is pushed without them, as on the dissecting thread.
+  b.offsets.push_back(in.data ? b.bytes.size() : kNoBytes);
   if (in.data && in.cap_len) b.bytes.insert(b.bytes.end(), in.data, in.data + in.cap_len);
   if (b.frames.size() >= kFramesPerBatch || b.bytes.size() >= kBytesPerBatch) submit();
 }
@@ -64,7 +65,7 @@ void EngineThread::run() {
     bool failed = false;
     for (size_t i = 0; i < b->frames.size(); ++i) {
       FrameIn& in = b->frames[i];
-      in.data = b->bytes.data() + b->offsets[i];
+      in.data = b->offsets[i] == kNoBytes ? nullptr : b->bytes.data() + b->offsets[i];
       // As on the dissecting thread (rdmatel_proto.cpp, guarded): a push that throws loses its
       // frame's results and the others go on.
       try {

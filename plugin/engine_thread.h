@@ -47,7 +47,7 @@ class EngineThread {
  private:
   struct Batch {
     std::vector<FrameIn> frames;  ///< data: null, the bytes are at offsets[i] in `bytes`
-    std::vector<size_t> offsets;
+    std::vector<size_t> offsets;  ///< kNoBytes: the frame came without bytes
     std::vector<uint8_t> bytes;
     void clear() {
       frames.clear();
@@ -55,6 +55,7 @@ class EngineThread {
       bytes.clear();
     }
   };
+  static constexpr size_t kNoBytes = SIZE_MAX;
   void run();
   void submit();  ///< hands the batch being filled over (not empty)
 

@@ -93,6 +93,30 @@ TEST(EngineThread, BigFramesAreBoundedByBytes) {
   EXPECT_EQ(bytes.load(), 9000 * 3 * bound);
 }
 
+TEST(EngineThread, AFrameWithoutBytesIsPushedWithoutThem) {
+  // As on the dissecting thread: no pointer into another frame's bytes.
+  std::vector<std::pair<const uint8_t*, uint32_t>> seen;
+  std::vector<uint8_t> first;
+  EngineThread t([&](const FrameIn& in) {
+    seen.emplace_back(in.data, in.cap_len);
+    if (in.data) first.assign(in.data, in.data + in.cap_len);
+  });
+  std::vector<uint8_t> buffer(40, 7);
+  FrameIn with_bytes;
+  with_bytes.data = buffer.data();
+  with_bytes.cap_len = 40;
+  FrameIn without;
+  without.cap_len = 0;
+  t.add(with_bytes);
+  t.add(without);
+  ASSERT_TRUE(t.wait_idle());
+  ASSERT_EQ(seen.size(), 2u);
+  EXPECT_NE(seen[0].first, nullptr);
+  EXPECT_EQ(first, buffer);
+  EXPECT_EQ(seen[1].first, nullptr);
+  EXPECT_EQ(seen[1].second, 0u);
+}
+
 TEST(EngineThread, APushThatThrowsIsReportedOnceAndTheOthersGoOn) {
   std::vector<uint64_t> pushed;
   EngineThread t([&](const FrameIn& in) {
