@@ -1,23 +1,23 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Pushes frames to the engine on a thread of its own. Wireshark dissects on one thread; while no
 // rdmatel result of the frame being read is shown (tshark -z io,stat,0, the first pass of tshark
-// -2, Wireshark reading a file: it computes columns and colours later), the engine's work need not be done
-// before the next frame is dissected, so the dissecting thread only copies each frame into a
-// batch and goes on. Whoever reads the engine's results first waits until every frame handed
-// over has been pushed (wait_idle), so the engine always sees the same frames in the same order
-// as on one thread, and its results are the same. Plain C++: no Wireshark calls.
+// -2, Wireshark reading a file: it computes columns and colours later), the engine's work need
+// not be done before the next frame is dissected, so the dissecting thread only copies each frame
+// into a batch and goes on. Whoever reads the engine's results first waits until every frame
+// handed over has been pushed (wait_idle), so the engine always sees the same frames in the same
+// order as on one thread, and its results are the same. Plain C++: no Wireshark calls.
 #pragma once
 
+#include <atomic>
 #include <condition_variable>
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <functional>
-#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
 
+#include "rdmatel/batch_channel.h"
 #include "rdmatel/engine.h"
 
 namespace rdmatel::plugin {
@@ -49,25 +49,20 @@ class EngineThread {
     std::vector<FrameIn> frames;  ///< data: null, the bytes are at offsets[i] in `bytes`
     std::vector<size_t> offsets;  ///< kNoBytes: the frame came without bytes
     std::vector<uint8_t> bytes;
-    void clear() {
-      frames.clear();
-      offsets.clear();
-      bytes.clear();
-    }
   };
   static constexpr size_t kNoBytes = SIZE_MAX;
   void run();
   void submit();  ///< hands the batch being filled over (not empty)
 
   std::function<void(const FrameIn&)> push_;
-  std::unique_ptr<Batch> filling_;  ///< dissecting thread only
+  BatchChannel<Batch> channel_{kMaxQueued};
+  Batch filling_;           ///< dissecting thread only
+  uint64_t submitted_ = 0;  ///< batches handed over (dissecting thread only)
+  std::atomic<bool> stopping_{false};  ///< the thread drops what is still queued
   std::mutex mutex_;
-  std::condition_variable changed_;  ///< a batch queued, pushed or freed; stop
-  std::deque<std::unique_ptr<Batch>> queued_;
-  std::vector<std::unique_ptr<Batch>> free_;
-  bool busy_ = false;    ///< the thread is pushing a batch it took
-  bool failed_ = false;  ///< a push threw since the last wait_idle()
-  bool stop_ = false;
+  std::condition_variable pushed_changed_;
+  uint64_t pushed_ = 0;  ///< batches the thread has pushed (mutex_)
+  bool failed_ = false;  ///< a push threw since the last wait_idle() (mutex_)
   std::thread thread_;   ///< last: started once everything above exists
 };
 

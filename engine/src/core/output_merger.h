@@ -14,7 +14,7 @@
 #include <deque>
 #include <vector>
 
-#include "engine/src/core/batch_channel.h"
+#include "rdmatel/batch_channel.h"
 #include "engine/src/core/component.h"
 #include "engine/src/core/pipeline_items.h"
 

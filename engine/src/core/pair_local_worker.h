@@ -23,7 +23,7 @@
 #include <thread>
 #include <vector>
 
-#include "engine/src/core/batch_channel.h"
+#include "rdmatel/batch_channel.h"
 #include "engine/src/core/component.h"
 #include "engine/src/core/output_merger.h"
 #include "engine/src/core/pipeline_items.h"

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// A queue of batches between two threads, one producer and one consumer (threads > 1): the
-// producer fills a batch on its own and hands it over whole, so the lock is taken once per batch,
-// not per item. Consumed batches come back empty for the producer to fill again, so their storage
-// is allocated once. Bounded: the producer waits while `capacity` batches are queued.
+// A queue of batches between two threads, one producer and one consumer (the engine with
+// threads > 1, the Wireshark plugin's engine thread): the producer fills a batch on its own and
+// hands it over whole, so the lock is taken once per batch, not per item. Consumed batches come
+// back empty for the producer to fill again, so their storage is allocated once. Bounded: the
+// producer waits while `capacity` batches are queued.
 #pragma once
 
 #include <condition_variable>
