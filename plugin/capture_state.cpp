@@ -67,6 +67,10 @@ void CaptureState::wait_for_engine_thread() {
 
 void CaptureState::settle() {
   wait_for_engine_thread();
+  report_engine_thread_failure();
+}
+
+void CaptureState::report_engine_thread_failure() {
   if (engine_thread_failed_) {
     engine_thread_failed_ = false;
     throw std::runtime_error("a frame could not be measured on the engine thread");
@@ -103,7 +107,7 @@ void CaptureState::process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t inte
   wait_for_engine_thread();
   notes_of_frame_begin_ = store_.note_count();
   engine_.push(in);
-  settle();  // reports a failure on the engine thread, now that this frame is in
+  report_engine_thread_failure();  // now that this frame is in
 }
 
 void CaptureState::index_io_frames() {

@@ -123,8 +123,9 @@ class CaptureState {
   void process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t interface_id, PointId point, int wtap_encap,
                const uint8_t* data, uint32_t cap_len, uint32_t wire_len, bool shown);
   /// Waits until the engine thread has pushed every frame handed to it (a push there that threw
-  /// is remembered); settle() also throws for it, once.
+  /// is remembered); settle() also throws for it, once (report_engine_thread_failure).
   void wait_for_engine_thread();
+  void report_engine_thread_failure();
   void settle();
   bool engine_thread_failed_ = false;
 

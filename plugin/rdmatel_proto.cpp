@@ -58,8 +58,7 @@ void init_routine() {
     const bool engine_thread = prefs.engine_thread && std::thread::hardware_concurrency() > 1;
     state_ = std::make_unique<CaptureState>(engine_settings_from_prefs(pref_problems_), engine_thread);
   } catch (...) {
-    state_.reset();
-    internal_error_ = true;
+    internal_error_ = true;  // state_ stays empty
   }
 }
 

@@ -7,8 +7,8 @@
 #include <string>
 
 #include "engine/src/util/hash.h"
-#include "rdmatel/notes.h"
 #include "rdmatel/clock_offset.h"
+#include "rdmatel/notes.h"
 
 namespace rdmatel::paths {
 namespace {
