@@ -37,6 +37,28 @@ def fail_if(problems, what, shown=None):
         fail(f"{len(problems)} {what}")
 
 
+def generate_capture(synth, directory, name, args, seed, ios):
+    """DIRECTORY/NAME.pcapng from rdmatel-synth ARGS and SEED, with IOS NVMe I/Os (the mixed and
+    write-flows scenarios keep their own traffic)."""
+    out = os.path.join(directory, name + ".pcapng")
+    extra = [] if any(a in args for a in ("mixed", "write-flows")) else ["--ios", str(ios)]
+    p = subprocess.run([synth, *args, *extra, "--seed", str(seed), "--out", out], capture_output=True, text=True,
+                       timeout=300)
+    if p.returncode != 0:
+        fail(f"rdmatel-synth {' '.join(args)}: {p.stderr}")
+    return out
+
+
+def first_difference(a, b):
+    """Where two outputs (text or bytes) first differ, for a failure message."""
+    la = (a.decode(errors="replace") if isinstance(a, bytes) else a).splitlines()
+    lb = (b.decode(errors="replace") if isinstance(b, bytes) else b).splitlines()
+    for i, (x, y) in enumerate(zip(la, lb)):
+        if x != y:
+            return f"line {i + 1}: {x[:160]!r} vs {y[:160]!r}"
+    return f"{len(la)} vs {len(lb)} lines"
+
+
 def load_truth(capture):
     path = capture.replace(".pcapng", ".truth.json")
     with open(path) as f:

@@ -19,7 +19,7 @@ import time
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "support"))
 from pcapng_edit import Capture  # noqa: E402
-from rdmatel_testlib import fail, fail_if, scratch_dir  # noqa: E402
+from rdmatel_testlib import fail, fail_if, first_difference, generate_capture, scratch_dir  # noqa: E402
 
 if len(sys.argv) < 4:
     fail(__doc__)
@@ -61,13 +61,7 @@ VARIANTS = [
 
 
 def generate(name, args):
-    out = os.path.join(tmp, name + ".pcapng")
-    extra = [] if any(a in args for a in ("mixed", "write-flows")) else ["--ios", "120"]
-    p = subprocess.run([synth, *args, *extra, "--seed", "7", "--out", out], capture_output=True, text=True,
-                       timeout=300)
-    if p.returncode != 0:
-        fail(f"rdmatel-synth {' '.join(args)}: {p.stderr}")
-    return out
+    return generate_capture(synth, tmp, name, args, seed=7, ios=120)
 
 
 def run(captures, variant, threads):
@@ -76,14 +70,6 @@ def run(captures, variant, threads):
         cmd = [cli, "analyze", *captures, *variant[1:], "--no-progress", "--threads", str(threads)]
     p = subprocess.run(cmd, capture_output=True, timeout=600)
     return p.returncode, p.stdout, p.stderr
-
-
-def first_difference(a, b):
-    la, lb = a.decode(errors="replace").splitlines(), b.decode(errors="replace").splitlines()
-    for i, (x, y) in enumerate(zip(la, lb)):
-        if x != y:
-            return f"line {i + 1}: {x[:160]!r} vs {y[:160]!r}"
-    return f"{len(la)} vs {len(lb)} lines"
 
 
 def compare(label, captures, variants=VARIANTS):

@@ -25,7 +25,7 @@ import time
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, here)
-from rdmatel_testlib import Tshark, fail, fail_if, scratch_dir  # noqa: E402
+from rdmatel_testlib import Tshark, fail, fail_if, first_difference, generate_capture, scratch_dir  # noqa: E402
 
 if len(sys.argv) < 4:
     fail(__doc__)
@@ -53,27 +53,13 @@ FIELDS = ["frame.number", "rdmatel.point", "rdmatel.point_role", "rdmatel.io.id"
 
 
 def generate(name, args):
-    out = os.path.join(tmp, name + ".pcapng")
-    extra = [] if any(a in args for a in ("mixed", "write-flows")) else ["--ios", "150"]
-    p = subprocess.run([synth, *args, *extra, "--seed", "11", "--out", out], capture_output=True, text=True,
-                       timeout=300)
-    if p.returncode != 0:
-        fail(f"rdmatel-synth {' '.join(args)}: {p.stderr}")
-    return out
+    return generate_capture(synth, tmp, name, args, seed=11, ios=150)
 
 
 def tshark(capture, on, *args):
     p = ts.run("-o", f"rdmatel.engine_thread:{'TRUE' if on else 'FALSE'}", "-r", ts.stage(capture), *args,
                check=False)
     return p.returncode, p.stdout
-
-
-def first_difference(a, b):
-    la, lb = a.splitlines(), b.splitlines()
-    for i, (x, y) in enumerate(zip(la, lb)):
-        if x != y:
-            return f"line {i + 1}: {x[:160]!r} vs {y[:160]!r}"
-    return f"{len(la)} vs {len(lb)} lines"
 
 
 def compare(label, capture, *args, expect=None):
