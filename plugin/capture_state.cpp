@@ -2,6 +2,7 @@
 #include "plugin/capture_state.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <stdexcept>
 #include <system_error>
@@ -157,9 +158,30 @@ void CaptureState::finish() {
   first_pass_ios_ = {};
   first_pass_messages_ = {};
   current_notes_ = {};
+  newest_note_of_frame_ = {};
+  previous_note_ = {};
 }
 
-FrameView CaptureState::view(uint32_t frame, uint32_t interface_id) {
+std::span<const FrameNote> CaptureState::notes_so_far(uint32_t frame) {
+  const std::span<const FrameNote> all = store_.all_notes();
+  for (size_t i = previous_note_.size(); i < all.size() && i < UINT32_MAX; ++i) {
+    const uint64_t f = all[i].frame;
+    if (f == 0 || f > UINT32_MAX) {  // about no frame: in no frame's chain
+      previous_note_.push_back(0);
+      continue;
+    }
+    if (f > newest_note_of_frame_.size()) newest_note_of_frame_.resize(size_t(f), 0);
+    previous_note_.push_back(newest_note_of_frame_[f - 1]);
+    newest_note_of_frame_[f - 1] = uint32_t(i + 1);
+  }
+  current_notes_.clear();
+  if (frame == 0 || frame > newest_note_of_frame_.size()) return {};
+  for (uint32_t n = newest_note_of_frame_[frame - 1]; n; n = previous_note_[n - 1]) current_notes_.push_back(all[n - 1]);
+  std::reverse(current_notes_.begin(), current_notes_.end());  // in the order they were made
+  return current_notes_;
+}
+
+FrameView CaptureState::view(uint32_t frame, uint32_t interface_id, bool again) {
   settle();
   FrameView v;
   auto p = points_by_interface_.find(interface_id);
@@ -169,6 +191,10 @@ FrameView CaptureState::view(uint32_t frame, uint32_t interface_id) {
   }
   if (finished()) {
     v.notes = store_.notes(frame);
+    return v;
+  }
+  if (again) {
+    v.notes = notes_so_far(frame);
     return v;
   }
   current_notes_.clear();
@@ -188,7 +214,7 @@ bool count_once(std::vector<bool>& counted, uint64_t id) {
 }
 }  // namespace
 
-FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
+FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view, bool again) {
   settle();
   FrameCounts c;
   if (finished()) {
@@ -206,16 +232,25 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view) {
     return c;
   }
   // First pass: only what is known to be complete at this frame can be counted, and only once
-  // (a later copy of a completion or of a message's last packet must not count it again).
+  // (a later copy of a completion or of a message's last packet must not count it again). A
+  // frame dissected again (statistics gathered again while a live capture runs) counts what it
+  // completes as known now; the pass over all frames counts each record once, on its frame.
   const NoteKinds& k = note_kinds();
+  auto io_once = [&](uint64_t id) {
+    if (!again) return count_once(first_pass_ios_, id);
+    return std::none_of(c.ios, c.ios + c.io_count, [&](const IoRecord* r) { return r->id == id; });
+  };
+  auto message_once = [&](uint64_t id) {
+    if (!again) return count_once(first_pass_messages_, id);
+    return std::none_of(c.messages, c.messages + c.message_count, [&](const MessageRecord& m) { return m.id == id; });
+  };
   for (const FrameNote& n : view.notes) {
     if (n.kind == k.io_stage[4] && n.detail == 0 && c.io_count < FrameCounts::kMax) {
       const IoRecord* r = io(n.ref);
-      if (r && r->complete && r->rsp_frame == frame && count_once(first_pass_ios_, r->id)) c.ios[c.io_count++] = r;
+      if (r && r->complete && r->rsp_frame == frame && io_once(r->id)) c.ios[c.io_count++] = r;
     } else if (n.kind == k.msg_packet && n.ref && c.message_count < FrameCounts::kMax) {
       const std::optional<MessageRecord> m = message(n.ref);
-      if (m && m->complete && m->last_frame == frame && count_once(first_pass_messages_, m->id))
-        c.messages[c.message_count++] = *m;
+      if (m && m->complete && m->last_frame == frame && message_once(m->id)) c.messages[c.message_count++] = *m;
     }
   }
   return c;

@@ -87,7 +87,7 @@ class CaptureState {
     PointId point = it != points_by_interface_.end() ? it->second : declare_point(interface_id, interface_name(interface_id));
     process(frame, ts, has_ts, interface_id, point, wtap_encap, data, cap_len, wire_len, shown);
   }
-  /// Ends the first pass (called when the first revisited frame shows up): flushes the engine
+  /// Ends the first pass (plugin/first_pass_end.h says when): flushes the engine
   /// and indexes the final records by the frame that counts them.
   void finish();
   bool finished() const { return store_.indexed(); }
@@ -95,15 +95,18 @@ class CaptureState {
   /// What `frame` counts for the statistics. After the first pass: the final records (an I/O on
   /// its compute-side completion, or its command when it never completed; a message on the
   /// frame that completes it). During the first pass: completed I/Os and messages as known at
-  /// this frame, each once.
-  FrameCounts counts(uint32_t frame, const FrameView& view);
+  /// this frame, each once; `again` (a frame dissected again before the first pass is over): as
+  /// known now.
+  FrameCounts counts(uint32_t frame, const FrameView& view, bool again = false);
 
   /// The endpoints of a RoCEv2 frame (decoded again from its bytes: no per-frame storage);
   /// false for other frames.
   bool endpoints(int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, FrameEndpoints& out);
 
-  /// Display data for a frame (valid until the next call to process()).
-  FrameView view(uint32_t frame, uint32_t interface_id);
+  /// Display data for a frame (valid until the next call to process()). During the first pass:
+  /// the notes made while `frame` was pushed; `again` (a frame dissected again before the first
+  /// pass is over, as a live capture in the GUI does): every note about it so far.
+  FrameView view(uint32_t frame, uint32_t interface_id, bool again = false);
   const IoRecord* io(uint64_t id) const { return store_.io(id); }
   /// The I/O's frames at every point, in frame order (after the first pass; empty before).
   std::span<const IoFrameLink> io_frames(uint64_t io_id) const;
@@ -149,6 +152,12 @@ class CaptureState {
   std::vector<uint64_t> io_frame_ids_;
   std::vector<IoFrameLink> io_frame_links_;
   void index_io_frames();
+  // Frames dissected again before the first pass is over (a live capture in the GUI paints its
+  // packet list as frames come): their notes so far, through a chain of each frame's notes, built
+  // from the store's notes only when such a frame is shown (nothing to do for tshark or a file).
+  std::vector<uint32_t> newest_note_of_frame_;  // by frame - 1: 1 + index of its newest note, 0: none
+  std::vector<uint32_t> previous_note_;         // by note index: 1 + index of the same frame's previous note
+  std::span<const FrameNote> notes_so_far(uint32_t frame);
   // First pass: what was already counted (each record once), by id - 1.
   std::vector<bool> first_pass_ios_, first_pass_messages_;
   // Last: stopped before the engine and the sinks it pushes to go away. Null without one.

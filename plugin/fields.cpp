@@ -252,7 +252,11 @@ void register_fields(int proto) {
     {&f.ei_one_pass, {"rdmatel.one_pass", PI_COMMENTS_GROUP, PI_NOTE,
                       "One pass: rdmatel shows on each frame what was known when it was read (partial; later "
                       "stamps, the diagnosis and final tables are missing). Run tshark -2 for final numbers; the GUI "
-                      "always has them", EXPFILL}},
+                      "has them once it has read the file, or when a live capture stops", EXPFILL}},
+    {&f.ei_after_first_pass, {"rdmatel.after_first_pass", PI_UNDECODED, PI_WARN,
+                              "Not measured: Wireshark dissected this frame for the first time after rdmatel's "
+                              "first pass had ended (a redissection cancelled half-way). Reload the capture "
+                              "(View > Reload) to measure every frame", EXPFILL}},
     {&f.ei_internal, {"rdmatel.internal_error", PI_MALFORMED, PI_ERROR,
                       "rdmatel internal error", EXPFILL}},
     {&f.ei_engine_warning, {"rdmatel.limit", PI_PROTOCOL, PI_WARN,

@@ -40,6 +40,7 @@ struct Fields {
   expert_field ei_slow_message = EI_INIT;
   expert_field ei_internal = EI_INIT;
   expert_field ei_one_pass = EI_INIT;
+  expert_field ei_after_first_pass = EI_INIT;
   expert_field ei_engine_warning = EI_INIT;
   expert_field ei_pfc_pause = EI_INIT;
   expert_field ei_ecn_ce = EI_INIT;

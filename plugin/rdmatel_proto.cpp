@@ -17,6 +17,7 @@
 
 #include "plugin/capture_state.h"
 #include "plugin/fields.h"
+#include "plugin/first_pass_end.h"
 #include "plugin/frame_display.h"
 #include "plugin/menu.h"
 #include "plugin/preferences.h"
@@ -42,11 +43,13 @@ bool internal_error_ = false;
 enum class FirstPassTaps { kUnknown, kRun, kNotRun };
 FirstPassTaps first_pass_taps_ = FirstPassTaps::kUnknown;
 std::vector<std::string> pref_problems_;
+FirstPassEnd first_pass_end_;
 
 // A new capture file (or a redissection after a preference change).
 void init_routine() {
   internal_error_ = false;
   first_pass_taps_ = FirstPassTaps::kUnknown;
+  first_pass_end_.new_session();
   // Registered by then, whichever order plugins and built-in dissectors registered in (0: none).
   proto_expert_ = proto_get_id_by_filter_name("_ws.expert");
   expert_tap_ = find_tap_id("expert");
@@ -75,6 +78,17 @@ bool guarded(F&& f) {
     return false;
   }
 }
+
+// The end of the first pass, and the engine's: every frame shows final results from now on.
+void end_first_pass() {
+  if (!state_ || state_->finished()) return;
+  guarded([&] { state_->finish(); });
+  first_pass_end_.ended();
+}
+
+// A sequential read ended (Wireshark's "postseq cleanup"): tshark -2 before its second pass, the
+// GUI once it has read a file or when a live capture stops.
+void sequential_read_ended() { end_first_pass(); }
 
 // Queues the frame's tap data: the records it counts and its RDMA endpoints (plain data in
 // packet-scope memory; the listeners run before the next frame). False when there is none.
@@ -144,19 +158,32 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   const bool tapping =
       have_tap_listener(tap_id()) && (PINFO_FD_VISITED(pinfo) || first_pass_taps_ != FirstPassTaps::kNotRun);
   const bool shown = tapping || internal_error_ || read_by_anyone(pinfo, tree);
+  // A frame dissected for the first time after the first pass ended (a redissection cancelled
+  // half-way leaves the rest of the frames to be dissected later) cannot be measured any more:
+  // it says so.
+  bool too_late = false;
   if (!PINFO_FD_VISITED(pinfo)) {
     TimeNs ts = saturating_ns(int64_t(pinfo->abs_ts.secs), pinfo->abs_ts.nsecs);
+    if (pinfo->num == 1) first_pass_end_.first_frame(CaptureIdentity::of_first_frame(ts, iface, data, cap, wire));
     const bool has_ts = (rec->presence_flags & WTAP_HAS_TS) != 0;
     auto name_of = [pinfo](uint32_t id) { return epan_get_interface_name(pinfo->epan, id); };
+    too_late = state_->finished();
     // A frame whose results nobody reads now may be measured on the engine thread, later.
-    guarded([&] { state_->process(pinfo->num, ts, has_ts, iface, name_of, encap, data, cap, wire, shown); });
-  } else if (!state_->finished()) {
-    // The first revisited frame means the first pass is over: the capture has ended.
-    guarded([&] { state_->finish(); });
+    if (!too_late)
+      guarded([&] { state_->process(pinfo->num, ts, has_ts, iface, name_of, encap, data, cap, wire, shown); });
+  } else if (!state_->finished() && first_pass_end_.revisit_ends_pass()) {
+    end_first_pass();  // a redissection: its first revisited frame comes after its last frame
   }
+  // Dissected again before the first pass is over (a live capture): what is known so far.
+  const bool again = PINFO_FD_VISITED(pinfo) && !state_->finished();
   if (!shown && !internal_error_) return 0;
+  if (too_late) {
+    proto_item* ti = proto_tree_add_item(tree, fields.proto, tvb, 0, 0, ENC_NA);
+    expert_add_info(pinfo, ti, &fields.ei_after_first_pass);
+    return 0;
+  }
   FrameView view;
-  guarded([&] { view = state_->view(pinfo->num, iface); });
+  guarded([&] { view = state_->view(pinfo->num, iface, again); });
   if (internal_error_) {
     proto_item* ti = proto_tree_add_item(tree, fields.proto, tvb, 0, 0, ENC_NA);
     expert_add_info(pinfo, ti, &fields.ei_internal);
@@ -167,7 +194,7 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   bool roce = false;
   if (tree || tapping) guarded([&] { roce = state_->endpoints(encap, data, cap, wire, endpoints); });
   FrameCounts counts;
-  if (tapping) guarded([&] { counts = state_->counts(pinfo->num, view); });
+  if (tapping) guarded([&] { counts = state_->counts(pinfo->num, view, again); });
   if (internal_error_) return 0;
   if (view.point || !view.notes.empty()) display_frame(tvb, pinfo, tree, *state_, view, roce ? &endpoints : nullptr);
   // Frame 1 read in the first pass and shown (tshark without -2 prints the first pass): say,
@@ -199,6 +226,7 @@ void proto_register_rdmatel(void) {
   handle_ = create_dissector_handle(dissect_rdmatel, proto);
   register_init_routine(init_routine);
   register_cleanup_routine(cleanup_routine);
+  register_postseq_cleanup_routine(sequential_read_ended);
 }
 
 void proto_reg_handoff_rdmatel(void) { register_postdissector(handle_); }

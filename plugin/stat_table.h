@@ -63,7 +63,8 @@ inline constexpr const char* kSharedByInstances =
     " - FOR THE FIRST -z OF THIS TABLE ONLY: Wireshark 4.0 gives each -z instance the same table; run tshark once "
     "per filter";
 inline constexpr const char* kPartialInOnePass =
-    " - ONE PASS: partial, only what had completed as each frame was read; run tshark -2 for final numbers";
+    " - ONE PASS: partial, only what had completed as each frame was read; run tshark -2 for final numbers (the GUI: "
+    "once a live capture stops)";
 
 /// The Stats of a table with one row per final record (diagnosis findings, congestion, PFC,
 /// hops): the row shows that record.

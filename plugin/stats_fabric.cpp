@@ -30,7 +30,7 @@ struct CongestionSpec {
   using Stats = LatestRecord<EcnRecord>;
   static constexpr const char* kTitle = "RDMA congestion per flow (ECN, CNP)";
   static constexpr const char* kOnePassNote =
-      " - ONE PASS: empty, congestion is counted over the whole capture; run tshark -2 (the GUI always does)";
+      " - ONE PASS: empty, congestion is counted over the whole capture; run tshark -2 (the GUI: once a live capture stops)";
   static constexpr size_t kColumnCount = G_N_ELEMENTS(kCongestionColumns);
   static inline const stat_tap_table_item* const kColumns = kCongestionColumns;
   static void show(stat_tap_table_item_type* row, const Stats& s) {
@@ -117,7 +117,7 @@ struct PfcSpec {
   using Stats = LatestRecord<PfcRecord>;
   static constexpr const char* kTitle = "PFC per point and priority";
   static constexpr const char* kOnePassNote =
-      " - ONE PASS: empty, PFC is counted over the whole capture; run tshark -2 (the GUI always does)";
+      " - ONE PASS: empty, PFC is counted over the whole capture; run tshark -2 (the GUI: once a live capture stops)";
   static constexpr size_t kColumnCount = G_N_ELEMENTS(kPfcColumns);
   static inline const stat_tap_table_item* const kColumns = kPfcColumns;
   static void show(stat_tap_table_item_type* row, const Stats& s) {
@@ -176,7 +176,7 @@ struct HopSpec {
   using Stats = LatestRecord<PathRecord>;
   static constexpr const char* kTitle = "Hops between observation points";
   static constexpr const char* kOnePassNote =
-      " - ONE PASS: empty, hops are settled at the end of the capture; run tshark -2 (the GUI always does)";
+      " - ONE PASS: empty, hops are settled at the end of the capture; run tshark -2 (the GUI: once a live capture stops)";
   static constexpr size_t kColumnCount = G_N_ELEMENTS(kHopColumns);
   static inline const stat_tap_table_item* const kColumns = kHopColumns;
   static void show(stat_tap_table_item_type* row, const Stats& s) {

@@ -226,7 +226,7 @@ struct DiagnosisSpec {
   using Stats = LatestRecord<DiagnosisRecord>;
   static constexpr const char* kTitle = "Diagnosis: who is to blame";
   static constexpr const char* kOnePassNote =
-      " - ONE PASS: empty, the diagnosis is made at the end of the capture; run tshark -2 (the GUI always does)";
+      " - ONE PASS: empty, the diagnosis is made at the end of the capture; run tshark -2 (the GUI: once a live capture stops)";
   static constexpr size_t kColumnCount = G_N_ELEMENTS(kDiagnosisColumns);
   static inline const stat_tap_table_item* const kColumns = kDiagnosisColumns;
   static void show(stat_tap_table_item_type* row, const Stats& s) {

@@ -1,0 +1,157 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// The plugin's first pass as the GUI runs it during a live capture: frames dissected again while
+// new ones keep coming (plugin/capture_state.h, view(..., again)) show every note made about
+// them so far, and when the first pass ends (plugin/first_pass_end.h).
+#include <gtest/gtest.h>
+
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "plugin/capture_state.h"
+#include "plugin/first_pass_end.h"
+#include "rdmatel/capture.h"
+#include "rdmatel/engine.h"
+#include "rdmatel/record_store.h"
+
+namespace rdmatel::plugin {
+namespace {
+
+// What a frame dissected again must show: the store's notes about it, in the order they were
+// made, found by a plain scan (not the chain under test).
+std::vector<FrameNote> notes_about(std::span<const FrameNote> all, uint64_t frame) {
+  std::vector<FrameNote> out;
+  for (const FrameNote& n : all)
+    if (n.frame == frame) out.push_back(n);
+  return out;
+}
+
+bool same_notes(std::span<const FrameNote> a, const std::vector<FrameNote>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i)
+    if (a[i].frame != b[i].frame || a[i].kind != b[i].kind || a[i].ref != b[i].ref || a[i].detail != b[i].detail)
+      return false;
+  return true;
+}
+
+// Every frame of a sample capture through CaptureState as the GUI's live capture does: each
+// frame pushed once (read by nobody: with an engine thread it goes there), and between pushes
+// some earlier frames dissected again. They must show what a second engine, fed the same frames
+// in step, has noted about them by then.
+void live_capture_revisits(const std::string& sample, bool engine_thread) {
+  std::unique_ptr<CaptureSource> src;
+  std::string err;
+  ASSERT_EQ(open_fast_capture(sample, src, err), OpenStatus::kOk) << err;
+  Settings settings;
+  std::string problem;
+  ASSERT_TRUE(settings.set("reorder_window", "0", problem)) << problem;  // notes about recent frames at once
+  CaptureState state(settings, engine_thread);
+  Settings with_notes_settings = settings;
+  with_notes_settings.frame_notes = true;
+  Engine reference(with_notes_settings);
+  RecordStore reference_store;
+  reference.subscribe(reference_store);
+  std::vector<PointId> reference_points;
+
+  std::mt19937 rng(7);
+  CapturedPacket p;
+  uint32_t last = 0;
+  size_t checked = 0, with_notes = 0;
+  while (src->next(p)) {
+    ASSERT_EQ(p.link, LinkType::kEthernet);
+    last = uint32_t(p.frame);
+    state.process(last, p.ts, p.has_ts, p.interface, [](uint32_t) { return "leaf"; }, kWtapEncapEthernet, p.data,
+                  p.cap_len, p.wire_len, /*shown=*/false);
+    while (reference_points.size() <= p.interface)
+      reference_points.push_back(reference.declare_point("leaf", uint32_t(reference_points.size())));
+    FrameIn in;
+    in.frame = p.frame;
+    in.ts = p.ts;
+    in.has_ts = p.has_ts;
+    in.source = p.interface;
+    in.point = reference_points[p.interface];
+    in.link = p.link;
+    in.data = p.data;
+    in.cap_len = p.cap_len;
+    in.wire_len = p.wire_len;
+    reference.push(in);
+    if (last % 7 != 0) continue;
+    for (int k = 0; k < 4; ++k) {
+      // The rows on screen (the newest frames) and an older one.
+      const uint32_t frame = k < 3 ? (last > uint32_t(k) ? last - uint32_t(k) : 1) : 1 + uint32_t(rng() % last);
+      const FrameView v = state.view(frame, p.interface, /*again=*/true);
+      ASSERT_NE(v.point, nullptr) << "frame " << frame;
+      const std::vector<FrameNote> expected = notes_about(reference_store.all_notes(), frame);
+      ASSERT_TRUE(same_notes(v.notes, expected))
+          << "frame " << frame << " shown again after frame " << last << ": " << v.notes.size() << " notes, "
+          << expected.size() << " expected";
+      ++checked;
+      with_notes += !expected.empty();
+    }
+  }
+  EXPECT_GT(checked, 100u);
+  EXPECT_GT(with_notes, checked / 4) << "most frames of the sample carry notes";
+  // The end of the capture: from now on each frame shows its final notes.
+  state.finish();
+  reference.finish();
+  reference_store.index();
+  for (uint32_t frame = 1; frame <= last; frame += 13)
+    EXPECT_TRUE(same_notes(state.view(frame, 0).notes, notes_about(reference_store.all_notes(), frame))) << frame;
+}
+
+TEST(LiveCapture, FramesShownAgainShowTheirNotesSoFar) {
+  live_capture_revisits(RDMATEL_SOURCE_DIR "/samples/nvme_2point.pcapng", false);
+}
+
+TEST(LiveCapture, FramesShownAgainShowTheirNotesSoFarWithTheEngineThread) {
+  live_capture_revisits(RDMATEL_SOURCE_DIR "/samples/mixed.pcapng", true);
+}
+
+CaptureIdentity first_frame(int64_t ts, uint8_t byte) {
+  const uint8_t data[4] = {byte, 1, 2, 3};
+  return CaptureIdentity::of_first_frame(ts, 0, data, sizeof data, 60);
+}
+
+TEST(FirstPassEnd, ALiveCaptureIsNotEndedByAFrameShownAgain) {
+  FirstPassEnd end;
+  end.new_session();
+  end.first_frame(first_frame(1000, 0xAA));
+  EXPECT_FALSE(end.revisit_ends_pass());
+}
+
+TEST(FirstPassEnd, ARedissectionOfACaptureReadToItsEndEndsAtItsFirstRevisit) {
+  FirstPassEnd end;
+  end.new_session();
+  end.first_frame(first_frame(1000, 0xAA));
+  end.ended();  // the file was read (or the live capture stopped)
+  end.new_session();  // a preference changed: every frame again
+  EXPECT_FALSE(end.revisit_ends_pass()) << "no frame of the redissection yet";
+  end.first_frame(first_frame(1000, 0xAA));
+  EXPECT_TRUE(end.revisit_ends_pass());
+}
+
+TEST(FirstPassEnd, ANewCaptureAfterAnotherIsNotARedissection) {
+  FirstPassEnd end;
+  end.new_session();
+  end.first_frame(first_frame(1000, 0xAA));
+  end.ended();
+  for (const CaptureIdentity& other : {first_frame(1001, 0xAA), first_frame(1000, 0xAB),
+                                       CaptureIdentity::of_first_frame(1000, 1, nullptr, 0, 60)}) {
+    end.new_session();
+    end.first_frame(other);
+    EXPECT_FALSE(end.revisit_ends_pass());
+  }
+}
+
+TEST(FirstPassEnd, ALiveCaptureRedissectedWhileItRunsIsNotEnded) {
+  FirstPassEnd end;
+  end.new_session();
+  end.first_frame(first_frame(1000, 0xAA));  // capturing; never ended
+  end.new_session();
+  end.first_frame(first_frame(1000, 0xAA));
+  EXPECT_FALSE(end.revisit_ends_pass());
+}
+
+}  // namespace
+}  // namespace rdmatel::plugin
