@@ -191,12 +191,15 @@ FrameView CaptureState::view(uint32_t frame, uint32_t interface_id, bool again) 
   }
   if (finished()) {
     v.notes = store_.notes(frame);
+    if (frame == 1) v.warnings = warnings_.texts;
     return v;
   }
   if (again) {
     v.notes = notes_so_far(frame);
     return v;
   }
+  v.warnings = std::span<const std::string>(warnings_.texts).subspan(warnings_shown_);
+  warnings_shown_ = warnings_.texts.size();
   current_notes_.clear();
   for (const FrameNote& n : store_.notes_since(notes_of_frame_begin_))
     if (n.frame == frame) current_notes_.push_back(n);

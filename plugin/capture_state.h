@@ -22,6 +22,10 @@ struct FrameView {
   const char* point = nullptr;  ///< observation point name
   PointId point_id = kNoPoint;
   std::span<const FrameNote> notes;
+  /// The engine's warnings this frame shows (the snap length cuts NVMe commands, a limit was
+  /// reached, clocks disagree, ...): after the first pass all of them, on frame 1; during it the
+  /// ones raised since the last frame shown.
+  std::span<const std::string> warnings;
 };
 
 /// The records a frame contributes to the statistics; each I/O and message is counted on exactly
@@ -119,7 +123,6 @@ class CaptureState {
   /// The threshold alert rules (the engine's `alert` setting: the "slow" preferences and the
   /// alerts table), evaluated by the engine's own rule code on what each frame shows.
   const std::vector<alerts::AlertRule>& alert_rules() const { return alert_rules_; }
-  const std::vector<std::string>& warnings() const { return warnings_.texts; }
 
  private:
   PointId declare_point(uint32_t interface_id, const char* name);
@@ -141,6 +144,7 @@ class CaptureState {
   std::vector<alerts::AlertRule> alert_rules_;
   RecordStore store_;
   WarningList warnings_;
+  size_t warnings_shown_ = 0;  ///< first pass: the warnings a shown frame carried already
   std::unordered_map<uint32_t, PointId> points_by_interface_;
   // During the first pass the notes of the frame being dissected are the ones made since its
   // process() began, copied because notes about other frames may come in between.

@@ -259,8 +259,8 @@ void register_fields(int proto) {
                               "(View > Reload) to measure every frame", EXPFILL}},
     {&f.ei_internal, {"rdmatel.internal_error", PI_MALFORMED, PI_ERROR,
                       "rdmatel internal error", EXPFILL}},
-    {&f.ei_engine_warning, {"rdmatel.limit", PI_PROTOCOL, PI_WARN,
-                            "rdmatel limit reached", EXPFILL}},
+    {&f.ei_engine_warning, {"rdmatel.warning", PI_PROTOCOL, PI_WARN,
+                            "rdmatel warning", EXPFILL}},
   };
   // clang-format on
   proto_register_field_array(proto, hf, array_length(hf));

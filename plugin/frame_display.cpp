@@ -317,6 +317,8 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
   proto_item* root = proto_tree_add_item(tree, fields.proto, tvb, 0, 0, ENC_NA);
   proto_item_set_generated(root);
   proto_tree* t = proto_item_add_subtree(root, fields.ett);
+  // What the CLI prints as "rdmatel: warning: ...", where Wireshark users look (Expert Info).
+  for (const std::string& w : view.warnings) expert_add_info_format(pinfo, root, &fields.ei_engine_warning, "%s", w.c_str());
   if (view.point) proto_item_set_generated(proto_tree_add_string(t, fields.point, tvb, 0, 0, view.point));
   // The point's role for this frame's endpoints (a leaf mirror is the compute side of its hosts
   // and the storage side of its storage servers); for other frames its role for most endpoints.

@@ -196,7 +196,7 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   FrameCounts counts;
   if (tapping) guarded([&] { counts = state_->counts(pinfo->num, view, again); });
   if (internal_error_) return 0;
-  if (view.point || !view.notes.empty()) display_frame(tvb, pinfo, tree, *state_, view, roce ? &endpoints : nullptr);
+  if (view.point || !view.notes.empty() || !view.warnings.empty()) display_frame(tvb, pinfo, tree, *state_, view, roce ? &endpoints : nullptr);
   // Frame 1 read in the first pass and shown (tshark without -2 prints the first pass): say,
   // where the user looks first, that the numbers are partial and how to get final ones.
   if (pinfo->num == 1 && !PINFO_FD_VISITED(pinfo)) {

@@ -158,6 +158,20 @@ with open(caps["ipv6_vlan"].replace(".pcapng", ".truth.json")) as f:
         problems.append("ipv6_vlan: no I/Os in the truth: the snap-96 check proves nothing")
 if "snap length cuts the SQE" not in p.stderr:
     problems.append(f"snap 96 on IPv6 with a tag: no warning that the SQEs are cut (stderr: {p.stderr[:300]})")
+# The same warning where Wireshark users look, Expert Info: in two passes (on frame 1) and in one.
+# What to capture, by hand: Ethernet 14 + one tag 4 + IPv6 40 + UDP 8 + BTH 12, and the SQE's
+# first 40 bytes (opcode, flags, CID, NSID and the data pointer's start).
+need = 14 + 4 + 40 + 8 + 12 + 40
+ts = Tshark(plugin)
+try:
+    for passes in (["-2"], []):
+        expert = ts.run(*passes, "-q", "-r", ts.stage(cut), "-z", "expert,warn").stdout
+        lines = [l for l in expert.splitlines() if "RDMATEL" in l and "snap length cuts the SQE" in l]
+        if len(lines) != 1 or f"capture at least {need} bytes" not in lines[0]:
+            problems.append(f"snap 96 on IPv6 with a tag, tshark {' '.join(passes) or 'one pass'} -z expert: "
+                            f"no single warning asking for {need} bytes: {lines or expert[-600:]}")
+finally:
+    ts.close()
 nvme = list(caps.values())
 run_script("test_cli_truth.py", cli, *nvme)
 run_script("test_messages_truth.py", cli, *nvme)
