@@ -63,7 +63,61 @@ CaptureState::CaptureState(const Settings& settings, bool engine_thread)
 CaptureState::~CaptureState() = default;
 
 void CaptureState::wait_for_engine_thread() {
+  hand_over_held(/*now=*/true);
   if (engine_thread_ && !engine_thread_->wait_idle()) engine_thread_failed_ = true;
+}
+
+void CaptureState::hold(const FrameIn& in, uint32_t interface_id, const char* new_point_name) {
+  held_.in = in;
+  held_.has_bytes = in.data != nullptr;
+  held_.bytes.assign(in.data, in.data + (in.data ? in.cap_len : 0));
+  held_.interface = interface_id;
+  held_.new_point = new_point_name != nullptr || in.point == kNoPoint;
+  held_.point_name = new_point_name ? new_point_name : "";
+  held_.valid = true;
+}
+
+void CaptureState::hand_over_held(bool now) {
+  if (!held_.valid) return;
+  held_.valid = false;
+  FrameIn& in = held_.in;
+  if (held_.new_point) {
+    in.point = declare_point(held_.interface, held_.point_name.c_str());
+    if (in.frame) frame_points_[in.frame - 1] = in.point;
+  }
+  in.data = held_.has_bytes ? held_.bytes.data() : nullptr;
+  if (engine_thread_ && !now)
+    engine_thread_->add(in);  // still revocable there
+  else
+    engine_.push(in);
+}
+
+void CaptureState::first_pass_frame_number(uint32_t frame) {
+  // Wireshark numbers a record dropped by a read filter (tshark -2 -R, the GUI's read filter) and
+  // gives the next one the same number: the frame before was dropped, and must not be measured.
+  if (frame && frame == newest_frame_) {
+    take_back_dropped(frame);
+    read_filter_ = true;
+  } else {
+    hand_over_held(/*now=*/false);  // the frame before was kept
+  }
+  newest_frame_ = frame;
+}
+
+void CaptureState::take_back_dropped(uint32_t frame) {
+  if (held_.valid && held_.in.frame == frame) {
+    held_.valid = false;
+    return;
+  }
+  if (engine_thread_ && engine_thread_->retract(frame)) return;
+  if (read_filter_) return;  // known already
+  // Its results were read as it was dissected (a filter on rdmatel fields), so it was measured;
+  // from now on every frame of the first pass waits for the next one (process).
+  wait_for_engine_thread();  // the warnings are the engine thread's while it pushes
+  warnings_.texts.push_back("a read filter (tshark -R, the GUI's) dropped frame " + std::to_string(frame) +
+                            " after rdmatel had measured it (rdmatel results were read as it was dissected): what "
+                            "rdmatel found about it may show on the frame numbered " + std::to_string(frame) +
+                            " now. The frames dropped later were left out");
 }
 
 void CaptureState::settle() {
@@ -88,7 +142,8 @@ PointId CaptureState::declare_point(uint32_t interface_id, const char* name) {
 }
 
 void CaptureState::process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t interface_id, PointId point,
-                           int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, bool shown) {
+                           int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, bool shown,
+                           const char* new_point_name) {
   FrameIn in;
   in.frame = frame;
   in.ts = ts;
@@ -99,9 +154,16 @@ void CaptureState::process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t inte
   in.data = data;
   in.cap_len = cap_len;
   in.wire_len = wire_len;
+  if (read_filter_) shown = false;  // measured once the next frame shows it was kept
   if (frame > frame_points_.size()) frame_points_.resize(frame, kNoPoint);
   if (frame) frame_points_[frame - 1] = point;
-  if (engine_thread_ && !shown) {
+  // A frame whose results nobody reads now is measured once the next frame shows it was kept
+  // (on the engine thread, or held back here).
+  if (new_point_name || (!engine_thread_ && !shown)) {
+    hold(in, interface_id, new_point_name);
+    return;
+  }
+  if (!shown) {
     engine_thread_->add(in);
     return;
   }
@@ -150,6 +212,14 @@ std::span<const IoFrameLink> CaptureState::io_frames(uint64_t io_id) const {
 }
 
 void CaptureState::finish() {
+  // With a read filter, the newest frame is kept only if a frame numbered after it came; nothing
+  // tells whether the last one was: it is left out rather than measured when it may have been
+  // dropped (a dropped interface's one frame would make its point exist, and every packet look
+  // lost before it).
+  if (read_filter_) {
+    held_.valid = false;
+    if (engine_thread_) engine_thread_->retract(newest_frame_);
+  }
   settle();
   engine_.finish();
   store_.index();

@@ -87,14 +87,28 @@ class CaptureState {
   template <typename NameOf>
   void process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t interface_id, NameOf&& interface_name,
                int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, bool shown) {
+    first_pass_frame_number(frame);
     auto it = points_by_interface_.find(interface_id);
-    PointId point = it != points_by_interface_.end() ? it->second : declare_point(interface_id, interface_name(interface_id));
-    process(frame, ts, has_ts, interface_id, point, wtap_encap, data, cap_len, wire_len, shown);
+    if (it != points_by_interface_.end())
+      return process(frame, ts, has_ts, interface_id, it->second, wtap_encap, data, cap_len, wire_len, shown);
+    const char* name = interface_name(interface_id);
+    if (shown && !read_filter_) {
+      process(frame, ts, has_ts, interface_id, declare_point(interface_id, name), wtap_encap, data, cap_len,
+              wire_len, shown);
+      return;
+    }
+    // A new interface whose frame a read filter may still drop: its point is declared once the
+    // frame is known to be kept, so that a filtered-out interface is no point at all.
+    process(frame, ts, has_ts, interface_id, kNoPoint, wtap_encap, data, cap_len, wire_len, false, name ? name : "");
   }
   /// Ends the first pass (plugin/first_pass_end.h says when): flushes the engine
   /// and indexes the final records by the frame that counts them.
   void finish();
   bool finished() const { return store_.indexed(); }
+  /// A read filter drops frames of the first pass (tshark -R, the GUI's): from the first one
+  /// dropped on, each frame is measured once the next one shows it was kept, so during the first
+  /// pass a frame has no results yet (the second pass has them all).
+  bool defers_first_pass() const { return read_filter_; }
 
   /// What `frame` counts for the statistics. After the first pass: the final records (an I/O on
   /// its compute-side completion, or its command when it never completed; a message on the
@@ -126,14 +140,37 @@ class CaptureState {
 
  private:
   PointId declare_point(uint32_t interface_id, const char* name);
+  /// `new_point_name`: the frame's interface has no point yet (`point` is kNoPoint); it is held
+  /// and the point declared under that name once the frame is known to be kept.
   void process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t interface_id, PointId point, int wtap_encap,
-               const uint8_t* data, uint32_t cap_len, uint32_t wire_len, bool shown);
-  /// Waits until the engine thread has pushed every frame handed to it (a push there that threw
-  /// is remembered); settle() also throws for it, once (report_engine_thread_failure).
+               const uint8_t* data, uint32_t cap_len, uint32_t wire_len, bool shown,
+               const char* new_point_name = nullptr);
+  /// Measures every frame handed over: pushes the frame held back, and waits until the engine
+  /// thread has pushed every frame handed to it (a push there that threw is remembered);
+  /// settle() also throws for it, once (report_engine_thread_failure).
   void wait_for_engine_thread();
   void report_engine_thread_failure();
   void settle();
   bool engine_thread_failed_ = false;
+  // Frames a read filter drops (process): the newest frame that nobody read stays revocable
+  // until the next frame shows whether it was kept: on the engine thread, or held here (without
+  // an engine thread, and a new interface's first frame, whose point is declared only then).
+  void first_pass_frame_number(uint32_t frame);
+  void take_back_dropped(uint32_t frame);
+  void hold(const FrameIn& in, uint32_t interface_id, const char* new_point_name);
+  /// Measures the frame held: `now` on this thread, otherwise it may go to the engine thread.
+  void hand_over_held(bool now);
+  uint32_t newest_frame_ = 0;
+  struct HeldFrame {
+    FrameIn in;
+    std::vector<uint8_t> bytes;
+    bool has_bytes = false;
+    uint32_t interface = 0;
+    bool new_point = false;
+    std::string point_name;
+    bool valid = false;
+  } held_;
+  bool read_filter_ = false;  ///< a first-pass frame number came twice: a read filter drops frames
 
   struct WarningList final : RecordSink {
     void on_warning(const Warning& w) override { texts.push_back(w.text); }

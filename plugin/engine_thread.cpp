@@ -21,7 +21,29 @@ void EngineThread::add(const FrameIn& in) {
   // A frame without bytes is pushed without them, as on the dissecting thread.
   b.offsets.push_back(in.data ? b.bytes.size() : kNoBytes);
   if (in.data && in.cap_len) b.bytes.insert(b.bytes.end(), in.data, in.data + in.cap_len);
-  if (b.frames.size() >= kFramesPerBatch || b.bytes.size() >= kBytesPerBatch) submit();
+  if (b.frames.size() >= kFramesPerBatch || b.bytes.size() >= kBytesPerBatch) submit_all_but_newest();
+}
+
+bool EngineThread::retract(uint64_t frame) {
+  Batch& b = filling_;
+  if (b.frames.empty() || b.frames.back().frame != frame) return false;
+  if (b.offsets.back() != kNoBytes) b.bytes.resize(b.offsets.back());
+  b.frames.pop_back();
+  b.offsets.pop_back();
+  return true;
+}
+
+void EngineThread::submit_all_but_newest() {
+  Batch& b = filling_;
+  if (b.frames.size() < 2) return;  // one frame over the byte limit: it goes with the next one
+  const FrameIn newest = b.frames.back();
+  const size_t offset = b.offsets.back();
+  if (offset != kNoBytes) newest_bytes_.assign(b.bytes.begin() + ptrdiff_t(offset), b.bytes.end());
+  retract(newest.frame);
+  submit();
+  filling_.frames.push_back(newest);
+  filling_.offsets.push_back(offset == kNoBytes ? kNoBytes : 0);
+  if (offset != kNoBytes) filling_.bytes.assign(newest_bytes_.begin(), newest_bytes_.end());
 }
 
 void EngineThread::submit() {

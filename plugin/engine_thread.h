@@ -34,6 +34,11 @@ class EngineThread {
   /// Hands a frame over: its bytes are copied, so `in.data` may go away on return. Blocks while
   /// kMaxQueued batches wait (memory stays bounded whatever the engine's speed).
   void add(const FrameIn& in);
+  /// Takes back the frame handed over last if it is `frame` and was not pushed yet: Wireshark
+  /// numbers the next record the same when a read filter drops one, so a frame number that comes
+  /// again means the frame before was dropped. The newest frame stays revocable until
+  /// wait_idle(); false when it is not `frame` or went to the engine already.
+  bool retract(uint64_t frame);
   /// Waits until every frame handed over has been pushed; after it, the engine and its sinks
   /// may be read on this thread. False when a push threw since the last call (the frame's
   /// results are missing, as when a push on this thread throws).
@@ -53,10 +58,12 @@ class EngineThread {
   static constexpr size_t kNoBytes = SIZE_MAX;
   void run();
   void submit();  ///< hands the batch being filled over (not empty)
+  void submit_all_but_newest();  ///< a full batch: the newest frame stays (retract)
 
   std::function<void(const FrameIn&)> push_;
   BatchChannel<Batch> channel_{kMaxQueued};
   Batch filling_;           ///< dissecting thread only
+  std::vector<uint8_t> newest_bytes_;  ///< submit_all_but_newest's copy (dissecting thread only)
   uint64_t submitted_ = 0;  ///< batches handed over (dissecting thread only)
   std::atomic<bool> stopping_{false};  ///< the thread drops what is still queued
   std::mutex mutex_;

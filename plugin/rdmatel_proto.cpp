@@ -133,8 +133,7 @@ bool queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
 
 // Whether anything reads this frame's rdmatel items: a visible tree, a display filter, column or
 // coloring rule naming an rdmatel field, or someone collecting expert infos (a filter on
-// _ws.expert, the Expert Information dialog, -z expert); frame 1 of the first pass carries the
-// one-pass warning. When nothing does (tshark -z io,stat,0, a filter on other protocols), the items
+// _ws.expert, the Expert Information dialog, -z expert). When nothing does (tshark -z io,stat,0, a filter on other protocols), the items
 // and the texts of expert infos nobody collects are not built, as Wireshark's own dissectors skip
 // them (proto_field_is_referenced). The engine saw the frame either way.
 bool read_by_anyone(packet_info* pinfo, proto_tree* tree) {
@@ -142,7 +141,6 @@ bool read_by_anyone(packet_info* pinfo, proto_tree* tree) {
   if (expert_tap_ > 0 && have_tap_listener(expert_tap_)) return true;
   if (pinfo->cinfo && pinfo->cinfo->col_first && pinfo->cinfo->col_first[COL_EXPERT] >= 0) return true;
   if (!tree) return false;
-  if (pinfo->num == 1 && !PINFO_FD_VISITED(pinfo)) return true;
   return proto_field_is_referenced(tree, fields.proto) ||
          (proto_expert_ >= 0 && proto_field_is_referenced(tree, proto_expert_));
 }
@@ -176,6 +174,9 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   }
   // Dissected again before the first pass is over (a live capture): what is known so far.
   const bool again = PINFO_FD_VISITED(pinfo) && !state_->finished();
+  // A read filter drops frames: the first pass is measured a frame late (CaptureState::process),
+  // so its frames show nothing (the second pass shows everything).
+  if (!PINFO_FD_VISITED(pinfo) && !too_late && state_->defers_first_pass()) return 0;
   if (!shown && !internal_error_) return 0;
   if (too_late) {
     proto_item* ti = proto_tree_add_item(tree, fields.proto, tvb, 0, 0, ENC_NA);
