@@ -116,6 +116,8 @@ int main(int argc, char** argv) {
     RecordStore store;
     Settings settings;
     settings.frame_notes = as_plugin;
+    std::string ignored;
+    if (as_plugin) settings.set("spike_factor", "0", ignored);  // as plugin/capture_state.cpp: no spike alerts
     Engine e{settings};
     if (as_plugin) e.subscribe(store);
     else e.subscribe(sink);

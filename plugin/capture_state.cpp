@@ -41,14 +41,18 @@ const NoteKinds& note_kinds() {
 }
 
 namespace {
-Settings with_frame_notes(Settings s) {
-  s.frame_notes = true;  // the plugin annotates frames
+// What the plugin wants of the engine: notes on frames, and no spike alerts (alert records,
+// which nothing in Wireshark shows; the "slow" items evaluate the threshold rules per frame).
+Settings for_the_plugin(Settings s) {
+  s.frame_notes = true;
+  std::string ignored;
+  s.set("spike_factor", "0", ignored);
   return s;
 }
 }  // namespace
 
 CaptureState::CaptureState(const Settings& settings, bool engine_thread)
-    : engine_(with_frame_notes(settings)), alert_rules_(alerts::alert_rules(settings.list("alert"))) {
+    : engine_(for_the_plugin(settings)), alert_rules_(alerts::alert_rules(settings.list("alert"))) {
   engine_.subscribe(store_);
   engine_.subscribe(warnings_);
   if (engine_thread) {

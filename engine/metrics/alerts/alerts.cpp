@@ -16,11 +16,15 @@ const SettingSpec kSettings[] = {
      "in µs unless the value ends in ns, ms or s, fet in bit/s, fnr; scopes host=IP, storage=IP, src=IP, dst=IP, job=NAME), e.g. rtt>50 or "
      "storage=10.2.0.1:dal>500; fires once per I/O or message that crosses it",
      true, false},
+    // Spikes are alert records, which the CLI, the analyzer and live mode show; the Wireshark
+    // plugin shows none (its "slow" items evaluate the threshold rules on each frame), so they are
+    // no preference there and the plugin turns them off.
     {"spike_factor", SettingType::kCount, "", "3", 0, 1000, "N",
      "A period whose mean IOL1 (per host, storage server and job) or FCT (per flow) is at least N times the median "
-     "of its previous periods is a spike alert; 0: no spike alerts"},
+     "of its previous periods is a spike alert; 0: no spike alerts",
+     true, false},
     {"spike_min_excess", SettingType::kDuration, "us", "50", 0, 1e9, "US",
-     "A spike must also exceed its baseline by this much"},
+     "A spike must also exceed its baseline by this much", true, false},
 };
 const RecordSchema* const kOutputs[] = {&kAlertSchema};
 const RecordSchema* const kInputs[] = {&kIoSchema, &kMessageSchema};
