@@ -38,8 +38,9 @@ std::unique_ptr<CaptureState> state_;
 bool internal_error_ = false;
 // Whether the first pass runs taps. tshark -2 dissects its first pass without them (its
 // statistics come from the second pass), so a statistics listener there reads nothing as frames
-// are dissected and they can go to the engine thread. Learned from the first frame that queues
-// tap data: fetch_tapped_data() finds it only while taps run.
+// are dissected and they can go to the engine thread (and a read filter can drop them before they
+// were measured). Learned at the first frame: fetch_tapped_data() finds tap data only while taps
+// run (probe_first_pass_taps).
 enum class FirstPassTaps { kUnknown, kRun, kNotRun };
 FirstPassTaps first_pass_taps_ = FirstPassTaps::kUnknown;
 std::vector<std::string> pref_problems_;
@@ -90,12 +91,20 @@ void end_first_pass() {
 // GUI once it has read a file or when a live capture stops.
 void sequential_read_ended() { end_first_pass(); }
 
+// Queues a tap record that counts nothing and looks whether it was kept: only while taps run.
+// Every listener takes an empty TapFrame for what it is (no records, no RoCE endpoints).
+FirstPassTaps probe_first_pass_taps(packet_info* pinfo) {
+  TapFrame* probe = new (wmem_new(pinfo->pool, TapFrame)) TapFrame;
+  tap_queue_packet(tap_id(), pinfo, probe);
+  return fetch_tapped_data(tap_id(), 0) ? FirstPassTaps::kRun : FirstPassTaps::kNotRun;
+}
+
 // Queues the frame's tap data: the records it counts and its RDMA endpoints (plain data in
-// packet-scope memory; the listeners run before the next frame). False when there is none.
-bool queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoints* endpoints) {
+// packet-scope memory; the listeners run before the next frame); nothing when there is none.
+void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoints* endpoints) {
   if (!counts.io_count && !counts.message_count && !counts.finding && !counts.congestion && !counts.cnp && !counts.pfc_count &&
       !counts.hop && !endpoints)
-    return false;
+    return;
   TapFrame* tap = new (wmem_new(pinfo->pool, TapFrame)) TapFrame;
   tap->final = state_->finished();
   for (size_t i = 0; i < counts.io_count && i < TapFrame::kMaxRecords; ++i) tap->ios[tap->io_count++] = counts.ios[i];
@@ -127,7 +136,6 @@ bool queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
     tap->dst_qpn = endpoints->dst_qpn;
   }
   tap_queue_packet(tap_id(), pinfo, tap);
-  return true;
 }
 
 
@@ -136,9 +144,9 @@ bool queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
 // _ws.expert, the Expert Information dialog, -z expert). When nothing does (tshark -z io,stat,0, a filter on other protocols), the items
 // and the texts of expert infos nobody collects are not built, as Wireshark's own dissectors skip
 // them (proto_field_is_referenced). The engine saw the frame either way.
-bool read_by_anyone(packet_info* pinfo, proto_tree* tree) {
+bool read_by_anyone(packet_info* pinfo, proto_tree* tree, bool taps_run) {
   // Expert infos reach the Expert column and the expert tap even without a tree.
-  if (expert_tap_ > 0 && have_tap_listener(expert_tap_)) return true;
+  if (taps_run && expert_tap_ > 0 && have_tap_listener(expert_tap_)) return true;
   if (pinfo->cinfo && pinfo->cinfo->col_first && pinfo->cinfo->col_first[COL_EXPERT] >= 0) return true;
   if (!tree) return false;
   return proto_field_is_referenced(tree, fields.proto) ||
@@ -153,9 +161,14 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   const guint8* data = cap ? tvb_get_ptr(tvb, 0, cap) : nullptr;
   int encap = rec->rec_header.packet_header.pkt_encap;
   guint wire = tvb_reported_length(tvb);
-  const bool tapping =
-      have_tap_listener(tap_id()) && (PINFO_FD_VISITED(pinfo) || first_pass_taps_ != FirstPassTaps::kNotRun);
-  const bool shown = tapping || internal_error_ || read_by_anyone(pinfo, tree);
+  // Taps (our statistics, the expert tap) read a frame only in a pass that runs them.
+  const bool listened = have_tap_listener(tap_id());
+  if (!PINFO_FD_VISITED(pinfo) && first_pass_taps_ == FirstPassTaps::kUnknown &&
+      (listened || (expert_tap_ > 0 && have_tap_listener(expert_tap_))))
+    first_pass_taps_ = probe_first_pass_taps(pinfo);
+  const bool taps_run = PINFO_FD_VISITED(pinfo) || first_pass_taps_ == FirstPassTaps::kRun;
+  const bool tapping = listened && taps_run;
+  const bool shown = tapping || internal_error_ || read_by_anyone(pinfo, tree, taps_run);
   // A frame dissected for the first time after the first pass ended (a redissection cancelled
   // half-way leaves the rest of the frames to be dissected later) cannot be measured any more:
   // it says so.
@@ -205,11 +218,7 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
     proto_item_set_generated(ti);
     expert_add_info(pinfo, ti, &fields.ei_one_pass);
   }
-  if (tapping) guarded([&] {
-    if (queue_tap(pinfo, counts, roce ? &endpoints : nullptr) && !PINFO_FD_VISITED(pinfo) &&
-        first_pass_taps_ == FirstPassTaps::kUnknown)
-      first_pass_taps_ = fetch_tapped_data(tap_id(), 0) ? FirstPassTaps::kRun : FirstPassTaps::kNotRun;
-  });
+  if (tapping) guarded([&] { queue_tap(pinfo, counts, roce ? &endpoints : nullptr); });
   return 0;
 }
 

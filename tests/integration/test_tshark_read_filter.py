@@ -7,7 +7,9 @@ dropped ones out (it measures each frame once the next number shows it was kept)
 
 Checked: `tshark -2 -R 'frame.interface_id == K'` prints the same rdmatel fields, byte for byte,
 as `tshark -2` on a file that holds only interface K's packets (cut from the capture by this
-test, not by tshark), for every point of several captures, with the engine thread on and off.
+test, not by tshark), for every point of several captures, with the engine thread on and off;
+and the same rdmatel statistics and Expert Info (whose taps do not run in tshark -2's first pass,
+so they read nothing there).
 Where the read filter's frames are read in the first pass (a display filter on rdmatel fields
 primes them there), the first frame dropped was measured before it could be known: a warning
 says so (Expert Info), and the fields differ on that frame at most.
@@ -45,6 +47,12 @@ try:
             with open(alone, "wb") as f:
                 f.write(part)
             want = ts.run("-2", "-r", ts.stage(alone), "-T", "fields", *field_args).stdout
+            stats = ["-q", "-z", "expert,note", "-z", "rdmatel,io,host", "-z", "rdmatel,msg,flow"]
+            want_stats = ts.run("-2", "-r", ts.stage(alone), *stats).stdout
+            got_stats = ts.run("-2", "-r", ts.stage(capture), "-R", f"frame.interface_id == {k}", *stats).stdout
+            if got_stats != want_stats:
+                problems.append(f"{os.path.basename(capture)} -R interface {k}, statistics and Expert Info: "
+                                f"{first_difference(got_stats, want_stats)}")
             if not want.strip():
                 problems.append(f"{capture} interface {k}: no frames")
                 continue
