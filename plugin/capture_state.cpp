@@ -76,7 +76,7 @@ void CaptureState::hold(const FrameIn& in, uint32_t interface_id, const char* ne
   held_.has_bytes = in.data != nullptr;
   held_.bytes.assign(in.data, in.data + (in.data ? in.cap_len : 0));
   held_.interface = interface_id;
-  held_.new_point = new_point_name != nullptr || in.point == kNoPoint;
+  held_.new_point = new_point_name != nullptr;
   held_.point_name = new_point_name ? new_point_name : "";
   held_.valid = true;
 }

@@ -141,9 +141,10 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
 
 // Whether anything reads this frame's rdmatel items: a visible tree, a display filter, column or
 // coloring rule naming an rdmatel field, or someone collecting expert infos (a filter on
-// _ws.expert, the Expert Information dialog, -z expert). When nothing does (tshark -z io,stat,0, a filter on other protocols), the items
-// and the texts of expert infos nobody collects are not built, as Wireshark's own dissectors skip
-// them (proto_field_is_referenced). The engine saw the frame either way.
+// _ws.expert, the Expert Information dialog, -z expert, in a pass that runs taps). When nothing
+// does (tshark -z io,stat,0, a filter on other protocols), the items and the texts of expert infos
+// nobody collects are not built, as Wireshark's own dissectors skip them
+// (proto_field_is_referenced). The engine sees the frame either way.
 bool read_by_anyone(packet_info* pinfo, proto_tree* tree, bool taps_run) {
   // Expert infos reach the Expert column and the expert tap even without a tree.
   if (taps_run && expert_tap_ > 0 && have_tap_listener(expert_tap_)) return true;
