@@ -19,6 +19,7 @@
 #include "plugin/fields.h"
 #include "plugin/first_pass_end.h"
 #include "plugin/frame_display.h"
+#include "plugin/gui_refilter.h"
 #include "plugin/menu.h"
 #include "plugin/preferences.h"
 #include "plugin/stats.h"
@@ -85,6 +86,7 @@ void end_first_pass() {
   if (!state_ || state_->finished()) return;
   guarded([&] { state_->finish(); });
   first_pass_end_.ended();
+  refilter_when_read();  // the GUI filtered the first pass on partial results
 }
 
 // A sequential read ended (Wireshark's "postseq cleanup"): tshark -2 before its second pass, the
