@@ -25,7 +25,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import pcapng_stream as ps  # noqa: E402
-from wireshark_gui import WiresharkGui, fail, passes  # noqa: E402
+from wireshark_gui import WiresharkGui, fail, passes, skip  # noqa: E402
 
 PACE_S = 6.0  # the capture's packets are written over this many seconds
 
@@ -55,6 +55,11 @@ def main():
     expected = sorted(io["rsp_frame"] for io in truth["ios"] if io["complete"])
     cap = ps.Capture(capture)
 
+    if os.environ.get("RDMATEL_TSHARK_PRELOAD"):
+        # The sanitizer job: dumpcap, which the GUI runs to capture, inherits the preloaded ASan
+        # runtime and then never answers Wireshark's interface query (dumpcap -L hangs). The
+        # plugin's live-capture path runs under the sanitizers in first_pass_test.
+        skip("dumpcap hangs with the ASan runtime preloaded")
     with WiresharkGui(plugin, "rdmatel.iol") as gui:
         fifo = gui.path("capture.fifo")
         os.mkfifo(fifo, 0o666)
@@ -63,7 +68,7 @@ def main():
         writer.start()  # opening the pipe waits for dumpcap
         writer.join(timeout=120)
         if writer.is_alive():
-            fail("Wireshark did not read the pipe")
+            fail("Wireshark did not read the pipe: " + open(gui.log).read()[-3000:])
         # The pipe closed: the capture stops. Wait until every packet was dissected.
         gui.wait_until(lambda lines: passes(lines) and passes(lines)[0][-1] >= expected[-1], 60,
                        "the first pass did not reach the last completion")

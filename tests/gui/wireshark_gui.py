@@ -148,17 +148,21 @@ class WiresharkGui:
         return self
 
     def __exit__(self, *exc):
-        # Wireshark with dumpcap (its own process group), then the X server.
+        # Wireshark with dumpcap (its own process group), then the X server; whatever of a group
+        # outlives its first process (a dumpcap that ignored the signal) is killed too.
         for p in reversed(self.procs):
-            if p.poll() is None:
-                try:
-                    os.killpg(p.pid, signal.SIGTERM)
-                except ProcessLookupError:
-                    pass
-                try:
-                    p.wait(timeout=10)
-                except subprocess.TimeoutExpired:
-                    os.killpg(p.pid, signal.SIGKILL)
-                    p.wait()
+            try:
+                os.killpg(p.pid, signal.SIGTERM)
+            except ProcessLookupError:
+                pass
+            try:
+                p.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                pass
+            try:
+                os.killpg(p.pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+            p.wait()
         shutil.rmtree(self.work, ignore_errors=True)
         return False
