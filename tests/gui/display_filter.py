@@ -15,25 +15,18 @@ ground truth (its completion, or its command when it never completed; a one-poin
 Exit 0 on success, 1 on a failure, 77 when Xvfb or wireshark is missing or no X server starts.
 Usage: display_filter.py PLUGIN.so CAPTURE.pcapng (one point, CAPTURE.truth.json beside it)"""
 
-import json
 import os
 import sys
 import time
 
 sys.path.insert(0, os.path.dirname(__file__))
-from wireshark_gui import WiresharkGui, fail, passes  # noqa: E402
+from wireshark_gui import WiresharkGui, fail, one_point_args, passes  # noqa: E402
 
 FILTER = "rdmatel.io.counted"
 
 
 def main():
-    if len(sys.argv) != 3:
-        fail(__doc__)
-    plugin, capture = sys.argv[1], sys.argv[2]
-    with open(capture.rsplit(".", 1)[0] + ".truth.json") as f:
-        truth = json.load(f)
-    if len(truth["points"]) != 1:
-        fail("the test needs a one-point capture")
+    plugin, capture, truth = one_point_args(__doc__)
     expected = sorted(io["rsp_frame"] if io["complete"] else io["cmd_frame"] for io in truth["ios"])
 
     with WiresharkGui(plugin, FILTER) as gui:

@@ -16,7 +16,6 @@ display_filter.py and the tshark -2 tests cover.)
 Exit 0 on success, 1 on a failure, 77 when Xvfb or wireshark is missing or no X server starts.
 Usage: live_capture.py PLUGIN.so CAPTURE.pcapng (with CAPTURE.truth.json beside it)"""
 
-import json
 import os
 import sys
 import threading
@@ -25,7 +24,7 @@ import time
 sys.path.insert(0, os.path.dirname(__file__))
 sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "integration"))
 import pcapng_stream as ps  # noqa: E402
-from wireshark_gui import WiresharkGui, fail, passes, skip  # noqa: E402
+from wireshark_gui import WiresharkGui, fail, one_point_args, passes, skip  # noqa: E402
 
 PACE_S = 6.0  # the capture's packets are written over this many seconds
 
@@ -45,13 +44,7 @@ def write_paced(fifo, cap):
 
 
 def main():
-    if len(sys.argv) != 3:
-        fail(__doc__)
-    plugin, capture = sys.argv[1], sys.argv[2]
-    with open(capture.rsplit(".", 1)[0] + ".truth.json") as f:
-        truth = json.load(f)
-    if len(truth["points"]) != 1:
-        fail("the test needs a one-point capture (its truth lists the compute-side completion frames)")
+    plugin, capture, truth = one_point_args(__doc__)
     expected = sorted(io["rsp_frame"] for io in truth["ios"] if io["complete"])
     cap = ps.Capture(capture)
 

@@ -8,6 +8,7 @@ in the order Wireshark dissects with taps: the first pass, then every pass that 
 (a retap, the rescan that applies a display filter). passes() splits them where the numbers go
 back."""
 
+import json
 import os
 import shutil
 import signal
@@ -37,6 +38,19 @@ def skip(why):
 def fail(why):
     print(f"FAIL: {why}")
     sys.exit(1)
+
+
+def one_point_args(doc):
+    """(plugin, capture, truth) from the command line PLUGIN.so CAPTURE.pcapng, the capture one
+    point's (its truth's frames are that point's), its generator truth beside it."""
+    if len(sys.argv) != 3:
+        fail(doc)
+    plugin, capture = sys.argv[1], sys.argv[2]
+    with open(capture.rsplit(".", 1)[0] + ".truth.json") as f:
+        truth = json.load(f)
+    if len(truth["points"]) != 1:
+        fail("the test needs a one-point capture")
+    return plugin, capture, truth
 
 
 def passes(lines):
