@@ -89,17 +89,16 @@ class CaptureState {
                int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, bool shown) {
     first_pass_frame_number(frame);
     auto it = points_by_interface_.find(interface_id);
-    if (it != points_by_interface_.end())
-      return process(frame, ts, has_ts, interface_id, it->second, wtap_encap, data, cap_len, wire_len, shown);
-    const char* name = interface_name(interface_id);
-    if (shown && !read_filter_) {
-      process(frame, ts, has_ts, interface_id, declare_point(interface_id, name), wtap_encap, data, cap_len,
-              wire_len, shown);
-      return;
+    PointId point = it != points_by_interface_.end() ? it->second : kNoPoint;
+    const char* new_point_name = nullptr;
+    if (point == kNoPoint) {
+      const char* name = interface_name(interface_id);
+      // A frame read now needs its point now; otherwise a read filter may still drop the frame,
+      // and its point is declared once it is known to be kept (a filtered-out interface is no point).
+      if (shown && !read_filter_) point = declare_point(interface_id, name);
+      else new_point_name = name ? name : "";
     }
-    // A new interface whose frame a read filter may still drop: its point is declared once the
-    // frame is known to be kept, so that a filtered-out interface is no point at all.
-    process(frame, ts, has_ts, interface_id, kNoPoint, wtap_encap, data, cap_len, wire_len, false, name ? name : "");
+    process(frame, ts, has_ts, interface_id, point, wtap_encap, data, cap_len, wire_len, shown, new_point_name);
   }
   /// Ends the first pass (plugin/first_pass_end.h says when): flushes the engine
   /// and indexes the final records by the frame that counts them.

@@ -82,6 +82,9 @@ bool guarded(F&& f) {
 }
 
 // The end of the first pass, and the engine's: every frame shows final results from now on.
+// Registered as a "postseq cleanup" routine, which Wireshark calls when a sequential read ends
+// (tshark -2 before its second pass, the GUI once it has read a file or when a live capture
+// stops); a redissection calls nothing at its end and ends here from its first revisited frame.
 void end_first_pass() {
   if (!state_ || state_->finished()) return;
   guarded([&] { state_->finish(); });
@@ -89,9 +92,8 @@ void end_first_pass() {
   refilter_when_read();  // the GUI filtered the first pass on partial results
 }
 
-// A sequential read ended (Wireshark's "postseq cleanup"): tshark -2 before its second pass, the
-// GUI once it has read a file or when a live capture stops.
-void sequential_read_ended() { end_first_pass(); }
+// Someone collects expert infos through the expert tap (-z expert, the Expert Information dialog).
+bool expert_tap_listened() { return expert_tap_ > 0 && have_tap_listener(expert_tap_); }
 
 // Queues a tap record that counts nothing and looks whether it was kept: only while taps run.
 // Every listener takes an empty TapFrame for what it is (no records, no RoCE endpoints).
@@ -149,7 +151,7 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
 // (proto_field_is_referenced). The engine sees the frame either way.
 bool read_by_anyone(packet_info* pinfo, proto_tree* tree, bool taps_run) {
   // Expert infos reach the Expert column and the expert tap even without a tree.
-  if (taps_run && expert_tap_ > 0 && have_tap_listener(expert_tap_)) return true;
+  if (taps_run && expert_tap_listened()) return true;
   if (pinfo->cinfo && pinfo->cinfo->col_first && pinfo->cinfo->col_first[COL_EXPERT] >= 0) return true;
   if (!tree) return false;
   return proto_field_is_referenced(tree, fields.proto) ||
@@ -167,7 +169,7 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   // Taps (our statistics, the expert tap) read a frame only in a pass that runs them.
   const bool listened = have_tap_listener(tap_id());
   if (!PINFO_FD_VISITED(pinfo) && first_pass_taps_ == FirstPassTaps::kUnknown &&
-      (listened || (expert_tap_ > 0 && have_tap_listener(expert_tap_))))
+      (listened || expert_tap_listened()))
     first_pass_taps_ = probe_first_pass_taps(pinfo);
   const bool taps_run = PINFO_FD_VISITED(pinfo) || first_pass_taps_ == FirstPassTaps::kRun;
   const bool tapping = listened && taps_run;
@@ -239,7 +241,7 @@ void proto_register_rdmatel(void) {
   handle_ = create_dissector_handle(dissect_rdmatel, proto);
   register_init_routine(init_routine);
   register_cleanup_routine(cleanup_routine);
-  register_postseq_cleanup_routine(sequential_read_ended);
+  register_postseq_cleanup_routine(end_first_pass);
 }
 
 void proto_reg_handoff_rdmatel(void) { register_postdissector(handle_); }

@@ -60,6 +60,30 @@ TEST(EngineThread, PushesEveryFrameInOrderWithItsOwnBytes) {
   }
 }
 
+TEST(EngineThread, TheNewestFrameCanBeTakenBackEvenWhenItsBatchFilled) {
+  // A read filter drops a frame after it was handed over (the next one gets its number): the
+  // newest frame is revocable until wait_idle(), also when it is the one that filled a batch.
+  std::vector<Seen> seen;  // written on the engine thread, read after wait_idle()
+  EngineThread t([&](const FrameIn& in) {
+    seen.push_back({in.frame, std::vector<uint8_t>(in.data, in.data + in.cap_len), in.wire_len, in.point});
+  });
+  std::vector<uint8_t> buffer;
+  const uint64_t full = EngineThread::kFramesPerBatch;
+  for (uint64_t n = 1; n <= full; ++n) t.add(frame_with(n, buffer));
+  EXPECT_FALSE(t.retract(full - 1)) << "only the newest frame";
+  EXPECT_TRUE(t.retract(full)) << "the frame that filled the batch";
+  EXPECT_FALSE(t.retract(full)) << "once";
+  t.add(frame_with(full + 1, buffer));  // the record that took its place
+  ASSERT_TRUE(t.wait_idle());
+  EXPECT_FALSE(t.retract(full + 1)) << "measured by now";
+  ASSERT_EQ(seen.size(), full);
+  for (uint64_t i = 0; i < full; ++i) {
+    const uint64_t n = i + 1 < full ? i + 1 : full + 1;
+    ASSERT_EQ(seen[i].frame, n);
+    ASSERT_EQ(seen[i].bytes, std::vector<uint8_t>(size_t(n % 97), uint8_t(n * 31))) << "frame " << n;
+  }
+}
+
 TEST(EngineThread, BigFramesAreBoundedByBytes) {
   // Jumbo frames, pushes held: what waits is bounded by the batches' byte limit, far below
   // their frame limit.
