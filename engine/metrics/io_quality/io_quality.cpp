@@ -153,10 +153,10 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
     slot = free_.back();
     free_.pop_back();
   } else {
-    slot = slot_count_++;
-    if (slot % kChunk == 0) chunks_.push_back(std::make_unique<Entry[]>(kChunk));
+    slot = uint32_t(entries_.size());
+    entries_.emplace_back();
   }
-  Entry& e = chunks_[slot / kChunk][slot % kChunk];
+  Entry& e = entries_[slot];
   std::destroy_at(&e);  // made anew in place (no blank entry built aside and copied in)
   std::construct_at(&e);
   e.id = next_id_++;

@@ -32,6 +32,7 @@
 #include "engine/src/core/component.h"
 #include "engine/src/util/flat_map.h"
 #include "engine/src/util/small_vector.h"
+#include "engine/src/util/stable_pool.h"
 #include "engine/src/util/word_hash.h"
 #include "rdmatel/records.h"
 
@@ -96,8 +97,8 @@ class IoQuality final : public Component {
   }
   /// The entry a reference names, or null once it was reported (its slot free or reused).
   Entry* get(EntryRef r) {
-    if (r.slot >= slot_count_) return nullptr;
-    Entry& e = chunks_[r.slot / kChunk][r.slot % kChunk];
+    if (r.slot >= entries_.size()) return nullptr;
+    Entry& e = entries_[r.slot];
     return e.id == r.id ? &e : nullptr;
   }
   EntryRef create(const Packet& p, uint32_t queue, Ctx& ctx);
@@ -160,10 +161,7 @@ class IoQuality final : public Component {
   std::vector<uint32_t> queue_of_return_flow_;  ///< the same for its paired storage→host flow
 
   // Entries: a pool of slots; references carry the id to survive reuse.
-  // Slots in chunks of kChunk: entries never move, and a slot is found with one index.
-  static constexpr uint32_t kChunk = 64;
-  std::vector<std::unique_ptr<Entry[]>> chunks_;
-  uint32_t slot_count_ = 0;
+  StablePool<Entry> entries_;  ///< by slot: entries never move
   std::vector<uint32_t> free_;
   uint64_t next_id_ = 1;
   size_t live_ = 0;
@@ -182,7 +180,7 @@ class IoQuality final : public Component {
   FlatMap<CommandKey, EntryRef, CommandKeyHash> by_command_;
 
   /// The entry in a slot known to be taken (an entry in a SlotList).
-  Entry& entry_in(uint32_t slot) { return chunks_[slot / kChunk][slot % kChunk]; }
+  Entry& entry_in(uint32_t slot) { return entries_[slot]; }
   /// How a list reaches an entry's link: in the list of buffer key `rkey`, in a queue's `open`.
   auto key_link(uint32_t rkey) {
     return [this, rkey](uint32_t slot) -> SlotLink& {

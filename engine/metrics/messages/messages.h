@@ -28,6 +28,7 @@
 #include "engine/metrics/messages/message_state.h"
 #include "engine/metrics/messages/pause_periods.h"
 #include "engine/src/core/component.h"
+#include "engine/src/util/stable_pool.h"
 #include "rdmatel/notes.h"
 
 namespace rdmatel::messages {
@@ -215,7 +216,7 @@ class Messages final : public Component {
     bool cnp = false;
   };
   std::unordered_map<FlowId, std::vector<UnpairedNak>> unpaired_naks_;  ///< by the NAK's own flow
-  std::deque<Message> pool_;  ///< owns messages (stable addresses); finished ones are recycled
+  StablePool<Message> pool_;  ///< owns messages (stable addresses); finished ones are recycled
   std::vector<Message*> free_;
   /// The queues below refer to messages that may have finished since (lazy deletion): a
   /// reference is live while its message is open with the same id. Whether it is is told by
