@@ -81,13 +81,21 @@ void CaptureState::hold(const FrameIn& in, uint32_t interface_id, const char* ne
   held_.valid = true;
 }
 
+void CaptureState::frames_shown_once() {
+  shown_once_ = true;
+  wait_for_engine_thread();  // the store is the engine thread's while it pushes
+  store_.keep_notes(false);
+  store_.forget_notes();
+  frame_points_ = {};
+}
+
 void CaptureState::hand_over_held(bool now) {
   if (!held_.valid) return;
   held_.valid = false;
   FrameIn& in = held_.in;
   if (held_.new_point) {
     in.point = declare_point(held_.interface, held_.point_name.c_str());
-    if (in.frame) frame_points_[in.frame - 1] = in.point;
+    if (in.frame && in.frame <= frame_points_.size()) frame_points_[in.frame - 1] = in.point;
   }
   in.data = held_.has_bytes ? held_.bytes.data() : nullptr;
   if (engine_thread_ && !now)
@@ -159,8 +167,10 @@ void CaptureState::process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t inte
   in.cap_len = cap_len;
   in.wire_len = wire_len;
   if (read_filter_) shown = false;  // measured once the next frame shows it was kept
-  if (frame > frame_points_.size()) frame_points_.resize(frame, kNoPoint);
-  if (frame) frame_points_[frame - 1] = point;
+  if (!shown_once_) {
+    if (frame > frame_points_.size()) frame_points_.resize(frame, kNoPoint);
+    if (frame) frame_points_[frame - 1] = point;
+  }
   // A frame whose results nobody reads now is measured once the next frame shows it was kept
   // (on the engine thread, or held back here).
   if (new_point_name || (!engine_thread_ && !shown)) {
@@ -172,6 +182,12 @@ void CaptureState::process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t inte
     return;
   }
   wait_for_engine_thread();
+  if (shown_once_) {
+    // The frames shown before will not be shown again: only this one's notes are kept.
+    store_.forget_notes();
+    store_.keep_notes(true);
+    notes_kept_ = true;
+  }
   notes_of_frame_begin_ = store_.note_count();
   engine_.push(in);
   report_engine_thread_failure();  // now that this frame is in

@@ -87,6 +87,7 @@ class CaptureState {
   template <typename NameOf>
   void process(uint32_t frame, TimeNs ts, bool has_ts, uint32_t interface_id, NameOf&& interface_name,
                int wtap_encap, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, bool shown) {
+    stop_keeping_notes();
     first_pass_frame_number(frame);
     auto it = points_by_interface_.find(interface_id);
     PointId point = it != points_by_interface_.end() ? it->second : kNoPoint;
@@ -100,6 +101,12 @@ class CaptureState {
     }
     process(frame, ts, has_ts, interface_id, point, wtap_encap, data, cap_len, wire_len, shown, new_point_name);
   }
+  /// Every frame is dissected once, as it is read, and never again (tshark in one pass,
+  /// frames_may_be_dissected_again): the notes about a frame are kept only while it is shown,
+  /// and each frame's point is not recorded, so memory stays bounded by the engine's open state
+  /// rather than growing with the capture. Called before the first frame; what frames show is
+  /// the same.
+  void frames_shown_once();
   /// Ends the first pass (plugin/first_pass_end.h says when): flushes the engine
   /// and indexes the final records by the frame that counts them.
   void finish();
@@ -133,6 +140,9 @@ class CaptureState {
   /// Hop record `n` (final once the first pass is over), or nullptr.
   const PathRecord* path(uint64_t n) const { return store_.path(n); }
   const Engine& engine() const { return engine_; }
+  /// How many frame notes the state holds (frames_shown_once keeps them bounded). Settled: call
+  /// after view() or counts().
+  size_t notes_held() const { return store_.note_count(); }
   /// The threshold alert rules (the engine's `alert` setting: the "slow" preferences and the
   /// alerts table), evaluated by the engine's own rule code on what each frame shows.
   const std::vector<alerts::AlertRule>& alert_rules() const { return alert_rules_; }
@@ -170,6 +180,14 @@ class CaptureState {
     bool valid = false;
   } held_;
   bool read_filter_ = false;  ///< a first-pass frame number came twice: a read filter drops frames
+  bool shown_once_ = false;   ///< frames_shown_once()
+  bool notes_kept_ = false;   ///< shown_once_: the store keeps the notes of the frame just shown
+  /// Called when the engine thread is idle (after a frame shown, none handed over since).
+  void stop_keeping_notes() {
+    if (!notes_kept_) return;
+    store_.keep_notes(false);
+    notes_kept_ = false;
+  }
 
   struct WarningList final : RecordSink {
     void on_warning(const Warning& w) override { texts.push_back(w.text); }

@@ -19,6 +19,7 @@
 #include "plugin/fields.h"
 #include "plugin/first_pass_end.h"
 #include "plugin/frame_display.h"
+#include "plugin/frame_revisits.h"
 #include "plugin/gui_refilter.h"
 #include "plugin/menu.h"
 #include "plugin/preferences.h"
@@ -180,7 +181,10 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   bool too_late = false;
   if (!PINFO_FD_VISITED(pinfo)) {
     TimeNs ts = saturating_ns(int64_t(pinfo->abs_ts.secs), pinfo->abs_ts.nsecs);
-    if (pinfo->num == 1) first_pass_end_.first_frame(CaptureIdentity::of_first_frame(ts, iface, data, cap, wire));
+    if (pinfo->num == 1) {
+      first_pass_end_.first_frame(CaptureIdentity::of_first_frame(ts, iface, data, cap, wire));
+      if (!frames_may_be_dissected_again(pinfo)) guarded([&] { state_->frames_shown_once(); });
+    }
     const bool has_ts = (rec->presence_flags & WTAP_HAS_TS) != 0;
     auto name_of = [pinfo](uint32_t id) { return epan_get_interface_name(pinfo->epan, id); };
     too_late = state_->finished();

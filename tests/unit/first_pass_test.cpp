@@ -108,6 +108,61 @@ TEST(LiveCapture, FramesShownAgainShowTheirNotesSoFarWithTheEngineThread) {
   live_capture_revisits(RDMATEL_SOURCE_DIR "/samples/mixed.pcapng", true);
 }
 
+bool same_counts(const FrameCounts& a, const FrameCounts& b) {
+  if (a.io_count != b.io_count || a.message_count != b.message_count) return false;
+  for (size_t i = 0; i < a.io_count; ++i)
+    if (a.ios[i]->id != b.ios[i]->id || a.ios[i]->rsp_frame != b.ios[i]->rsp_frame) return false;
+  for (size_t i = 0; i < a.message_count; ++i)
+    if (a.messages[i].id != b.messages[i].id || a.messages[i].last_frame != b.messages[i].last_frame) return false;
+  return true;
+}
+
+// tshark in one pass: every frame dissected once, as it is read. Two states take the same frames,
+// one told that frames are shown once: every frame read (every third, the others going to the
+// engine thread) shows the same notes and counts in both, and the one told holds no more notes
+// than the frame just shown made, where the other holds every note of the capture.
+void one_pass(const std::string& sample, bool engine_thread, uint32_t read_every) {
+  std::unique_ptr<CaptureSource> src;
+  std::string err;
+  ASSERT_EQ(open_fast_capture(sample, src, err), OpenStatus::kOk) << err;
+  Settings settings;
+  std::string problem;
+  ASSERT_TRUE(settings.set("reorder_window", "0", problem)) << problem;  // frames show notes as they are read
+  CaptureState kept(settings, engine_thread), once(settings, engine_thread);
+  once.frames_shown_once();
+  CapturedPacket p;
+  size_t shown = 0, with_notes = 0, counted = 0;
+  while (src->next(p)) {
+    const uint32_t frame = uint32_t(p.frame);
+    const bool read = frame % read_every == 0;
+    for (CaptureState* s : {&kept, &once})
+      s->process(frame, p.ts, p.has_ts, p.interface, [](uint32_t) { return "leaf"; }, kWtapEncapEthernet, p.data,
+                 p.cap_len, p.wire_len, read);
+    if (!read) continue;
+    const FrameView a = kept.view(frame, p.interface), b = once.view(frame, p.interface);
+    ASSERT_TRUE(same_notes(b.notes, std::vector<FrameNote>(a.notes.begin(), a.notes.end()))) << "frame " << frame;
+    const FrameCounts ca = kept.counts(frame, a), cb = once.counts(frame, b);
+    ASSERT_TRUE(same_counts(ca, cb)) << "frame " << frame;
+    // Notes made while this frame was pushed, about it and others: all the state holds.
+    EXPECT_LE(once.notes_held(), 64u) << "frame " << frame;
+    ++shown;
+    with_notes += !a.notes.empty();
+    counted += ca.io_count + ca.message_count;
+  }
+  EXPECT_GT(shown, 100u);
+  EXPECT_GT(with_notes, shown / 4) << "most frames of the sample carry notes";
+  EXPECT_GT(counted, 10u) << "I/Os and messages complete on frames read";
+  EXPECT_GT(kept.notes_held(), 1000u) << "a state that may show frames again keeps every note";
+}
+
+TEST(OnePass, FramesShownOnceShowTheSameAndHoldNoOldNotes) {
+  one_pass(RDMATEL_SOURCE_DIR "/samples/nvme_2point.pcapng", false, 1);
+}
+
+TEST(OnePass, FramesShownOnceWithTheEngineThreadAndFramesNobodyReads) {
+  one_pass(RDMATEL_SOURCE_DIR "/samples/mixed.pcapng", true, 3);
+}
+
 CaptureIdentity first_frame(int64_t ts, uint8_t byte) {
   const uint8_t data[4] = {byte, 1, 2, 3};
   return CaptureIdentity::of_first_frame(ts, 0, data, sizeof data, 60);

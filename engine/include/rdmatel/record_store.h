@@ -41,6 +41,13 @@ class RecordStore final : public RecordSink {
   /// Hop record `n` (a path.record note's ref: 1, 2, ...), or nullptr.
   const PathRecord* path(uint64_t n) const;
 
+  /// For a front end that shows each frame once, as it is pushed, and never again (tshark in one
+  /// pass): notes are kept only while `keep` is set (the push of a frame that is shown), and
+  /// forget_notes() drops them once shown. The notes then take the memory of one frame's instead
+  /// of growing with the capture (about 100 bytes per packet). The records are kept either way.
+  void keep_notes(bool keep) { keep_notes_ = keep; }
+  void forget_notes() { notes_.clear(); }
+
   /// Indexes the notes and the final records by frame (call once the engine has finished).
   void index();
   bool indexed() const { return indexed_; }
@@ -117,6 +124,7 @@ class RecordStore final : public RecordSink {
   std::vector<std::pair<uint64_t, const IoRecord*>> io_by_frame_;
   std::vector<std::pair<uint64_t, uint64_t>> message_by_frame_;  ///< (last frame, id)
   bool indexed_ = false;
+  bool keep_notes_ = true;
 };
 
 }  // namespace rdmatel

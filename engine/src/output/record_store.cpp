@@ -54,7 +54,9 @@ const DiagnosisRecord* RecordStore::finding(uint64_t rank) const {
   return nullptr;
 }
 
-void RecordStore::on_note(const FrameNote& n) { notes_.push_back(n); }
+void RecordStore::on_note(const FrameNote& n) {
+  if (keep_notes_) notes_.push_back(n);
+}
 
 const IoRecord* RecordStore::io(uint64_t id) const { return record_at(ios_, id); }
 

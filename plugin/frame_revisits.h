@@ -1,0 +1,18 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Whether Wireshark may dissect a frame of this capture again. The GUI and tshark -2 keep a record
+// of every frame (the capture file's frame_data sequence) and dissect frames again: clicks,
+// filters, statistics, the second pass. tshark in one pass (-r without -2, a live capture in
+// tshark) keeps none: each frame is dissected once, as it is read, so what the plugin learns about
+// a frame after that is never shown, and keeping it only grows memory with the capture
+// (CaptureState::frames_shown_once).
+#pragma once
+
+#include <epan/packet_info.h>
+
+namespace rdmatel::plugin {
+
+/// False only when the application is seen to keep no frames (tshark in one pass); true when it
+/// keeps them, and when that cannot be told.
+bool frames_may_be_dissected_again(const packet_info* pinfo);
+
+}  // namespace rdmatel::plugin
