@@ -11,8 +11,9 @@
 #     the Wireshark plugin runs it (frame notes, every record and note kept by frame);
 #   * each CLI command as a whole process (analyze, export KIND), on two threads (their default on
 #     two cores) and, for analyze and two exports, on one (--threads 1);
-#   * tshark dissecting every frame (-z io,stat,0) without and with the plugin, and the plugin's
-#     tables in one and two passes.
+#   * tshark dissecting every frame (-z io,stat,0) without and with the plugin, in one pass (where
+#     nothing reads rdmatel's results, so the plugin does not measure) and in two (where it
+#     measures every frame of the first pass), and the plugin's tables in one and two passes.
 # Packets/s and MB/s are per cpu second (user + sys), steadier than wall time on a shared
 # machine; run it twice and read the second run. Peak memory is the largest resident set (GNU
 # time). RDMATEL_BENCH_TSHARK=0 leaves the tshark rows out (they take minutes).
@@ -110,11 +111,14 @@ if [[ ${RDMATEL_BENCH_TSHARK:-1} != 0 ]]; then
   # alone reads the file and nothing else. Every tshark run here has a tap, so every frame is
   # dissected (no protocol tree unless a tap or filter asks for one).
   run ts "tshark -z io,stat,0 (no plugin)" "${as_user[@]}" env HOME="$work/without" tshark -q -z io,stat,0 -r "$capture"
-  # The plugin measures these frames on its engine thread (nothing reads their rdmatel results);
-  # the row after it is the same on tshark's thread alone.
-  run ts_plugin "tshark -z io,stat,0 (plugin)" "${as_user[@]}" env HOME="$work/with" tshark -q -z io,stat,0 -r "$capture"
-  run ts_plugin_1 "the same, rdmatel.engine_thread:FALSE" "${as_user[@]}" env HOME="$work/with" tshark \
-    -o rdmatel.engine_thread:FALSE -q -z io,stat,0 -r "$capture"
+  # One pass where nothing reads rdmatel's results: the plugin does not run its engine.
+  run ts_plugin "tshark -z io,stat,0 (plugin, not measuring)" "${as_user[@]}" env HOME="$work/with" tshark -q -z io,stat,0 -r "$capture"
+  # Two passes: the plugin measures every frame of the first (the second may read any result),
+  # on its engine thread, since the first pass reads nothing; the last row on tshark's thread.
+  run ts2 "tshark -2 -z io,stat,0 (no plugin)" "${as_user[@]}" env HOME="$work/without" tshark -2 -q -z io,stat,0 -r "$capture"
+  run ts2_plugin "tshark -2 -z io,stat,0 (plugin)" "${as_user[@]}" env HOME="$work/with" tshark -2 -q -z io,stat,0 -r "$capture"
+  run ts2_plugin_1 "the same, rdmatel.engine_thread:FALSE" "${as_user[@]}" env HOME="$work/with" tshark \
+    -o rdmatel.engine_thread:FALSE -2 -q -z io,stat,0 -r "$capture"
   tables=(-z rdmatel,io,host -z rdmatel,msg,flow)
   run ts_tables "tshark -z rdmatel tables (one pass)" "${as_user[@]}" env HOME="$work/with" tshark -q "${tables[@]}" -r "$capture"
   run ts2_tables "tshark -2 -z rdmatel tables" "${as_user[@]}" env HOME="$work/with" tshark -2 -q "${tables[@]}" -r "$capture"
@@ -124,8 +128,11 @@ echo
 echo "| ratio (cpu) | x |"
 echo "|---|---:|"
 if [[ ${RDMATEL_BENCH_TSHARK:-1} != 0 ]]; then
-  echo "| plugin cost: tshark with / without the plugin | $(ratio ts_plugin ts) |"
-  echo "| plugin cost in wall time (engine thread on, off) | $(wall_ratio ts_plugin ts), $(wall_ratio ts_plugin_1 ts) |"
+  echo "| plugin cost, tshark -2 with / without the plugin | $(ratio ts2_plugin ts2) |"
+  echo "| the same in wall time (engine thread on, off) | $(wall_ratio ts2_plugin ts2), $(wall_ratio ts2_plugin_1 ts2) |"
+  echo "| tshark -2 rdmatel tables / tshark -2 without the plugin (wall) | $(ratio ts2_tables ts2) ($(wall_ratio ts2_tables ts2)) |"
+  echo "| tshark one pass, rdmatel tables / without the plugin | $(ratio ts_tables ts) |"
+  echo "| tshark one pass, nothing reads rdmatel (engine not run) / without the plugin | $(ratio ts_plugin ts) |"
   echo "| tshark dissecting (no plugin) / rdmatel analyze | $(ratio ts analyze) |"
   echo "| tshark rdmatel tables, one pass / rdmatel analyze | $(ratio ts_tables analyze) |"
   echo "| tshark -2 rdmatel tables / rdmatel analyze | $(ratio ts2_tables analyze) |"

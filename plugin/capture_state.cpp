@@ -89,6 +89,12 @@ void CaptureState::frames_shown_once() {
   frame_points_ = {};
 }
 
+void CaptureState::not_measured_before(uint32_t frame) {
+  if (frame <= 1) return;
+  warnings_.texts.push_back("frames 1 to " + std::to_string(frame - 1) +
+                            " were not measured: nothing read rdmatel's results when they were dissected");
+}
+
 void CaptureState::hand_over_held(bool now) {
   if (!held_.valid) return;
   held_.valid = false;

@@ -107,6 +107,9 @@ class CaptureState {
   /// rather than growing with the capture. Called before the first frame; what frames show is
   /// the same.
   void frames_shown_once();
+  /// The frames before `frame` were not pushed (nothing read rdmatel's results): a warning says
+  /// so, shown with the next frame.
+  void not_measured_before(uint32_t frame);
   /// Ends the first pass (plugin/first_pass_end.h says when): flushes the engine
   /// and indexes the final records by the frame that counts them.
   void finish();

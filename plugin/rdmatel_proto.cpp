@@ -47,10 +47,14 @@ enum class FirstPassTaps { kUnknown, kRun, kNotRun };
 FirstPassTaps first_pass_taps_ = FirstPassTaps::kUnknown;
 std::vector<std::string> pref_problems_;
 FirstPassEnd first_pass_end_;
+// tshark in one pass with nothing reading rdmatel's results (-z io,stat, filters and fields of
+// other protocols): the engine does not run (dissect_rdmatel).
+bool unread_run_ = false;
 
 // A new capture file (or a redissection after a preference change).
 void init_routine() {
   internal_error_ = false;
+  unread_run_ = false;
   first_pass_taps_ = FirstPassTaps::kUnknown;
   first_pass_end_.new_session();
   // Registered by then, whichever order plugins and built-in dissectors registered in (0: none).
@@ -183,7 +187,20 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
     TimeNs ts = saturating_ns(int64_t(pinfo->abs_ts.secs), pinfo->abs_ts.nsecs);
     if (pinfo->num == 1) {
       first_pass_end_.first_frame(CaptureIdentity::of_first_frame(ts, iface, data, cap, wire));
-      if (!frames_may_be_dissected_again(pinfo)) guarded([&] { state_->frames_shown_once(); });
+      if (!frames_may_be_dissected_again(pinfo)) {
+        guarded([&] { state_->frames_shown_once(); });
+        // Each frame is dissected once, and what reads rdmatel's results is set for the whole
+        // run (tshark's filters, columns, tree and taps): nothing reads them at frame 1, nothing
+        // will, and measuring would cost cpu and memory for no one. The engine is not run.
+        unread_run_ = !shown;
+      }
+    }
+    if (unread_run_) {
+      if (!shown) return 0;
+      // Not seen in tshark; should a later frame be read after all, it is measured from here on
+      // and says what was not.
+      unread_run_ = false;
+      guarded([&] { state_->not_measured_before(pinfo->num); });
     }
     const bool has_ts = (rec->presence_flags & WTAP_HAS_TS) != 0;
     auto name_of = [pinfo](uint32_t id) { return epan_get_interface_name(pinfo->epan, id); };
