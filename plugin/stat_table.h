@@ -33,10 +33,16 @@ class Rows {
  public:
   /// The row of `key`; `added` tells whether it is new (the caller then adds it to the table).
   size_t find_or_add(const std::string& key, bool& added) {
-    auto [it, inserted] = index_.emplace(key, stats_.size());
-    added = inserted;
-    if (inserted) stats_.emplace_back();
-    return it->second;
+    // Looked up first: emplace builds a node (a copy of the key) before it knows whether the
+    // key is there, and a row is found far more often than made.
+    if (auto it = index_.find(key); it != index_.end()) {
+      added = false;
+      return it->second;
+    }
+    added = true;
+    index_.emplace(key, stats_.size());
+    stats_.emplace_back();
+    return stats_.size() - 1;
   }
   Stats& stats(size_t row) { return stats_[row]; }
   size_t size() const { return stats_.size(); }
