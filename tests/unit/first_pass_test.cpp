@@ -159,6 +159,29 @@ TEST(OnePass, FramesShownOnceShowTheSameAndHoldNoOldNotes) {
   one_pass(RDMATEL_SOURCE_DIR "/samples/nvme_2point.pcapng", false, 1);
 }
 
+// A one-pass run that read nothing at first and then reads a frame: the frames before it were
+// not measured, and the frame read says so (with its own notes as usual).
+TEST(OnePass, AFrameReadAfterUnmeasuredOnesSaysWhichWereNot) {
+  std::unique_ptr<CaptureSource> src;
+  std::string err;
+  ASSERT_EQ(open_fast_capture(RDMATEL_SOURCE_DIR "/samples/nvme_2point.pcapng", src, err), OpenStatus::kOk) << err;
+  Settings settings;
+  CaptureState state(settings, /*engine_thread=*/false);
+  state.frames_shown_once();
+  CapturedPacket p;
+  while (src->next(p) && p.frame < 40) {
+  }
+  const uint32_t frame = uint32_t(p.frame);
+  state.not_measured_before(frame);
+  state.process(frame, p.ts, p.has_ts, p.interface, [](uint32_t) { return "leaf"; }, kWtapEncapEthernet, p.data,
+                p.cap_len, p.wire_len, /*shown=*/true);
+  const FrameView v = state.view(frame, p.interface);
+  ASSERT_EQ(v.warnings.size(), 1u);
+  EXPECT_NE(v.warnings[0].find("frames 1 to 39 were not measured"), std::string::npos) << v.warnings[0];
+  EXPECT_NE(v.point, nullptr);
+  EXPECT_TRUE(state.view(frame + 1, p.interface).warnings.empty()) << "said once";
+}
+
 TEST(OnePass, FramesShownOnceWithTheEngineThreadAndFramesNobodyReads) {
   one_pass(RDMATEL_SOURCE_DIR "/samples/mixed.pcapng", true, 3);
 }
