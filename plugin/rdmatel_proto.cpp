@@ -178,7 +178,9 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
     first_pass_taps_ = probe_first_pass_taps(pinfo);
   const bool taps_run = PINFO_FD_VISITED(pinfo) || first_pass_taps_ == FirstPassTaps::kRun;
   const bool tapping = listened && taps_run;
-  const bool shown = tapping || internal_error_ || read_by_anyone(pinfo, tree, taps_run);
+  // Items and expert infos are built only when something reads them; taps read the records.
+  const bool displayed = internal_error_ || read_by_anyone(pinfo, tree, taps_run);
+  const bool shown = tapping || displayed;
   // A frame dissected for the first time after the first pass ended (a redissection cancelled
   // half-way leaves the rest of the frames to be dissected later) cannot be measured any more:
   // it says so.
@@ -236,7 +238,11 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
   FrameCounts counts;
   if (tapping) guarded([&] { counts = state_->counts(pinfo->num, view, again); });
   if (internal_error_) return 0;
-  if (view.point || !view.notes.empty() || !view.warnings.empty()) display_frame(tvb, pinfo, tree, *state_, view, roce ? &endpoints : nullptr);
+  // Only our statistics read the frame (tshark -q -z rdmatel,...: no tree, no expert column or
+  // tap): building items nobody sees (a message record expanded for every packet of it) would
+  // cost more than the statistics themselves.
+  if (displayed && (view.point || !view.notes.empty() || !view.warnings.empty()))
+    display_frame(tvb, pinfo, tree, *state_, view, roce ? &endpoints : nullptr);
   // Frame 1 read in the first pass and shown (tshark without -2 prints the first pass): say,
   // where the user looks first, that the numbers are partial and how to get final ones.
   if (pinfo->num == 1 && !PINFO_FD_VISITED(pinfo)) {

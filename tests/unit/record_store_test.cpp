@@ -4,6 +4,7 @@
 // numbered densely (sorted by counting, moved in place) and far apart (sorted by comparison).
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -47,11 +48,85 @@ void notes_by_frame(uint64_t frame_stride) {
     seen += got.size();
   }
   EXPECT_EQ(seen, given.size());
+  // A lookup starts where the one before began (the plugin's passes ask frame after frame): in
+  // any other order (the GUI's clicks, the same frame twice, frames without notes, beyond the
+  // last) it answers the same.
+  std::vector<uint64_t> asked;
+  for (uint64_t f = 0; f <= 2 + 5000 * frame_stride; f += std::max<uint64_t>(1, frame_stride / 3)) asked.push_back(f);
+  std::shuffle(asked.begin(), asked.end(), rng);
+  for (size_t i = 0; i < 3000 && i < asked.size(); ++i) {
+    const uint64_t f = asked[i];
+    size_t expected = 0;
+    for (const FrameNote& n : given) expected += n.frame == f;
+    ASSERT_EQ(store.notes(f).size(), expected) << "frame " << f << ", asked " << i + 1 << ". in a shuffled order";
+    ASSERT_EQ(store.notes(f).size(), expected) << "frame " << f << " asked twice";
+    for (const FrameNote& n : store.notes(f)) ASSERT_EQ(n.frame, f);
+  }
 }
 
 TEST(RecordStore, NotesByFrameInTheOrderTheyCameDenseFrames) { notes_by_frame(1); }
 
 TEST(RecordStore, NotesByFrameInTheOrderTheyCameSparseFrames) { notes_by_frame(100000); }
+
+// Congestion records are counted on their first frame: PFC priorities several on one frame, ECN
+// flows and CNP pairs one each. Asked in frame order, backwards and shuffled, each frame gives
+// what a scan of what was given finds.
+TEST(RecordStore, CongestionCountedOnItsFirstFrameInAnyOrderOfLookups) {
+  std::mt19937_64 rng(7);
+  RecordStore store;
+  std::vector<uint64_t> pfc_frames, ecn_frames, cnp_frames;
+  for (int i = 0; i < 3000; ++i) {
+    const uint64_t frame = 1 + rng() % 4000;
+    switch (rng() % 3) {
+      case 0: {
+        PfcRecord r;
+        r.first_frame = frame;
+        r.priority = uint8_t(i % 8);
+        store.on_record(Record{&kCongestionSchema, static_cast<const CongestionHead*>(&r)});
+        pfc_frames.push_back(frame);
+        break;
+      }
+      case 1: {
+        if (std::count(ecn_frames.begin(), ecn_frames.end(), frame)) break;  // one flow's first packet
+        EcnRecord r;
+        r.first_frame = frame;
+        store.on_record(Record{&kCongestionSchema, static_cast<const CongestionHead*>(&r)});
+        ecn_frames.push_back(frame);
+        break;
+      }
+      default: {
+        if (std::count(cnp_frames.begin(), cnp_frames.end(), frame)) break;
+        CnpRecord r;
+        r.first_frame = frame;
+        store.on_record(Record{&kCongestionSchema, static_cast<const CongestionHead*>(&r)});
+        cnp_frames.push_back(frame);
+      }
+    }
+  }
+  store.index();
+  std::vector<uint64_t> order;
+  for (uint64_t f = 0; f <= 4001; ++f) order.push_back(f);
+  auto check = [&](const char* how) {
+    for (uint64_t f : order) {
+      const size_t pfc = size_t(std::count(pfc_frames.begin(), pfc_frames.end(), f));
+      const auto got = store.pfc_counted_on(f);
+      ASSERT_EQ(got.size(), f ? pfc : 0) << "frame " << f << ", " << how;
+      for (const PfcRecord* r : got) ASSERT_EQ(r->first_frame, f);
+      const bool ecn = f && std::count(ecn_frames.begin(), ecn_frames.end(), f);
+      ASSERT_EQ(store.congestion_counted_on(f) != nullptr, ecn) << "frame " << f << ", " << how;
+      if (ecn) {
+        ASSERT_EQ(store.congestion_counted_on(f)->first_frame, f);
+      }
+      const bool cnp = f && std::count(cnp_frames.begin(), cnp_frames.end(), f);
+      ASSERT_EQ(store.cnp_counted_on(f) != nullptr, cnp) << "frame " << f << ", " << how;
+    }
+  };
+  check("in frame order");
+  std::reverse(order.begin(), order.end());
+  check("backwards");
+  std::shuffle(order.begin(), order.end(), rng);
+  check("shuffled");
+}
 
 }  // namespace
 }  // namespace rdmatel

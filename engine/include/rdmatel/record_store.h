@@ -126,6 +126,13 @@ class RecordStore final : public RecordSink {
   std::vector<std::pair<uint64_t, uint64_t>> message_by_frame_;  ///< (last frame, id)
   bool indexed_ = false;
   bool keep_notes_ = true;
+  /// Where the last lookup of each index by frame began (record_store.cpp, frame_range): the
+  /// lookups are const but not safe to run on two threads at once (the plugin asks from the one
+  /// thread that dissects).
+  struct Hints {
+    size_t notes = 0, ios = 0, messages = 0, congestion = 0, pfc = 0, cnps = 0;
+  };
+  mutable Hints hints_;
 };
 
 }  // namespace rdmatel

@@ -164,13 +164,17 @@ class FlowTable {
   /// flows themselves (a deque's elements stay where they are), not ids to look up again.
   static constexpr size_t kCacheSize = 1024;
   std::array<Flow*, kCacheSize> cache_{};
-  static size_t cache_slot(const RoceFrame& pkt) {
+  static size_t cache_slot(const IpAddress& src, const IpAddress& dst, uint32_t dst_qpn) {
     uint32_t a, b;
-    std::memcpy(&a, pkt.src.bytes.data() + (pkt.src.v6 ? 12 : 0), 4);
-    std::memcpy(&b, pkt.dst.bytes.data() + (pkt.dst.v6 ? 12 : 0), 4);
+    std::memcpy(&a, src.bytes.data() + (src.v6 ? 12 : 0), 4);
+    std::memcpy(&b, dst.bytes.data() + (dst.v6 ? 12 : 0), 4);
     uint64_t h = (uint64_t(a) * 0x9E3779B97F4A7C15ULL) ^ (uint64_t(b) * 0xC2B2AE3D27D4EB4FULL) ^
-                 (uint64_t(pkt.bth.dest_qp) * 0x165667B19E3779F9ULL);
+                 (uint64_t(dst_qpn) * 0x165667B19E3779F9ULL);
     return size_t(h >> 54) & (kCacheSize - 1);
+  }
+  Flow* cached(const IpAddress& src, const IpAddress& dst, uint32_t dst_qpn) const {
+    Flow* f = cache_[cache_slot(src, dst, dst_qpn)];
+    return f && f->key.dst_qpn == dst_qpn && f->key.src == src && f->key.dst == dst ? f : nullptr;
   }
   std::unordered_map<FlowKey, FlowId, FlowKeyHash> index_;
   std::unordered_map<IpPair, std::vector<FlowId>, IpPairHash> by_pair_;

@@ -25,6 +25,32 @@ void store(std::deque<R>& records, const R& r) {
   records[r.id - 1] = r;
 }
 
+// The entries of `index` (sorted by frame, `frame_of` each) for `frame`, as [first, last). The
+// plugin's pass over the capture asks frame after frame, so the search starts where the last one
+// ended (`hint`) and steps on a few entries before it falls back to a binary search: a pass then
+// costs about a step per entry, not a binary search of every index for every frame.
+template <typename Index, typename FrameOf>
+std::pair<size_t, size_t> frame_range(const Index& index, uint64_t frame, size_t& hint, FrameOf frame_of) {
+  constexpr size_t kSteps = 8;
+  const size_t n = index.size();
+  size_t first = hint <= n ? hint : n;
+  if (first > 0 && frame_of(index[first - 1]) >= frame) first = 0;  // an earlier frame: search all
+  for (size_t steps = 0; first < n && frame_of(index[first]) < frame; ++first)
+    if (++steps == kSteps) {
+      size_t lo = first, hi = n;  // frame_of(index[lo]) < frame
+      while (hi - lo > 1) {
+        size_t mid = lo + (hi - lo) / 2;
+        (frame_of(index[mid]) < frame ? lo : hi) = mid;
+      }
+      first = hi;
+      break;
+    }
+  size_t last = first;
+  while (last < n && frame_of(index[last]) == frame) ++last;
+  hint = first;
+  return {first, last};
+}
+
 }  // namespace
 
 void RecordStore::on_record(const Record& r) {
@@ -214,48 +240,38 @@ void RecordStore::index() {
 }
 
 const EcnRecord* RecordStore::congestion_counted_on(uint64_t frame) const {
-  auto it = std::lower_bound(congestion_.begin(), congestion_.end(), frame,
-                             [](const EcnRecord& r, uint64_t f) { return r.first_frame < f; });
-  return it != congestion_.end() && it->first_frame == frame && frame ? &*it : nullptr;
+  auto [first, last] = frame_range(congestion_, frame, hints_.congestion, [](const EcnRecord& r) { return r.first_frame; });
+  return first < last && frame ? &congestion_[first] : nullptr;
 }
 
 const CnpRecord* RecordStore::cnp_counted_on(uint64_t frame) const {
-  auto it = std::lower_bound(cnps_.begin(), cnps_.end(), frame,
-                             [](const CnpRecord& r, uint64_t f) { return r.first_frame < f; });
-  return it != cnps_.end() && it->first_frame == frame && frame ? &*it : nullptr;
+  auto [first, last] = frame_range(cnps_, frame, hints_.cnps, [](const CnpRecord& r) { return r.first_frame; });
+  return first < last && frame ? &cnps_[first] : nullptr;
 }
 
 std::vector<const PfcRecord*> RecordStore::pfc_counted_on(uint64_t frame) const {
   std::vector<const PfcRecord*> out;
-  for (auto it = std::lower_bound(pfc_.begin(), pfc_.end(), frame,
-                                  [](const PfcRecord& r, uint64_t f) { return r.first_frame < f; });
-       frame && it != pfc_.end() && it->first_frame == frame; ++it)
-    out.push_back(&*it);
+  auto [first, last] = frame_range(pfc_, frame, hints_.pfc, [](const PfcRecord& r) { return r.first_frame; });
+  for (size_t i = first; frame && i < last; ++i) out.push_back(&pfc_[i]);
   return out;
 }
 
 std::span<const FrameNote> RecordStore::notes(uint64_t frame) const {
-  auto range = std::equal_range(notes_.begin(), notes_.end(), FrameNote{frame},
-                                [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; });
-  return std::span<const FrameNote>(notes_).subspan(size_t(range.first - notes_.begin()),
-                                                    size_t(range.second - range.first));
+  auto [first, last] = frame_range(notes_, frame, hints_.notes, [](const FrameNote& n) { return n.frame; });
+  return std::span<const FrameNote>(notes_).subspan(first, last - first);
 }
 
 std::vector<const IoRecord*> RecordStore::ios_counted_on(uint64_t frame) const {
   std::vector<const IoRecord*> out;
-  auto less = [](const auto& e, uint64_t f) { return e.first < f; };
-  for (auto it = std::lower_bound(io_by_frame_.begin(), io_by_frame_.end(), frame, less);
-       it != io_by_frame_.end() && it->first == frame; ++it)
-    out.push_back(it->second);
+  auto [first, last] = frame_range(io_by_frame_, frame, hints_.ios, [](const auto& e) { return e.first; });
+  for (size_t i = first; i < last; ++i) out.push_back(io_by_frame_[i].second);
   return out;
 }
 
 std::vector<MessageRecord> RecordStore::messages_counted_on(uint64_t frame) const {
   std::vector<MessageRecord> out;
-  auto less = [](const auto& e, uint64_t f) { return e.first < f; };
-  for (auto it = std::lower_bound(message_by_frame_.begin(), message_by_frame_.end(), frame, less);
-       it != message_by_frame_.end() && it->first == frame; ++it)
-    out.push_back(expand(it->second));
+  auto [first, last] = frame_range(message_by_frame_, frame, hints_.messages, [](const auto& e) { return e.first; });
+  for (size_t i = first; i < last; ++i) out.push_back(expand(message_by_frame_[i].second));
   return out;
 }
 
