@@ -68,6 +68,40 @@ TEST(RecordStore, NotesByFrameInTheOrderTheyCameDenseFrames) { notes_by_frame(1)
 
 TEST(RecordStore, NotesByFrameInTheOrderTheyCameSparseFrames) { notes_by_frame(100000); }
 
+// As the engine makes them on a capture: many more notes than the store's first block holds (it
+// grows several times, and the sort gives the source's pages back as it reads them), in about frame
+// order with notes of earlier frames made later (an I/O's command noted at its completion).
+TEST(RecordStore, HundredsOfThousandsOfNotesAboutInFrameOrderKeepEveryNoteOfEveryFrame) {
+  std::mt19937_64 rng(3);
+  constexpr uint64_t kFrames = 200000;
+  std::vector<std::vector<std::pair<uint64_t, uint32_t>>> expected(kFrames + 1);  // (ref, detail) by frame
+  RecordStore store;
+  uint64_t ref = 0;
+  for (uint64_t f = 1; f <= kFrames; ++f)
+    for (int k = int(rng() % 4); k > 0; --k) {
+      FrameNote n;
+      const uint64_t back = rng() % 8 ? 0 : rng() % 5000;
+      n.frame = f > back ? f - back : 1;
+      n.ref = ++ref;
+      n.detail = uint32_t(rng());
+      store.on_note(n);
+      expected[n.frame].emplace_back(n.ref, n.detail);
+    }
+  ASSERT_GT(ref, 250000u) << "more notes than the first block";
+  store.index();
+  ASSERT_EQ(store.all_notes().size(), ref);
+  for (uint64_t f = 0; f <= kFrames + 1; ++f) {
+    const auto got = store.notes(f);
+    const size_t want = f <= kFrames ? expected[f].size() : 0;
+    ASSERT_EQ(got.size(), want) << "frame " << f;
+    for (size_t i = 0; i < got.size(); ++i) {
+      ASSERT_EQ(got[i].frame, f);
+      ASSERT_EQ(got[i].ref, expected[f][i].first) << "frame " << f << ": the order they came in";
+      ASSERT_EQ(got[i].detail, expected[f][i].second) << "frame " << f;
+    }
+  }
+}
+
 // Congestion records are counted on their first frame: PFC priorities several on one frame, ECN
 // flows and CNP pairs one each. Asked in frame order, backwards and shuffled, each frame gives
 // what a scan of what was given finds.

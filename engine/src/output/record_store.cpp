@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstring>
 
+#include "engine/src/util/big_array.h"
 #include "engine/src/util/hash.h"
 #include "rdmatel/schema.h"
 
@@ -53,6 +54,62 @@ std::pair<size_t, size_t> frame_range(const Index& index, uint64_t frame, size_t
 
 }  // namespace
 
+// The notes in one mapped block grown in place (BigArray: mremap moves pages, it copies none, and
+// capacity not yet written takes no memory), where a vector doubled into a new block and copied,
+// holding both for a moment and the slack after.
+class RecordStore::NoteArray {
+ public:
+  void push_back(const FrameNote& n) {
+    if (size_ == notes_.size()) notes_.grow_to(std::max<size_t>(kFirstCapacity, 2 * size_));
+    notes_[size_++] = n;
+  }
+  void clear() { size_ = 0; }
+  size_t size() const { return size_; }
+  std::span<const FrameNote> span() const { return {notes_.data(), size_}; }
+  const FrameNote& operator[](size_t i) const { return notes_[i]; }
+
+  // By frame, notes of one frame in the order they came: a counting sort (frames are numbered
+  // densely from 1; a comparison sort of millions of notes was the most of index()). The sorted
+  // notes go to a second block while the first is read from its front and given back behind the
+  // read position: the notes come about in frame order, so the two together hold about one copy.
+  void sort_by_frame() {
+    FrameNote* const begin = notes_.data();
+    FrameNote* const end = begin + size_;
+    auto by_frame = [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; };
+    if (std::is_sorted(begin, end, by_frame)) return;
+    uint64_t last = 0;
+    for (const FrameNote* n = begin; n != end; ++n) last = std::max(last, n->frame);
+    // Frames far apart (hand-made numbers), or more notes than 32-bit counts hold: compare instead.
+    if (last > 4 * size_ + 1024 || size_ >= UINT32_MAX) {
+      std::stable_sort(begin, end, by_frame);
+      return;
+    }
+    std::vector<uint32_t> start(size_t(last) + 2, 0);
+    for (const FrameNote* n = begin; n != end; ++n) ++start[size_t(n->frame) + 1];
+    for (size_t f = 1; f < start.size(); ++f) start[f] += start[f - 1];
+    BigArray<FrameNote> sorted(std::max<size_t>(kFirstCapacity, size_));
+    constexpr size_t kGiveBackEvery = (size_t(1) << 20) / sizeof(FrameNote);
+    for (size_t i = 0; i < size_; ++i) {
+      sorted[start[size_t(begin[i].frame)]++] = begin[i];
+      if ((i + 1) % kGiveBackEvery == 0) notes_.discard(i + 1 - kGiveBackEvery, i + 1);
+    }
+    notes_ = std::move(sorted);
+  }
+
+ private:
+  // Mapped from the first (2 MiB and more): untouched capacity costs address space only.
+  static constexpr size_t kFirstCapacity = (size_t(2) << 20) / sizeof(FrameNote) + 1;
+  BigArray<FrameNote> notes_;
+  size_t size_ = 0;
+};
+
+RecordStore::RecordStore() : notes_(std::make_unique<NoteArray>()) {}
+RecordStore::~RecordStore() = default;
+
+void RecordStore::forget_notes() { notes_->clear(); }
+std::span<const FrameNote> RecordStore::all_notes() const { return notes_->span(); }
+size_t RecordStore::note_count() const { return notes_->size(); }
+
 void RecordStore::on_record(const Record& r) {
   if (r.is(kIoSchema)) store(ios_, r.as<IoRecord>());
   else if (r.is(kMessageSchema)) store_message(r.as<MessageRecord>());
@@ -81,7 +138,7 @@ const DiagnosisRecord* RecordStore::finding(uint64_t rank) const {
 }
 
 void RecordStore::on_note(const FrameNote& n) {
-  if (keep_notes_) notes_.push_back(n);
+  if (keep_notes_) notes_->push_back(n);
 }
 
 const IoRecord* RecordStore::io(uint64_t id) const { return record_at(ios_, id); }
@@ -189,34 +246,14 @@ std::optional<MessageRecord> RecordStore::message(uint64_t id) const {
 }
 
 std::span<const FrameNote> RecordStore::notes_since(size_t from) const {
-  if (from >= notes_.size()) return {};
-  return std::span<const FrameNote>(notes_).subspan(from);
-}
-
-// By frame, notes of one frame in the order they came: a counting sort (frames are numbered
-// densely from 1; a comparison sort of millions of notes was the most of index()).
-void RecordStore::sort_notes_by_frame() {
-  if (std::is_sorted(notes_.begin(), notes_.end(), [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; }))
-    return;
-  uint64_t last = 0;
-  for (const FrameNote& n : notes_) last = std::max(last, n.frame);
-  // Frames far apart (hand-made numbers), or more notes than 32-bit counts hold: compare instead.
-  if (last > 4 * notes_.size() + 1024 || notes_.size() >= UINT32_MAX) {
-    std::stable_sort(notes_.begin(), notes_.end(), [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; });
-    return;
-  }
-  std::vector<uint32_t> start(size_t(last) + 2, 0);
-  for (const FrameNote& n : notes_) ++start[size_t(n.frame) + 1];
-  for (size_t f = 1; f < start.size(); ++f) start[f] += start[f - 1];
-  std::vector<FrameNote> sorted(notes_.size());
-  for (const FrameNote& n : notes_) sorted[start[size_t(n.frame)]++] = n;
-  notes_.swap(sorted);
+  if (from >= notes_->size()) return {};
+  return notes_->span().subspan(from);
 }
 
 void RecordStore::index() {
   if (indexed_) return;
   indexed_ = true;
-  sort_notes_by_frame();
+  notes_->sort_by_frame();
   for (const IoRecord& r : ios_) {
     if (!r.id || r.provisional) continue;  // an I/O on a queue never confirmed as NVMe: no final record
     uint64_t frame = r.complete ? r.rsp_frame : r.cmd_frame;
@@ -257,8 +294,8 @@ std::vector<const PfcRecord*> RecordStore::pfc_counted_on(uint64_t frame) const 
 }
 
 std::span<const FrameNote> RecordStore::notes(uint64_t frame) const {
-  auto [first, last] = frame_range(notes_, frame, hints_.notes, [](const FrameNote& n) { return n.frame; });
-  return std::span<const FrameNote>(notes_).subspan(first, last - first);
+  auto [first, last] = frame_range(*notes_, frame, hints_.notes, [](const FrameNote& n) { return n.frame; });
+  return notes_->span().subspan(first, last - first);
 }
 
 std::vector<const IoRecord*> RecordStore::ios_counted_on(uint64_t frame) const {

@@ -9,6 +9,7 @@
 #include <sys/mman.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <new>
@@ -73,7 +74,20 @@ class BigArray {
     bytes_ = bytes;
   }
 
+  /// Gives the memory of elements [from, to) back to the system where it can (whole pages of a
+  /// mapped array); what was there reads as zero afterwards. For a buffer read once from the
+  /// front (a sort's source): what was read takes no memory while the rest is.
+  void discard(size_t from, size_t to) {
+    if (!mapped_ || to <= from) return;
+    constexpr uintptr_t kPage = 4096;
+    const uintptr_t begin = (reinterpret_cast<uintptr_t>(data_ + from) + kPage - 1) & ~(kPage - 1);
+    const uintptr_t end = reinterpret_cast<uintptr_t>(data_ + to) & ~(kPage - 1);
+    if (end > begin) madvise(reinterpret_cast<void*>(begin), end - begin, MADV_DONTNEED);
+  }
+
   size_t size() const { return size_; }
+  T* data() { return data_; }
+  const T* data() const { return data_; }
   T& operator[](size_t i) { return data_[i]; }
   const T& operator[](size_t i) const { return data_[i]; }
 
