@@ -6,6 +6,7 @@
 
 #include <epan/srt_table.h>
 
+#include <cstring>
 #include <string>
 
 #include "rdmatel/names.h"
@@ -188,13 +189,22 @@ tap_packet_status flow_packet(void* tapdata, packet_info*, epan_dissect_t*, cons
       [](stat_tap_table* t, const TapFrame& tap) {
         for (unsigned i = 0; i < tap.message_count && i < TapFrame::kMaxRecords; ++i) {
           const MessageRecord& m = tap.messages[i];
-          std::string src = m.src.to_string(), dst = m.dst.to_string();
           const char* point = tap.message_points[i] ? tap.message_points[i] : "?";
+          // Every message is counted (hundreds of thousands): its row is found by the flow's
+          // bytes and the point's name; the addresses become text only for a new row.
+          std::string key;
+          key.reserve(2 * sizeof(IpAddress) + sizeof m.dst_qpn + std::strlen(point));
+          for (const IpAddress* a : {&m.src, &m.dst}) {
+            key.append(reinterpret_cast<const char*>(a->bytes.data()), a->bytes.size());
+            key.push_back(a->v6 ? '6' : '4');
+          }
+          key.append(reinterpret_cast<const char*>(&m.dst_qpn), sizeof m.dst_qpn);
+          key.append(point);
           KeyedTable<FlowSpec>::add(
-              t, src + " " + dst + " " + qpn_text(m.dst_qpn) + " " + point,
+              t, key,
               [&](stat_tap_table_item_type* c) {
-                c[0].value.string_value = g_strdup(src.c_str());
-                c[1].value.string_value = g_strdup(dst.c_str());
+                c[0].value.string_value = g_strdup(m.src.to_string().c_str());
+                c[1].value.string_value = g_strdup(m.dst.to_string().c_str());
                 c[2].value.string_value = g_strdup(qpn_text(m.dst_qpn).c_str());
                 c[3].value.string_value = g_strdup(point);
               },
