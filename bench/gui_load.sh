@@ -3,7 +3,8 @@
 # The Wireshark GUI's cost of loading a capture, without and with the rdmatel plugin: wall and CPU
 # seconds and peak memory of `wireshark -r CAPTURE` under Xvfb until it has read the file (without
 # the plugin: the default profile; with it: the RDMA-Telemetry profile's columns and colours, then
-# the default profile, where the plugin measures on its engine thread).
+# the default profile, where the plugin measures on its engine thread; and, for comparison, without
+# the plugin and nine custom columns of Wireshark's own fields).
 #   bench/gui_load.sh [CAPTURE]     default: a generated nvme-large capture (2.2 M packets)
 # "Loaded" is when the process has read the whole file and then used no CPU for 3 s (Wireshark
 # reads the file, dissects every frame for the packet list, then idles); CPU seconds are user + sys from
@@ -35,6 +36,17 @@ bench_capture "${1:-}"
 mkdir -p "$work/with/.local/lib/wireshark/plugins/4.0/epan" "$work/with/.config/wireshark/profiles" "$work/without"
 cp "$plugin" "$work/with/.local/lib/wireshark/plugins/4.0/epan/"
 cp -r profiles/RDMA-Telemetry "$work/with/.config/wireshark/profiles/"
+# A control without the plugin: the RDMA-Telemetry profile's layout with nine custom columns of
+# Wireshark's own fields in place of rdmatel's, for what custom columns cost Wireshark itself.
+mkdir -p "$work/without/.config/wireshark/profiles/Columns"
+{
+  echo "gui.column.format:"
+  echo '  "No.", "%m", "Time", "%t", "Point", "%Cus:frame.cap_len:0:R", "Source", "%s", "Destination", "%d",'
+  echo '  "Protocol", "%p", "Length", "%L", "Opcode", "%Cus:infiniband.bth.opcode:0:R",'
+  echo '  "QP", "%Cus:infiniband.bth.destqp:0:R", "PSN", "%Cus:infiniband.bth.psn:0:R",'
+  echo '  "AckReq", "%Cus:infiniband.bth.a:0:R", "ECN", "%Cus:ip.dsfield.ecn:0:R", "TTL", "%Cus:ip.ttl:0:R",'
+  echo '  "IP ID", "%Cus:ip.id:0:R", "UDP length", "%Cus:udp.length:0:R", "Info", "%i"'
+} >"$work/without/.config/wireshark/profiles/Columns/preferences"
 chmod -R a+rX "$work"
 # Wireshark writes its personal folders on start (a dialog waits for OK when it cannot).
 chmod -R a+rwX "$work/with" "$work/without"
@@ -95,6 +107,7 @@ echo
 echo "| wireshark -r (until idle)            |   wall s |   cpu s | peak MB | M pkt/s |"
 echo "|---|---:|---:|---:|---:|"
 load without "$work/without"
+load without_columns "$work/without" -C Columns
 load with "$work/with" -C RDMA-Telemetry
 # The plugin under the default profile: no rdmatel column, colour or filter reads the frames as
 # they load, so the plugin measures them on its engine thread.
@@ -105,3 +118,4 @@ echo "| plugin cost: GUI load with / without | cpu | wall |"
 echo "|---|---:|---:|"
 echo "| the RDMA-Telemetry profile | $(ratio_of with.ticks without.ticks) | $(ratio_of with.wall without.wall) |"
 echo "| the default profile | $(ratio_of with_default.ticks without.ticks) | $(ratio_of with_default.wall without.wall) |"
+echo "| the RDMA-Telemetry profile / nine custom columns of Wireshark's fields without the plugin | $(ratio_of with.ticks without_columns.ticks) | $(ratio_of with.wall without_columns.wall) |"
