@@ -6,7 +6,6 @@
 
 #include <epan/srt_table.h>
 
-#include <cstring>
 #include <string>
 
 #include "rdmatel/names.h"
@@ -114,6 +113,14 @@ struct IoSpec {
   static void show(stat_tap_table_item_type* row, const Stats& s) { show_io_group(row, kKeyColumns, s); }
 };
 
+// A row key made of an address's bytes (the tables count every I/O and message: making text of
+// their addresses for each cost more than counting them).
+std::string address_key(const IpAddress& a) {
+  std::string key(reinterpret_cast<const char*>(a.bytes.data()), a.bytes.size());
+  key.push_back(a.v6 ? '6' : '4');
+  return key;
+}
+
 template <IoGroupBy G>
 tap_packet_status io_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
   return KeyedTable<IoSpec<G>>::on_packet(
@@ -125,19 +132,20 @@ tap_packet_status io_packet(void* tapdata, packet_info*, epan_dissect_t*, const 
           // Latency statistics cover reads and writes, as the engine's report does; other commands
           // are in the service response time table.
           if (!r.is_read() && !r.is_write()) continue;
-          std::string host = r.host.to_string(), storage = r.storage.to_string();
+          // Rows are found by the addresses' bytes; they become text for a new row only.
           if constexpr (G == IoGroupBy::kPair) {
             KeyedTable<IoSpec<G>>::add(
-                t, host + " " + storage,
+                t, address_key(r.host) + address_key(r.storage),
                 [&](stat_tap_table_item_type* c) {
-                  c[0].value.string_value = g_strdup(host.c_str());
-                  c[1].value.string_value = g_strdup(storage.c_str());
+                  c[0].value.string_value = g_strdup(r.host.to_string().c_str());
+                  c[1].value.string_value = g_strdup(r.storage.to_string().c_str());
                 },
                 r);
           } else {
-            const std::string& ip = G == IoGroupBy::kHost ? host : storage;
+            const IpAddress& ip = G == IoGroupBy::kHost ? r.host : r.storage;
             KeyedTable<IoSpec<G>>::add(
-                t, ip, [&](stat_tap_table_item_type* c) { c[0].value.string_value = g_strdup(ip.c_str()); }, r);
+                t, address_key(ip),
+                [&](stat_tap_table_item_type* c) { c[0].value.string_value = g_strdup(ip.to_string().c_str()); }, r);
           }
           changed = true;
         }
@@ -192,12 +200,7 @@ tap_packet_status flow_packet(void* tapdata, packet_info*, epan_dissect_t*, cons
           const char* point = tap.message_points[i] ? tap.message_points[i] : "?";
           // Every message is counted (hundreds of thousands): its row is found by the flow's
           // bytes and the point's name; the addresses become text only for a new row.
-          std::string key;
-          key.reserve(2 * sizeof(IpAddress) + sizeof m.dst_qpn + std::strlen(point));
-          for (const IpAddress* a : {&m.src, &m.dst}) {
-            key.append(reinterpret_cast<const char*>(a->bytes.data()), a->bytes.size());
-            key.push_back(a->v6 ? '6' : '4');
-          }
+          std::string key = address_key(m.src) + address_key(m.dst);
           key.append(reinterpret_cast<const char*>(&m.dst_qpn), sizeof m.dst_qpn);
           key.append(point);
           KeyedTable<FlowSpec>::add(
