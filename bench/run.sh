@@ -100,8 +100,10 @@ done
 run export_io_1 "rdmatel export io --threads 1" "$cli" export io "$capture" --no-progress --threads 1
 run export_messages_1 "rdmatel export messages --threads 1" "$cli" export messages "$capture" --no-progress --threads 1
 run export_csv "rdmatel export messages --format csv" "$cli" export messages "$capture" --no-progress --format csv
-ratio() { printf "%.2f" "$(echo "${secs[$1]} / ${secs[$2]}" | bc -l)"; }
-wall_ratio() { printf "%.2f" "$(echo "${walls[$1]} / ${walls[$2]}" | bc -l)"; }
+# a / b, or "-" where b is below the clock's resolution (a tiny capture).
+divide() { if [[ $(echo "$2 > 0" | bc -l) == 1 ]]; then printf "%.2f" "$(echo "$1 / $2" | bc -l)"; else printf -- "-"; fi; }
+ratio() { divide "${secs[$1]}" "${secs[$2]}"; }
+wall_ratio() { divide "${walls[$1]}" "${walls[$2]}"; }
 threads_rows() {
   echo "| wall, 2 threads / 1: analyze, export io, export messages | $(wall_ratio analyze analyze_1), $(wall_ratio export_io export_io_1), $(wall_ratio export_messages export_messages_1) |"
   echo "| cpu, 2 threads / 1: analyze, export io, export messages | $(ratio analyze analyze_1), $(ratio export_io export_io_1), $(ratio export_messages export_messages_1) |"
@@ -142,6 +144,48 @@ echo "| rdmatel analyze / engine alone | $(ratio analyze engine) |"
 echo "| engine / reader + decoder | $(ratio engine decoder) |"
 echo "| rdmatel analyze / bare loop | $(ratio analyze bare) |"
 threads_rows
+
+# The plugin's cost in alternating pairs: one run of each row above varies by 10-40 % on a shared
+# machine, and its speed drifts over minutes, so each pair runs the two commands one after the
+# other and the ratio of the pair is taken; the median of the pairs is quoted with their range.
+# RDMATEL_BENCH_PAIRS=N pairs (default 3; 0 leaves them out).
+pairs=${RDMATEL_BENCH_PAIRS:-3}
+cpu_wall() {  # command... : prints "cpu wall"
+  /usr/bin/time -f "%U %S %e" -o "$work/ptime" "$@" >/dev/null 2>"$work/err" || { echo "failed: $*" >&2; cat "$work/err" >&2; exit 1; }
+  awk '{print $1 + $2, $3}' "$work/ptime"
+}
+median_range() {  # numbers... : "median (min-max)"
+  printf "%s\n" "$@" | sort -g | awk '{v[NR] = $1} END {
+    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%.2f (%.2f-%.2f)", m, v[1], v[NR] }'
+}
+paired() {  # label, then the names of two arrays: the command with the plugin, the one without
+  local label=$1 cpu_ratios=() wall_ratios=() a_cpu a_wall b_cpu b_wall
+  local -n with_cmd=$2 without_cmd=$3
+  for ((i = 0; i < pairs; ++i)); do
+    read -r a_cpu a_wall < <(cpu_wall "${with_cmd[@]}")
+    read -r b_cpu b_wall < <(cpu_wall "${without_cmd[@]}")
+    [[ $(echo "$b_cpu > 0 && $b_wall > 0" | bc -l) == 1 ]] || { echo "| $label | - | - |"; return; }
+    cpu_ratios+=("$(echo "$a_cpu / $b_cpu" | bc -l)")
+    wall_ratios+=("$(echo "$a_wall / $b_wall" | bc -l)")
+  done
+  echo "| $label | $(median_range "${cpu_ratios[@]}") | $(median_range "${wall_ratios[@]}") |"
+}
+if [[ ${RDMATEL_BENCH_TSHARK:-1} != 0 && $pairs -gt 0 ]]; then
+  echo
+  echo "| plugin cost, $pairs alternating pairs: with / without | cpu, median (range) | wall, median (range) |"
+  echo "|---|---:|---:|"
+  tshark_with=("${as_user[@]}" env HOME="$work/with" tshark -q -r "$capture")
+  tshark_without=("${as_user[@]}" env HOME="$work/without" tshark -q -r "$capture")
+  with2=("${tshark_with[@]}" -2 -z io,stat,0) without2=("${tshark_without[@]}" -2 -z io,stat,0)
+  paired "tshark -2 -z io,stat,0 (the plugin measures every frame)" with2 without2
+  tables2=("${tshark_with[@]}" -2 "${tables[@]}")
+  paired "tshark -2 rdmatel tables / tshark -2 -z io,stat,0 without the plugin" tables2 without2
+  with1=("${tshark_with[@]}" -z io,stat,0) without1=("${tshark_without[@]}" -z io,stat,0)
+  tables1=("${tshark_with[@]}" "${tables[@]}")
+  paired "tshark rdmatel tables, one pass / tshark -z io,stat,0 without the plugin" tables1 without1
+  paired "tshark -z io,stat,0, one pass (nothing reads rdmatel: not measured)" with1 without1
+fi
 # Instructions per packet (callgrind): the same for the same binary and capture whatever the
 # machine is doing, unlike the cpu seconds above. RDMATEL_BENCH_INSTRUCTIONS=0 leaves it out.
 if [[ ${RDMATEL_BENCH_INSTRUCTIONS:-1} != 0 ]] && command -v valgrind >/dev/null; then
