@@ -348,8 +348,9 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view, bool aga
       const IoRecord* r = io(n.ref);
       if (r && r->complete && r->rsp_frame == frame && io_once(r->id)) c.ios[c.io_count++] = r;
     } else if (n.kind == k.msg_packet && n.ref && c.message_count < FrameCounts::kMax) {
-      const std::optional<MessageRecord> m = message(n.ref);
-      if (m && m->complete && m->last_frame == frame && message_once(m->id)) c.messages[c.message_count++] = *m;
+      // Every packet of a message carries such a note: its record is made only where it counts.
+      const uint64_t id = store_.message_completed_on(n.ref, frame);
+      if (id && message_once(id)) c.messages[c.message_count++] = *store_.message(id);
     }
   }
   return c;

@@ -102,6 +102,39 @@ TEST(RecordStore, HundredsOfThousandsOfNotesAboutInFrameOrderKeepEveryNoteOfEver
   }
 }
 
+// A first pass asks, for each packet of a message, whether the message it is (following merges:
+// a message found to continue an earlier one points to it) completed on that packet's frame.
+TEST(RecordStore, MessageCompletedOnFollowsMergesAndNamesTheMessageCounted) {
+  RecordStore store;
+  auto add = [&](uint64_t id, bool complete, uint64_t last_frame, uint64_t merged_into) {
+    MessageRecord m;
+    m.id = id;
+    m.complete = complete;
+    m.first_frame = 1;
+    m.last_frame = last_frame;
+    m.merged_into = merged_into;
+    store.on_record(Record{&kMessageSchema, &m});
+  };
+  add(1, true, 10, 0);   // complete on frame 10
+  add(2, false, 12, 0);  // still open
+  add(3, true, 7, 1);    // merged into 1: its packets count for 1
+  add(5, true, 9, 3);    // merged into 3, merged into 1
+  add(6, true, 20, 4);   // merged into 4, of which no record came
+  EXPECT_EQ(store.message_completed_on(1, 10), 1u);
+  EXPECT_EQ(store.message_completed_on(1, 9), 0u) << "not its last frame";
+  EXPECT_EQ(store.message_completed_on(2, 12), 0u) << "not complete";
+  EXPECT_EQ(store.message_completed_on(3, 10), 1u) << "the message it was merged into";
+  EXPECT_EQ(store.message_completed_on(3, 7), 0u) << "its own last frame no longer counts";
+  EXPECT_EQ(store.message_completed_on(5, 10), 1u) << "two merges";
+  EXPECT_EQ(store.message_completed_on(6, 20), 0u) << "merged into a message never stored";
+  EXPECT_EQ(store.message_completed_on(4, 20), 0u);
+  EXPECT_EQ(store.message_completed_on(0, 10), 0u);
+  EXPECT_EQ(store.message_completed_on(99, 10), 0u);
+  // And the record it names is the one message() gives for any packet of it.
+  ASSERT_TRUE(store.message(5));
+  EXPECT_EQ(store.message(5)->id, 1u);
+}
+
 // Congestion records are counted on their first frame: PFC priorities several on one frame, ECN
 // flows and CNP pairs one each. Asked in frame order, backwards and shuffled, each frame gives
 // what a scan of what was given finds.

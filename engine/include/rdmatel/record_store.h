@@ -35,6 +35,10 @@ class RecordStore final : public RecordSink {
   /// The latest record of an RDMA message (following merges into another message), if any.
   /// Made on each call from what is stored (a copy: messages are kept compactly, below).
   std::optional<MessageRecord> message(uint64_t id) const;
+  /// The id of the message `id` is (following merges) when it is complete and `frame` is its
+  /// last, else 0: what a first pass counts on a frame, asked of each of its packets without
+  /// making their records.
+  uint64_t message_completed_on(uint64_t id, uint64_t frame) const;
   /// Every final I/O record, in id order (for the analyzer's tables).
   const std::deque<IoRecord>& ios() const { return ios_; }
   /// The diagnosis's findings (records with a rank), in the order they came.
@@ -103,6 +107,7 @@ class RecordStore final : public RecordSink {
   };
   void store_message(const MessageRecord& r);
   MessageRecord expand(uint64_t id) const;  ///< the record of stored message `id` (present)
+  uint64_t resolve_message(uint64_t id) const;  ///< the message `id` was merged into, or itself; 0: none
   std::deque<StoredMessage> messages_;      ///< at index id - 1
   std::vector<MessageFlow> message_flows_;
   // A MessageFlow's members' bytes one after another (no padding in between): a fixed-size key,

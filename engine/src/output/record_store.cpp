@@ -233,16 +233,28 @@ MessageRecord RecordStore::expand(uint64_t id) const {
   return r;
 }
 
-std::optional<MessageRecord> RecordStore::message(uint64_t id) const {
+uint64_t RecordStore::resolve_message(uint64_t id) const {
   auto stored = [&](uint64_t i) { return i >= 1 && i <= messages_.size() && messages_[i - 1].present; };
   // Follow merges (bounded: each merge points to an older, still-open message).
-  if (!stored(id)) return std::nullopt;
+  if (!stored(id)) return 0;
   for (int hops = 0; messages_[id - 1].merged_into && hops < 64; ++hops) {
     id = messages_[id - 1].merged_into;
-    if (!stored(id)) return std::nullopt;
+    if (!stored(id)) return 0;
   }
-  if (messages_[id - 1].merged_into) return std::nullopt;
+  return messages_[id - 1].merged_into ? 0 : id;
+}
+
+std::optional<MessageRecord> RecordStore::message(uint64_t id) const {
+  id = resolve_message(id);
+  if (!id) return std::nullopt;
   return expand(id);
+}
+
+uint64_t RecordStore::message_completed_on(uint64_t id, uint64_t frame) const {
+  id = resolve_message(id);
+  if (!id) return 0;
+  const StoredMessage& m = messages_[id - 1];
+  return m.complete && m.last_frame == frame ? id : 0;
 }
 
 std::span<const FrameNote> RecordStore::notes_since(size_t from) const {
