@@ -37,7 +37,7 @@ Flow* FlowTable::find(const FlowKey& key) {
 // Front ends ask for the flows of the frames they show (the plugin for every frame of its second
 // pass): the cache answers most without hashing the key.
 const Flow* FlowTable::find(const FlowKey& key) const {
-  if (const Flow* f = cached(key.src, key.dst, key.dst_qpn)) return f;
+  if (const Flow* f = cached(cache_slot(key.src, key.dst, key.dst_qpn), key.src, key.dst, key.dst_qpn)) return f;
   auto it = index_.find(key);
   return it == index_.end() ? nullptr : &flows_[it->second];
 }
@@ -48,8 +48,8 @@ void FlowTable::apply_proposals_now() {
 }
 
 Flow* FlowTable::get(const RoceFrame& pkt) {
-  if (Flow* f = cached(pkt.src, pkt.dst, pkt.bth.dest_qp)) return f;
   const size_t slot = cache_slot(pkt.src, pkt.dst, pkt.bth.dest_qp);
+  if (Flow* f = cached(slot, pkt.src, pkt.dst, pkt.bth.dest_qp)) return f;
   FlowKey key{pkt.src, pkt.dst, pkt.bth.dest_qp};
   auto it = index_.find(key);
   if (it != index_.end()) {

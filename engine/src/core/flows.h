@@ -172,8 +172,9 @@ class FlowTable {
                  (uint64_t(dst_qpn) * 0x165667B19E3779F9ULL);
     return size_t(h >> 54) & (kCacheSize - 1);
   }
-  Flow* cached(const IpAddress& src, const IpAddress& dst, uint32_t dst_qpn) const {
-    Flow* f = cache_[cache_slot(src, dst, dst_qpn)];
+  /// The flow in cache slot `slot` (cache_slot of the key) when it is the key's, else nullptr.
+  Flow* cached(size_t slot, const IpAddress& src, const IpAddress& dst, uint32_t dst_qpn) const {
+    Flow* f = cache_[slot];
     return f && f->key.dst_qpn == dst_qpn && f->key.src == src && f->key.dst == dst ? f : nullptr;
   }
   std::unordered_map<FlowKey, FlowId, FlowKeyHash> index_;
