@@ -112,6 +112,8 @@ Output:
   out += option_line("--by gpu|node|job", "analyze: also aggregate I/Os and messages per GPU, node or AI job (needs a GPU map)");
   out += option_line("--gpu-map FILE", "bind IPs to GPUs, nodes and jobs: a CSV file ip,gpu,node[,job] (see samples/gpu_map.csv)");
   out += option_line("--progress, --no-progress", "show progress on standard error (default: when it is a terminal)");
+  out += option_line("--all-components", "export: also run the components that make none of the kind's records (slower; "
+                                         "their warnings then show too)");
   out += option_line("-q, --quiet", "do not print warnings");
   out += option_line("-h, --help", "this text");
   out += "\nMeasurement:\n";
@@ -131,6 +133,7 @@ Output:
 bool parse_options(int argc, char** argv, Options& o, std::string& error) {
   std::vector<std::string> args(argv + 1, argv + argc);
   bool threads_given = false;  // else analyze and export take cli_threads()
+  bool all_components = false;
   if (args.empty()) {
     error = "no command given (try: rdmatel analyze CAPTURE)";
     return false;
@@ -219,6 +222,8 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
       o.progress = false;
     } else if (a == "-q" || a == "--quiet") {
       o.quiet = true;
+    } else if (a == "--all-components") {
+      all_components = true;
     } else if (o.command == Command::kLive && a == "-r") {
       if (!value(a, v)) return false;
       o.captures.push_back(v);
@@ -287,6 +292,10 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
     return false;
   }
   if (!threads_given) o.settings.set("threads", std::to_string(cli_threads()), error);
+  // An export reads one kind of record: the engine leaves out the components that make nothing
+  // for it (unless ClickHouse takes every kind).
+  if (o.command == Command::kExport && !all_components && o.live.clickhouse.empty() && o.live.prometheus.empty())
+    o.settings.records = {o.export_kind};
   if (!o.by.empty() && gpus.empty()) {
     error = "--by " + o.by + " needs a GPU map (--gpu-map FILE or --gpu IP,GPU,NODE[,JOB])";
     return false;

@@ -41,9 +41,9 @@ struct IoRow {
     for (RunningPercentile& p : p99) p = RunningPercentile(99);
   }
   void add(const IoRecord& r) {
-    g.add(r);
-    if (!r.is_read() && !r.is_write()) return;
     const IoMetrics m = io_metrics(r);
+    g.add(r, m);
+    if (!r.is_read() && !r.is_write()) return;
     const std::optional<DurationNs>* values[] = {&m.dal, &m.dpl, &m.rtt, &m.iol1, &m.iol2, &m.iol};
     static_assert(std::size(values) == kMetrics);
     for (size_t i = 0; i < kMetrics; ++i)

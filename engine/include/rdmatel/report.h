@@ -68,6 +68,8 @@ struct IoGroupStats {
   Distribution metric[size_t(IoMetric::kCount)];
 
   void add(const IoRecord& r);
+  /// With the record's metrics already worked out (io_metrics(r)).
+  void add(const IoRecord& r, const IoMetrics& m);
   const Distribution& operator[](IoMetric m) const { return metric[size_t(m)]; }
 };
 
@@ -85,6 +87,22 @@ class IoReport {
   std::map<IpAddress, IoGroupStats> by_host_;
   std::map<IpAddress, IoGroupStats> by_storage_;
   std::map<std::pair<IpAddress, IpAddress>, IoGroupStats> by_pair_;
+  struct Groups {
+    IoGroupStats *host, *storage, *pair;
+  };
+  /// The groups of the last record's host and storage: pointers into this report's maps, so a
+  /// copy of the report starts without them.
+  struct LastGroups {
+    std::optional<Groups> groups;
+    IpAddress host, storage;
+    LastGroups() = default;
+    LastGroups(const LastGroups&) {}
+    LastGroups& operator=(const LastGroups&) {
+      groups.reset();
+      return *this;
+    }
+  };
+  LastGroups last_;
 };
 
 struct FlowKeyAtPoint {
@@ -132,7 +150,14 @@ struct FlowStats {
 class FlowReport {
  public:
   void add(const MessageRecord& m) {
-    flows_[{m.src, m.dst, m.dst_qpn, m.point}].add(m);
+    // A flow's messages are reported in bursts (an ACK finishes several): the last flow's entry
+    // first (entries of an unordered_map never move).
+    const FlowKeyAtPoint key{m.src, m.dst, m.dst_qpn, m.point};
+    if (!last_.stats || !(last_.key == key)) {
+      last_.key = key;
+      last_.stats = &flows_[key];
+    }
+    last_.stats->add(m);
     sorted_valid_ = false;
   }
   /// Every flow and point, sorted (built when first asked for after additions).
@@ -146,6 +171,18 @@ class FlowReport {
 
  private:
   std::unordered_map<FlowKeyAtPoint, FlowStats, FlowKeyAtPoint::Hash> flows_;
+  /// The last message's entry: a pointer into this report's map, so a copy starts without it.
+  struct LastFlow {
+    FlowKeyAtPoint key;
+    FlowStats* stats = nullptr;
+    LastFlow() = default;
+    LastFlow(const LastFlow&) {}
+    LastFlow& operator=(const LastFlow&) {
+      stats = nullptr;
+      return *this;
+    }
+  };
+  LastFlow last_;
   mutable std::map<FlowKeyAtPoint, FlowStats> sorted_;
   mutable bool sorted_valid_ = true;
 };

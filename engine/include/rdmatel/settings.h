@@ -57,6 +57,11 @@ class Settings {
 
   /// Whether the front end wants per-frame notes (the Wireshark plugin, the analyzer).
   bool frame_notes = false;
+  /// The record kinds the front end reads (channels: "io", "messages", ...); empty: every kind.
+  /// Components that make none of them, for the front end or a record stage, and whose absence
+  /// changes nothing else, do not run (`export io` runs no messages component): their warnings
+  /// do not show either.
+  std::vector<std::string> records;
 
  private:
   struct Slot {

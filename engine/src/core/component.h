@@ -79,14 +79,16 @@ struct ComponentSpec {
   std::span<const char* const> notes;                ///< per-frame note kinds it makes
   /// Record kinds it consumes (a record stage): their final records reach on_record as the
   /// components that make them emit them. Stages follow their producers in the registry, so
-  /// they finish after them.
+  /// they finish after them. A stage sees records, not packets, and proposes nothing: when
+  /// nobody reads its records it does not run (component_selection.h).
   std::span<const RecordSchema* const> inputs = {};
   Sampled sampled = Sampled::kAll;
   /// The component's state and results depend only on its own packets, the points' names, speeds
   /// and horizons, the settings and the flow table's keys and pairing; it proposes nothing (no
   /// pairing, roles or clock samples). With threads > 1 such a component runs on the second
   /// thread over a replica of those facts (core/pair_local_worker.h), in the same order of
-  /// packets, horizons and pairings as on one thread.
+  /// packets, horizons and pairings as on one thread. Nothing else depends on it: when nobody
+  /// reads its records it does not run (component_selection.h).
   bool pair_local = false;
 };
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "engine/src/core/component.h"
+#include "engine/src/core/component_selection.h"
 #include "engine/src/core/work_handover.h"
 #include "engine/src/core/stage_sink.h"
 #include "engine/src/util/hash.h"
@@ -91,12 +92,23 @@ class Engine::Impl {
       auto role = eq == std::string::npos ? std::nullopt : parse_point_role(o.substr(eq + 1));
       if (eq != std::string::npos && eq > 0 && role) overrides_.push_back({o.substr(0, eq), *role});
     }
+    std::vector<const ComponentSpec*> specs;
+    for (const ComponentFactory& f : component_registry()) specs.push_back(f.spec);
+    const std::vector<bool> run = components_to_run(specs, settings.records);
+    // The second thread takes the pair-local components and the stages: only when one runs.
+    bool second_thread_work = false;
+    for (size_t i = 0; i < specs.size(); ++i)
+      second_thread_work |= run[i] && (specs[i]->pair_local || !specs[i]->inputs.empty());
     std::unique_ptr<PairLocalWorker> worker;
-    if (settings.count("threads") > 1)
+    if (settings.count("threads") > 1 && second_thread_work)
       worker = std::make_unique<PairLocalWorker>(settings_, gpus_, sampling_, settings.frame_notes, window_, idle_);
     uint16_t slot = 0;
     for (const ComponentFactory& f : component_registry()) {
       ++slot;  // the component's place in a step (StepTag)
+      if (!run[slot - 1]) {
+        placements_.push_back(Placement::kLeftOut);
+        continue;
+      }
       const bool stage = !f.spec->inputs.empty();
       if (worker && (f.spec->pair_local || stage)) {
         if (stage) worker->add_stage(f.make(worker->stage_ctx()), *f.spec, slot);
@@ -503,6 +515,7 @@ class Engine::Impl {
     handover_->begin_step();
     size_t home = 0;
     for (size_t i = 0; i < placements_.size(); ++i) {
+      if (placements_[i] == Placement::kLeftOut) continue;
       const uint16_t slot = uint16_t(i + 1);
       handover_->slot(slot);
       switch (placements_[i]) {
@@ -515,6 +528,8 @@ class Engine::Impl {
           break;
         case Placement::kStage:
           handover_->finish_stage(slot);
+          break;
+        case Placement::kLeftOut:  // (skipped above)
           break;
       }
     }
@@ -549,7 +564,7 @@ class Engine::Impl {
   bool shown_push_ = false;
   DurationNs next_quiet_scan_ = 0;
   // threads > 1
-  enum class Placement : uint8_t { kHome, kPairLocal, kStage };
+  enum class Placement : uint8_t { kHome, kPairLocal, kStage, kLeftOut };
   std::vector<Placement> placements_;  ///< by registry order
   std::vector<uint16_t> slots_;        ///< of components_
   std::unique_ptr<WorkHandover> handover_;  ///< threads > 1: the other thread's work and outputs

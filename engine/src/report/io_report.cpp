@@ -16,7 +16,9 @@ const char* io_metric_name(IoMetric m) {
   return "?";
 }
 
-void IoGroupStats::add(const IoRecord& r) {
+void IoGroupStats::add(const IoRecord& r) { add(r, io_metrics(r)); }
+
+void IoGroupStats::add(const IoRecord& r, const IoMetrics& m) {
   ++ios;
   if (!r.complete) ++incomplete;
   else if (r.status != 0) ++errors;
@@ -25,17 +27,24 @@ void IoGroupStats::add(const IoRecord& r) {
     return;
   }
   ++(r.is_read() ? reads : writes);
-  IoMetrics m = io_metrics(r);
   const std::optional<DurationNs>* values[] = {&m.dal, &m.dpl, &m.rtt, &m.iol1, &m.iol2, &m.iol};
   for (size_t i = 0; i < size_t(IoMetric::kCount); ++i)
     if (*values[i]) metric[i].add(**values[i]);
 }
 
 void IoReport::add(const IoRecord& r) {
-  total_.add(r);
-  by_host_[r.host].add(r);
-  by_storage_[r.storage].add(r);
-  by_pair_[{r.host, r.storage}].add(r);
+  // The metrics once for the four groups; the groups of the previous record first (an I/O's
+  // records come in bursts per host-storage pair; map entries never move).
+  const IoMetrics m = io_metrics(r);
+  total_.add(r, m);
+  if (!last_.groups || last_.host != r.host || last_.storage != r.storage) {
+    last_.host = r.host;
+    last_.storage = r.storage;
+    last_.groups = Groups{&by_host_[r.host], &by_storage_[r.storage], &by_pair_[{r.host, r.storage}]};
+  }
+  last_.groups->host->add(r, m);
+  last_.groups->storage->add(r, m);
+  last_.groups->pair->add(r, m);
 }
 
 }  // namespace rdmatel
