@@ -11,7 +11,7 @@ It also checks that components really are left out, so the comparison compares s
 --max-messages 5, `export io` does not warn that messages were reported early (the messages
 component did not run) while `export io --all-components` does, and `export messages` does.
 
-Usage: test_component_selection.py RDMATEL_SYNTH RDMATEL SAMPLES_DIR"""
+Usage: test_component_selection.py RDMATEL_SYNTH RDMATEL SAMPLES_DIR [REAL_CAPTURE...]"""
 import glob
 import os
 import subprocess
@@ -22,9 +22,10 @@ sys.path.insert(0, os.path.join(here, "..", "support"))
 from pcapng_edit import Capture  # noqa: E402
 from rdmatel_testlib import fail, fail_if, first_difference, generate_capture, scratch_dir  # noqa: E402
 
-if len(sys.argv) != 4:
+if len(sys.argv) < 4:
     fail(__doc__)
-synth, cli, samples = sys.argv[1:]
+synth, cli, samples = sys.argv[1:4]
+real = sys.argv[4:]
 tmp = scratch_dir("rdmatel_selection_")
 problems = []
 compared = {}  # records compared per kind (each kind must have some somewhere)
@@ -81,12 +82,14 @@ def compare(label, captures, extra=(), kinds=KINDS):
                 problems.append(f"{where}: warnings --all-components does not print: {sorted(extra_lines)[:2]}")
 
 
-# 1. The samples, each alone.
+# 1. The samples, each alone; the real captures.
 sample_files = sorted(glob.glob(os.path.join(samples, "*.pcapng")))
 if not sample_files:
     fail(f"no samples in {samples}")
 for s in sample_files:
     compare(os.path.basename(s), [s])
+for r in real:
+    compare(os.path.basename(r), [r])
 
 # 2. Generated captures of the conditions real captures have; tiny limits that evict.
 for name, args in GENERATED.items():
