@@ -293,7 +293,7 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
   }
   if (!threads_given) o.settings.set("threads", std::to_string(cli_threads()), error);
   // An export reads one kind of record: the engine leaves out the components that make nothing
-  // for it (unless ClickHouse takes every kind).
+  // for it (unless ClickHouse or Prometheus take every kind).
   if (o.command == Command::kExport && !all_components && o.live.clickhouse.empty() && o.live.prometheus.empty())
     o.settings.records = {o.export_kind};
   if (!o.by.empty() && gpus.empty()) {
