@@ -52,6 +52,19 @@ class Distribution {
   std::vector<uint64_t> histogram_;
 };
 
+/// A cache of pointers into its owner's containers (the entries of the last record's groups):
+/// a copy of the owner starts without it.
+template <typename T>
+struct CacheNotCopied {
+  std::optional<T> value;
+  CacheNotCopied() = default;
+  CacheNotCopied(const CacheNotCopied&) {}
+  CacheNotCopied& operator=(const CacheNotCopied&) {
+    value.reset();
+    return *this;
+  }
+};
+
 /// The latency metrics in report order.
 enum class IoMetric : uint8_t { kDal, kDpl, kRtt, kIol1, kIol2, kIol, kCount };
 const char* io_metric_name(IoMetric m);  ///< "DAL", "DPL", ...
@@ -87,22 +100,12 @@ class IoReport {
   std::map<IpAddress, IoGroupStats> by_host_;
   std::map<IpAddress, IoGroupStats> by_storage_;
   std::map<std::pair<IpAddress, IpAddress>, IoGroupStats> by_pair_;
-  struct Groups {
-    IoGroupStats *host, *storage, *pair;
-  };
-  /// The groups of the last record's host and storage: pointers into this report's maps, so a
-  /// copy of the report starts without them.
+  /// The last record's host and storage and their groups.
   struct LastGroups {
-    std::optional<Groups> groups;
     IpAddress host, storage;
-    LastGroups() = default;
-    LastGroups(const LastGroups&) {}
-    LastGroups& operator=(const LastGroups&) {
-      groups.reset();
-      return *this;
-    }
+    IoGroupStats *host_stats, *storage_stats, *pair_stats;
   };
-  LastGroups last_;
+  CacheNotCopied<LastGroups> last_;
 };
 
 struct FlowKeyAtPoint {
@@ -153,11 +156,9 @@ class FlowReport {
     // A flow's messages are reported in bursts (an ACK finishes several): the last flow's entry
     // first (entries of an unordered_map never move).
     const FlowKeyAtPoint key{m.src, m.dst, m.dst_qpn, m.point};
-    if (!last_.stats || !(last_.key == key)) {
-      last_.key = key;
-      last_.stats = &flows_[key];
-    }
-    last_.stats->add(m);
+    std::optional<LastFlow>& last = last_.value;
+    if (!last || !(last->key == key)) last = LastFlow{key, &flows_[key]};
+    last->stats->add(m);
     sorted_valid_ = false;
   }
   /// Every flow and point, sorted (built when first asked for after additions).
@@ -171,18 +172,12 @@ class FlowReport {
 
  private:
   std::unordered_map<FlowKeyAtPoint, FlowStats, FlowKeyAtPoint::Hash> flows_;
-  /// The last message's entry: a pointer into this report's map, so a copy starts without it.
+  /// The last message's flow and its entry.
   struct LastFlow {
     FlowKeyAtPoint key;
-    FlowStats* stats = nullptr;
-    LastFlow() = default;
-    LastFlow(const LastFlow&) {}
-    LastFlow& operator=(const LastFlow&) {
-      stats = nullptr;
-      return *this;
-    }
+    FlowStats* stats;
   };
-  LastFlow last_;
+  CacheNotCopied<LastFlow> last_;
   mutable std::map<FlowKeyAtPoint, FlowStats> sorted_;
   mutable bool sorted_valid_ = true;
 };

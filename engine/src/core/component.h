@@ -90,6 +90,11 @@ struct ComponentSpec {
   /// packets, horizons and pairings as on one thread. Nothing else depends on it: when nobody
   /// reads its records it does not run (component_selection.h).
   bool pair_local = false;
+
+  bool stage() const { return !inputs.empty(); }
+  /// Proposes nothing the others read (pair-local, or a record stage): it may run on the second
+  /// thread, and need not run when nobody reads its records.
+  bool proposes_nothing() const { return pair_local || stage(); }
 };
 
 /// What a component gets from the core.

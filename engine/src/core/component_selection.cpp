@@ -5,21 +5,14 @@
 #include <string_view>
 
 namespace rdmatel {
-namespace {
-
-bool is_stage(const ComponentSpec& s) { return !s.inputs.empty(); }
-
-// Leaving it out changes no other component's results.
-bool may_leave_out(const ComponentSpec& s) { return s.pair_local || is_stage(s); }
-
-}  // namespace
 
 std::vector<bool> components_to_run(std::span<const ComponentSpec* const> specs, std::span<const std::string> records) {
   std::vector<bool> run(specs.size(), true);
   if (records.empty()) return run;
   std::vector<std::string_view> read(records.begin(), records.end());
   auto is_read = [&](const RecordSchema* s) { return std::find(read.begin(), read.end(), s->channel) != read.end(); };
-  for (size_t i = 0; i < specs.size(); ++i) run[i] = !may_leave_out(*specs[i]);
+  // Leaving out one that proposes nothing changes no other component's results.
+  for (size_t i = 0; i < specs.size(); ++i) run[i] = !specs[i]->proposes_nothing();
   // A stage that runs reads its inputs: their makers run too (and, stages, read theirs).
   for (bool grew = true; grew;) {
     grew = false;

@@ -95,10 +95,9 @@ class Engine::Impl {
     std::vector<const ComponentSpec*> specs;
     for (const ComponentFactory& f : component_registry()) specs.push_back(f.spec);
     const std::vector<bool> run = components_to_run(specs, settings.records);
-    // The second thread takes the pair-local components and the stages: only when one runs.
+    // The second thread takes the components that propose nothing: only when one runs.
     bool second_thread_work = false;
-    for (size_t i = 0; i < specs.size(); ++i)
-      second_thread_work |= run[i] && (specs[i]->pair_local || !specs[i]->inputs.empty());
+    for (size_t i = 0; i < specs.size(); ++i) second_thread_work |= run[i] && specs[i]->proposes_nothing();
     std::unique_ptr<PairLocalWorker> worker;
     if (settings.count("threads") > 1 && second_thread_work)
       worker = std::make_unique<PairLocalWorker>(settings_, gpus_, sampling_, settings.frame_notes, window_, idle_);
@@ -109,8 +108,8 @@ class Engine::Impl {
         placements_.push_back(Placement::kLeftOut);
         continue;
       }
-      const bool stage = !f.spec->inputs.empty();
-      if (worker && (f.spec->pair_local || stage)) {
+      const bool stage = f.spec->stage();
+      if (worker && f.spec->proposes_nothing()) {
         if (stage) worker->add_stage(f.make(worker->stage_ctx()), *f.spec, slot);
         else worker->add_component(f.make(worker->pair_ctx()), *f.spec, slot);
         placements_.push_back(stage ? Placement::kStage : Placement::kPairLocal);

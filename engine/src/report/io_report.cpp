@@ -37,14 +37,12 @@ void IoReport::add(const IoRecord& r) {
   // records come in bursts per host-storage pair; map entries never move).
   const IoMetrics m = io_metrics(r);
   total_.add(r, m);
-  if (!last_.groups || last_.host != r.host || last_.storage != r.storage) {
-    last_.host = r.host;
-    last_.storage = r.storage;
-    last_.groups = Groups{&by_host_[r.host], &by_storage_[r.storage], &by_pair_[{r.host, r.storage}]};
-  }
-  last_.groups->host->add(r, m);
-  last_.groups->storage->add(r, m);
-  last_.groups->pair->add(r, m);
+  std::optional<LastGroups>& last = last_.value;
+  if (!last || last->host != r.host || last->storage != r.storage)
+    last = LastGroups{r.host, r.storage, &by_host_[r.host], &by_storage_[r.storage], &by_pair_[{r.host, r.storage}]};
+  last->host_stats->add(r, m);
+  last->storage_stats->add(r, m);
+  last->pair_stats->add(r, m);
 }
 
 }  // namespace rdmatel
