@@ -10,7 +10,8 @@
 #     each BTH, the fast reader, reader + decoder, the whole engine (no output), and the engine as
 #     the Wireshark plugin runs it (frame notes, every record and note kept by frame);
 #   * each CLI command as a whole process (analyze, export KIND), on two threads (their default on
-#     two cores) and, for analyze and two exports, on one (--threads 1);
+#     two cores) and, for analyze and two exports, on one (--threads 1); analyze of the capture
+#     gzipped (read by libwiretap, ahead on its own thread with two threads), on two and one;
 #   * tshark dissecting every frame (-z io,stat,0) without and with the plugin, in one pass (where
 #     nothing reads rdmatel's results, so the plugin does not measure) and in two (where it
 #     measures every frame of the first pass), and the plugin's tables in one and two passes.
@@ -103,6 +104,11 @@ run export_messages_1 "rdmatel export messages --threads 1" "$cli" export messag
 run export_io_all_1 "rdmatel export io --threads 1 --all-components" "$cli" export io "$capture" --no-progress \
   --threads 1 --all-components
 run export_csv "rdmatel export messages --format csv" "$cli" export messages "$capture" --no-progress --format csv
+# A compressed capture is read by libwiretap, whose decompression costs about as much as the
+# measurement: on two threads it is read ahead on a thread of its own.
+gzip -1 -c "$capture" >"$work/capture.pcapng.gz"
+run analyze_gz "rdmatel analyze, the capture gzipped" "$cli" analyze "$work/capture.pcapng.gz" --no-progress
+run analyze_gz_1 "rdmatel analyze --threads 1, gzipped" "$cli" analyze "$work/capture.pcapng.gz" --no-progress --threads 1
 # a / b, or "-" where b is below the clock's resolution (a tiny capture).
 divide() { if [[ $(echo "$2 > 0" | bc -l) == 1 ]]; then printf "%.2f" "$(echo "$1 / $2" | bc -l)"; else printf -- "-"; fi; }
 ratio() { divide "${secs[$1]}" "${secs[$2]}"; }
@@ -111,6 +117,7 @@ threads_rows() {
   # (export io needs no component of the second thread: it runs on one either way.)
   echo "| wall, 2 threads / 1: analyze, export messages | $(wall_ratio analyze analyze_1), $(wall_ratio export_messages export_messages_1) |"
   echo "| cpu, 2 threads / 1: analyze, export messages | $(ratio analyze analyze_1), $(ratio export_messages export_messages_1) |"
+  echo "| wall, 2 threads / 1: analyze of the gzipped capture (read ahead) | $(wall_ratio analyze_gz analyze_gz_1) |"
 }
 if [[ ${RDMATEL_BENCH_TSHARK:-1} != 0 ]]; then
   # tshark dissects only when something needs it (a filter, a tap, printing): `tshark -q -r X`

@@ -3,6 +3,8 @@
 // observation points, fed to one engine with progress and cancel.
 #include "rdmatel/session.h"
 
+#include "engine/src/capture/read_ahead_source.h"
+
 #include <chrono>
 #include <map>
 #include <queue>
@@ -248,6 +250,10 @@ std::unique_ptr<Session> Session::open(const std::vector<std::string>& paths, co
         error = err;
         return nullptr;
       }
+      // What the fast reader cannot read is decompressed (gzip, zstd) or parsed by libwiretap at a
+      // cost like the measurement's: with a second core, on a thread of its own. (Not standard
+      // input: a pipe may block for ever, and the thread could not be stopped.)
+      if (settings.count("threads") > 1 && path != "-") in.source = read_ahead(std::move(in.source));
     }
     inputs.push_back(std::move(in));
   }

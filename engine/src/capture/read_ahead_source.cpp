@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+#include "engine/src/capture/read_ahead_source.h"
+
+#include <condition_variable>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <mutex>
+#include <system_error>
+#include <thread>
+#include <vector>
+
+namespace rdmatel {
+namespace {
+
+// A batch is a few hundred microseconds of decompression: long enough that handing it over
+// (a lock and a wake-up) costs little beside it, short enough that both threads start at once.
+constexpr size_t kBatchPackets = 2048;
+constexpr size_t kBatchBytes = size_t(512) << 10;
+constexpr size_t kQueued = 2;  ///< full batches waiting for the reader; the thread then waits
+
+struct Batch {
+  std::vector<CapturedPacket> packets;  ///< `data` unset: the bytes are at offsets[i]
+  std::vector<size_t> offsets;
+  /// How many interfaces the source had declared when it returned packets[i].
+  std::vector<uint32_t> interfaces_after;
+  std::vector<uint8_t> bytes;
+  /// The source's interfaces declared since the previous batch (an interface's place in the
+  /// whole list: the count of earlier batches' ones before it).
+  std::vector<CaptureInterface> new_interfaces;
+  bool end = false;  ///< the source ended after these packets
+  uint32_t interfaces_at_end = 0;
+  std::string error;      ///< why it ended, when it ended early
+  uint64_t position = 0;  ///< the source's position after its last packet
+
+  void clear() {
+    packets.clear();
+    offsets.clear();
+    interfaces_after.clear();
+    bytes.clear();
+    new_interfaces.clear();
+    end = false;
+    error.clear();
+  }
+};
+
+class ReadAheadSource final : public CaptureSource {
+ public:
+  explicit ReadAheadSource(std::unique_ptr<CaptureSource> source)
+      : source_(std::move(source)),
+        interfaces_(source_->interfaces()),
+        position_(source_->position()),
+        size_(source_->size()),
+        format_(source_->format()),
+        published_interfaces_(interfaces_.size()) {}
+
+  ~ReadAheadSource() override {
+    {
+      std::lock_guard lock(mutex_);
+      stop_ = true;
+    }
+    changed_.notify_all();
+    if (thread_.joinable()) thread_.join();
+  }
+
+  bool next(CapturedPacket& out) override {
+    if (direct_) return direct(out);
+    if (!reading_) return first(out);
+    while (!current_ || taken_ == current_->packets.size()) {
+      if (current_ && current_->end) {
+        finish(*current_);
+        return false;
+      }
+      take_next_batch();
+    }
+    const Batch& b = *current_;
+    const size_t i = taken_++;
+    out = b.packets[i];
+    out.data = b.bytes.data() + b.offsets[i];
+    reveal_interfaces(b.interfaces_after[i]);
+    return true;
+  }
+
+  const std::vector<CaptureInterface>& interfaces() const override { return interfaces_; }
+  const std::string& error() const override { return error_; }
+  uint64_t position() const override { return position_; }
+  uint64_t size() const override { return size_; }
+  std::string format() const override { return format_; }
+
+ private:
+  // The first packet is read here, on the caller's thread: a file the session opens but does not
+  // reach yet (a later file of a ring) keeps no thread and no batch. The thread starts at the
+  // second call, once the caller is done with the first packet's bytes (they belong to the
+  // source, which the thread then reads on).
+  bool first(CapturedPacket& out) {
+    if (!first_taken_) {
+      first_taken_ = true;
+      const bool got = source_->next(out);
+      interfaces_ = source_->interfaces();
+      published_interfaces_ = interfaces_.size();
+      position_ = source_->position();
+      if (!got) {
+        error_ = source_->error();
+        ended_ = true;
+      }
+      return got;
+    }
+    if (ended_) return false;
+    try {
+      thread_ = std::thread([this] { read(); });
+    } catch (const std::system_error&) {
+      direct_ = true;  // no thread to be had: read on this one, as without read-ahead
+      return direct(out);
+    }
+    reading_ = true;
+    return next(out);
+  }
+
+  bool direct(CapturedPacket& out) {
+    const bool got = source_->next(out);
+    interfaces_ = source_->interfaces();
+    position_ = source_->position();
+    if (!got) error_ = source_->error();
+    return got;
+  }
+
+  void reveal_interfaces(size_t count) {
+    while (interfaces_.size() < count && !pending_interfaces_.empty()) {
+      interfaces_.push_back(std::move(pending_interfaces_.front()));
+      pending_interfaces_.pop_front();
+    }
+  }
+
+  void finish(const Batch& b) {
+    reveal_interfaces(b.interfaces_at_end);
+    error_ = b.error;
+    position_ = b.position;
+  }
+
+  // Hands the batch read back to the thread and takes the next full one, waiting if need be.
+  void take_next_batch() {
+    std::unique_lock lock(mutex_);
+    if (current_) free_.push_back(std::move(current_));
+    changed_.notify_all();
+    changed_.wait(lock, [&] { return !full_.empty(); });
+    current_ = std::move(full_.front());
+    full_.pop_front();
+    lock.unlock();
+    taken_ = 0;
+    position_ = current_->position;
+    for (CaptureInterface& i : current_->new_interfaces) pending_interfaces_.push_back(std::move(i));
+  }
+
+  // The thread: fills batches until the source ends or the reader is destroyed.
+  void read() {
+    for (;;) {
+      std::unique_ptr<Batch> b;
+      {
+        std::unique_lock lock(mutex_);
+        changed_.wait(lock, [&] { return stop_ || full_.size() < kQueued; });
+        if (stop_) return;
+        if (!free_.empty()) {
+          b = std::move(free_.back());
+          free_.pop_back();
+        }
+      }
+      if (!b) b = std::make_unique<Batch>();
+      b->clear();
+      fill(*b);
+      const bool end = b->end;
+      {
+        std::lock_guard lock(mutex_);
+        full_.push_back(std::move(b));
+      }
+      changed_.notify_all();
+      if (end) return;
+    }
+  }
+
+  void fill(Batch& b) {
+    try {
+      CapturedPacket p;
+      while (b.packets.size() < kBatchPackets && b.bytes.size() < kBatchBytes) {
+        if (!source_->next(p)) {
+          b.end = true;
+          b.error = source_->error();
+          break;
+        }
+        b.offsets.push_back(b.bytes.size());
+        b.bytes.insert(b.bytes.end(), p.data, p.data + p.cap_len);
+        p.data = nullptr;
+        b.packets.push_back(p);
+        b.interfaces_after.push_back(uint32_t(publish_interfaces(b)));
+      }
+    } catch (const std::exception& e) {
+      b.end = true;
+      b.error = std::string("reading stopped: ") + e.what();
+    }
+    b.interfaces_at_end = uint32_t(publish_interfaces(b));
+    b.position = source_->position();
+  }
+
+  // Copies the interfaces the source declared since the last call into the batch; returns how
+  // many it has declared.
+  size_t publish_interfaces(Batch& b) {
+    const std::vector<CaptureInterface>& all = source_->interfaces();
+    for (; published_interfaces_ < all.size(); ++published_interfaces_) b.new_interfaces.push_back(all[published_interfaces_]);
+    return all.size();
+  }
+
+  std::unique_ptr<CaptureSource> source_;  ///< read by the thread once it runs, never here
+  // The reader's side.
+  std::vector<CaptureInterface> interfaces_;
+  std::deque<CaptureInterface> pending_interfaces_;  ///< received, not yet revealed
+  std::unique_ptr<Batch> current_;
+  size_t taken_ = 0;
+  bool first_taken_ = false, ended_ = false, reading_ = false, direct_ = false;
+  std::string error_;
+  uint64_t position_ = 0;
+  const uint64_t size_;
+  const std::string format_;
+  // The thread's side.
+  size_t published_interfaces_ = 0;
+  // Shared, under mutex_.
+  std::mutex mutex_;
+  std::condition_variable changed_;
+  std::deque<std::unique_ptr<Batch>> full_;
+  std::vector<std::unique_ptr<Batch>> free_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace
+
+std::unique_ptr<CaptureSource> read_ahead(std::unique_ptr<CaptureSource> source) {
+  return std::make_unique<ReadAheadSource>(std::move(source));
+}
+
+}  // namespace rdmatel

@@ -1,0 +1,27 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A capture source read ahead on a thread of its own. Decompressing a gzip or zstd capture
+// (libwiretap) costs more than measuring it, on the one thread that also measures; read ahead,
+// the decompression runs beside the measurement on the second core (`--threads` 2 or more).
+//
+// What the reader sees is exactly what the source gives, in the same order and at the same
+// moment: each packet comes with the number of interfaces the source had declared when it
+// returned that packet, and interfaces() grows only to that count as the packet is taken (a
+// point declared a batch early could change what `paths` waits for). The reading thread starts
+// at the second packet: the session takes every input's first packet when it opens them, and a
+// ring of hundreds of files is read one after another, so a file not reached yet holds one
+// packet, not a batch, and no thread. Memory: at most kQueued batches of up to kBatchPackets
+// packets or kBatchBytes bytes each (and one packet larger than that alone).
+#pragma once
+
+#include <memory>
+
+#include "rdmatel/capture.h"
+
+namespace rdmatel {
+
+/// `source` read ahead on a thread of its own (see above). Not for a source whose next() may
+/// block for ever (standard input, a live interface): destroying the reader waits for the
+/// thread, which may be inside next().
+std::unique_ptr<CaptureSource> read_ahead(std::unique_ptr<CaptureSource> source);
+
+}  // namespace rdmatel

@@ -1,0 +1,195 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// A source read ahead on a thread gives what the source gives, in the same order and at the same
+// moment (interfaces included), reads on another thread, stops when dropped half-way, and says
+// why a source that failed stopped.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <stdexcept>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "engine/src/capture/read_ahead_source.h"
+
+namespace rdmatel {
+namespace {
+
+struct Plan {
+  size_t packets = 0;
+  std::vector<size_t> interface_at;  ///< a new interface is declared as packet i is read
+  std::vector<size_t> big_at;        ///< packet i is 700 KB (more than a batch's bytes)
+  std::string error;                 ///< set when the source ends
+  size_t throw_at = SIZE_MAX;        ///< next() throws instead of giving packet i
+};
+
+Plan packets(size_t n) {
+  Plan p;
+  p.packets = n;
+  return p;
+}
+
+// A source made up here: packet i's bytes are a pattern of i in a buffer reused from call to call
+// (as libwiretap's), so that bytes read after the next call would show.
+class PlannedSource final : public CaptureSource {
+ public:
+  explicit PlannedSource(Plan plan) : plan_(std::move(plan)) { interfaces_.push_back({"first", LinkType::kEthernet}); }
+
+  bool next(CapturedPacket& out) override {
+    {
+      std::lock_guard lock(mutex_);
+      callers_.push_back(std::this_thread::get_id());
+    }
+    if (given_ == plan_.packets) {
+      error_ = plan_.error;
+      return false;
+    }
+    const size_t i = given_++;
+    if (i == plan_.throw_at) throw std::runtime_error("the planned failure");
+    for (size_t at : plan_.interface_at)
+      if (at == i) interfaces_.push_back({"if" + std::to_string(interfaces_.size()), LinkType::kEthernet});
+    const bool big = std::find(plan_.big_at.begin(), plan_.big_at.end(), i) != plan_.big_at.end();
+    buffer_.assign(big ? 700000 : 60 + i % 1400, 0);
+    for (size_t k = 0; k < buffer_.size(); ++k) buffer_[k] = uint8_t(i * 7 + k);
+    out.frame = i + 1;
+    out.ts = TimeNs(1'000'000 * i);
+    out.has_ts = i % 97 != 5;
+    out.interface = uint32_t(interfaces_.size() - 1);
+    out.cap_len = uint32_t(buffer_.size());
+    out.wire_len = out.cap_len + uint32_t(i % 3);
+    out.link = LinkType::kEthernet;
+    out.data = buffer_.data();
+    return true;
+  }
+  const std::vector<CaptureInterface>& interfaces() const override { return interfaces_; }
+  const std::string& error() const override { return error_; }
+  uint64_t position() const override { return given_ * 100; }
+  uint64_t size() const override { return plan_.packets * 100; }
+  std::string format() const override { return "planned"; }
+
+  size_t given() const { return given_; }
+  std::vector<std::thread::id> callers() const {
+    std::lock_guard lock(mutex_);
+    return callers_;
+  }
+
+ private:
+  Plan plan_;
+  std::vector<CaptureInterface> interfaces_;
+  std::vector<uint8_t> buffer_;
+  std::string error_;
+  std::atomic<size_t> given_ = 0;  ///< (read by the test while the thread reads on)
+  mutable std::mutex mutex_;
+  std::vector<std::thread::id> callers_;
+};
+
+// What a reader sees at each step: the packet (its bytes in full) and the interfaces then.
+struct Step {
+  bool got;
+  CapturedPacket p;
+  std::vector<uint8_t> bytes;
+  std::vector<std::string> interfaces;
+};
+
+std::vector<Step> read_steps(CaptureSource& s) {
+  std::vector<Step> steps;
+  for (;;) {
+    Step st;
+    st.got = s.next(st.p);
+    if (st.got) st.bytes.assign(st.p.data, st.p.data + st.p.cap_len);
+    for (const CaptureInterface& i : s.interfaces()) st.interfaces.push_back(i.name);
+    steps.push_back(std::move(st));
+    if (!steps.back().got) return steps;
+  }
+}
+
+void expect_same(const std::vector<Step>& want, const std::vector<Step>& got) {
+  ASSERT_EQ(want.size(), got.size());
+  for (size_t i = 0; i < want.size(); ++i) {
+    SCOPED_TRACE("step " + std::to_string(i));
+    ASSERT_EQ(want[i].got, got[i].got);
+    EXPECT_EQ(want[i].interfaces, got[i].interfaces);
+    if (!want[i].got) continue;
+    EXPECT_EQ(want[i].p.frame, got[i].p.frame);
+    EXPECT_EQ(want[i].p.ts, got[i].p.ts);
+    EXPECT_EQ(want[i].p.has_ts, got[i].p.has_ts);
+    EXPECT_EQ(want[i].p.interface, got[i].p.interface);
+    EXPECT_EQ(want[i].p.cap_len, got[i].p.cap_len);
+    EXPECT_EQ(want[i].p.wire_len, got[i].p.wire_len);
+    EXPECT_EQ(want[i].p.link, got[i].p.link);
+    ASSERT_EQ(want[i].bytes, got[i].bytes);
+  }
+}
+
+void expect_read_ahead_gives_the_same(const Plan& plan) {
+  PlannedSource plain(plan);
+  const std::vector<Step> want = read_steps(plain);
+  auto source = std::make_unique<PlannedSource>(plan);
+  std::unique_ptr<CaptureSource> ahead = read_ahead(std::move(source));
+  EXPECT_EQ(ahead->format(), "planned");
+  EXPECT_EQ(ahead->size(), plan.packets * 100);
+  const std::vector<Step> got = read_steps(*ahead);
+  expect_same(want, got);
+  EXPECT_EQ(ahead->error(), plan.error);
+  EXPECT_EQ(ahead->position(), plan.packets * 100);
+  EXPECT_FALSE(ahead->next(*std::make_unique<CapturedPacket>())) << "an ended source stays ended";
+}
+
+TEST(ReadAhead, GivesWhatTheSourceGivesStepByStep) {
+  expect_read_ahead_gives_the_same(packets(0));
+  expect_read_ahead_gives_the_same(packets(1));
+  Plan two = packets(2);
+  two.interface_at = {1};
+  expect_read_ahead_gives_the_same(two);
+  // Several batches (2048 packets or 512 KiB each), interfaces declared at batch edges and
+  // inside, packets larger than a batch's bytes, an error at the end.
+  Plan many = packets(9000);
+  many.interface_at = {0, 1, 2047, 2048, 2049, 4095, 4096, 8999};
+  many.big_at = {3, 4, 2050, 8998};
+  many.error = "cut short after 9000 packets";
+  expect_read_ahead_gives_the_same(many);
+}
+
+TEST(ReadAhead, ReadsOnAThreadOfItsOwnFromTheSecondPacket) {
+  auto source = std::make_unique<PlannedSource>(packets(5000));
+  const PlannedSource& planned = *source;
+  std::unique_ptr<CaptureSource> ahead = read_ahead(std::move(source));
+  read_steps(*ahead);
+  const std::vector<std::thread::id> callers = planned.callers();
+  ASSERT_EQ(callers.size(), 5001u);
+  EXPECT_EQ(callers[0], std::this_thread::get_id()) << "the first packet is read by the caller";
+  for (size_t i = 1; i < callers.size(); ++i) ASSERT_NE(callers[i], std::this_thread::get_id()) << "call " << i;
+}
+
+TEST(ReadAhead, AFileNotReachedHoldsOnePacketAndADroppedOneStops) {
+  auto source = std::make_unique<PlannedSource>(packets(200000));
+  const PlannedSource& planned = *source;
+  std::unique_ptr<CaptureSource> ahead = read_ahead(std::move(source));
+  CapturedPacket p;
+  ASSERT_TRUE(ahead->next(p));
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  EXPECT_EQ(planned.given(), 1u) << "no reading ahead before the second packet is asked for";
+  for (int i = 0; i < 3; ++i) ASSERT_TRUE(ahead->next(p));
+  std::this_thread::sleep_for(std::chrono::milliseconds(200));
+  // The batch being read, the ones queued and the one being filled: a few batches, not the file.
+  EXPECT_LE(planned.given(), 1 + 4 * 2048u);
+  ahead.reset();  // stops and joins the thread (a hang here fails by the test's timeout)
+}
+
+TEST(ReadAhead, ASourceThatThrowsEndsWithTheReason) {
+  Plan failing = packets(100);
+  failing.throw_at = 10;
+  std::unique_ptr<CaptureSource> ahead = read_ahead(std::make_unique<PlannedSource>(failing));
+  const std::vector<Step> steps = read_steps(*ahead);
+  ASSERT_EQ(steps.size(), 11u);
+  EXPECT_EQ(steps[9].p.frame, 10u);
+  EXPECT_EQ(ahead->error(), "reading stopped: the planned failure");
+}
+
+}  // namespace
+}  // namespace rdmatel
