@@ -146,11 +146,11 @@ TEST(ReadAhead, GivesWhatTheSourceGivesStepByStep) {
   Plan two = packets(2);
   two.interface_at = {1};
   expect_read_ahead_gives_the_same(two);
-  // Several batches (2048 packets or 512 KiB each), interfaces declared at batch edges and
+  // Several batches (1024 packets or 256 KiB each), interfaces declared at batch edges and
   // inside, packets larger than a batch's bytes, an error at the end.
   Plan many = packets(9000);
-  many.interface_at = {0, 1, 2047, 2048, 2049, 4095, 4096, 8999};
-  many.big_at = {3, 4, 2050, 8998};
+  many.interface_at = {0, 1, 1023, 1024, 1025, 2047, 2048, 8999};
+  many.big_at = {3, 4, 1026, 8998};
   many.error = "cut short after 9000 packets";
   expect_read_ahead_gives_the_same(many);
 }
@@ -177,7 +177,7 @@ TEST(ReadAhead, AFileNotReachedHoldsOnePacketAndADroppedOneStops) {
   for (int i = 0; i < 3; ++i) ASSERT_TRUE(ahead->next(p));
   std::this_thread::sleep_for(std::chrono::milliseconds(200));
   // The batch being read, the ones queued and the one being filled: a few batches, not the file.
-  EXPECT_LE(planned.given(), 1 + 4 * 2048u);
+  EXPECT_LE(planned.given(), 1 + 4 * 1024u);
   ahead.reset();  // stops and joins the thread (a hang here fails by the test's timeout)
 }
 

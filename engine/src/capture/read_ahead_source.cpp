@@ -15,8 +15,8 @@ namespace {
 
 // A batch is a few hundred microseconds of decompression: long enough that handing it over
 // (a lock and a wake-up) costs little beside it, short enough that both threads start at once.
-constexpr size_t kBatchPackets = 2048;
-constexpr size_t kBatchBytes = size_t(512) << 10;
+constexpr size_t kBatchPackets = 1024;
+constexpr size_t kBatchBytes = size_t(256) << 10;
 constexpr size_t kQueued = 2;  ///< full batches waiting for the reader; the thread then waits
 
 struct Batch {
@@ -66,9 +66,10 @@ class ReadAheadSource final : public CaptureSource {
   bool next(CapturedPacket& out) override {
     if (direct_) return direct(out);
     if (!reading_) return first(out);
+    if (ended_) return false;
     while (!current_ || taken_ == current_->packets.size()) {
       if (current_ && current_->end) {
-        finish(*current_);
+        finish();
         return false;
       }
       take_next_batch();
@@ -131,10 +132,18 @@ class ReadAheadSource final : public CaptureSource {
     }
   }
 
-  void finish(const Batch& b) {
-    reveal_interfaces(b.interfaces_at_end);
-    error_ = b.error;
-    position_ = b.position;
+  // The source has ended: its thread has too. The batches are let go at once: a ring of many
+  // compressed files is read one file after another, and each file read to its end would
+  // otherwise keep its batches until the whole run is over.
+  void finish() {
+    reveal_interfaces(current_->interfaces_at_end);
+    error_ = current_->error;
+    position_ = current_->position;
+    ended_ = true;
+    thread_.join();
+    current_.reset();
+    free_.clear();
+    full_.clear();
   }
 
   // Hands the batch read back to the thread and takes the next full one, waiting if need be.

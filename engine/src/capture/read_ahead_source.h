@@ -9,8 +9,9 @@
 // point declared a batch early could change what `paths` waits for). The reading thread starts
 // at the second packet: the session takes every input's first packet when it opens them, and a
 // ring of hundreds of files is read one after another, so a file not reached yet holds one
-// packet, not a batch, and no thread. Memory: at most kQueued batches of up to kBatchPackets
-// packets or kBatchBytes bytes each (and one packet larger than that alone).
+// packet, not a batch, and no thread; one read to its end lets its thread and batches go. Memory:
+// four batches at most (the one being read, two queued, one being filled) of up to 1024 packets
+// or 256 KiB each (one packet larger than that alone), about a megabyte per input being read.
 #pragma once
 
 #include <memory>
