@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/src/capture/read_ahead_source.h"
 
+#include <algorithm>
 #include <condition_variable>
+#include <cstdio>
 #include <cstring>
 #include <deque>
 #include <exception>
@@ -72,7 +74,7 @@ class ReadAheadSource final : public CaptureSource {
         finish();
         return false;
       }
-      take_next_batch();
+      if (!take_next_batch()) return false;
     }
     const Batch& b = *current_;
     const size_t i = taken_++;
@@ -147,21 +149,46 @@ class ReadAheadSource final : public CaptureSource {
   }
 
   // Hands the batch read back to the thread and takes the next full one, waiting if need be.
-  void take_next_batch() {
+  // False when the thread failed outside a batch (no memory for one): reading ends there.
+  bool take_next_batch() {
     std::unique_lock lock(mutex_);
     if (current_) free_.push_back(std::move(current_));
     changed_.notify_all();
-    changed_.wait(lock, [&] { return !full_.empty(); });
+    changed_.wait(lock, [&] { return !full_.empty() || thread_failed_; });
+    if (full_.empty()) {
+      error_ = thread_error_;
+      ended_ = true;
+      lock.unlock();
+      thread_.join();
+      return false;
+    }
     current_ = std::move(full_.front());
     full_.pop_front();
     lock.unlock();
     taken_ = 0;
     position_ = current_->position;
     for (CaptureInterface& i : current_->new_interfaces) pending_interfaces_.push_back(std::move(i));
+    return true;
   }
 
-  // The thread: fills batches until the source ends or the reader is destroyed.
+  // The thread: fills batches until the source ends or the reader is destroyed. (The source's own
+  // failures end a batch with their reason, in fill(); this catches running out of memory for a
+  // batch, which would otherwise end the process.)
   void read() {
+    try {
+      read_batches();
+    } catch (const std::exception& e) {
+      {
+        std::lock_guard lock(mutex_);
+        // Into a fixed buffer: there may be no memory for a string.
+        std::snprintf(thread_error_, sizeof thread_error_, "reading stopped: %s", e.what());
+        thread_failed_ = true;
+      }
+      changed_.notify_all();
+    }
+  }
+
+  void read_batches() {
     for (;;) {
       std::unique_ptr<Batch> b;
       {
@@ -201,12 +228,15 @@ class ReadAheadSource final : public CaptureSource {
         b.packets.push_back(p);
         b.interfaces_after.push_back(uint32_t(publish_interfaces(b)));
       }
+      b.interfaces_at_end = uint32_t(publish_interfaces(b));
+      b.position = source_->position();
     } catch (const std::exception& e) {
+      // The packets whose every part was stored stay (a throw may come between the parts).
+      b.packets.resize(std::min(b.packets.size(), b.interfaces_after.size()));
       b.end = true;
+      b.interfaces_at_end = uint32_t(published_interfaces_);
       b.error = std::string("reading stopped: ") + e.what();
     }
-    b.interfaces_at_end = uint32_t(publish_interfaces(b));
-    b.position = source_->position();
   }
 
   // Copies the interfaces the source declared since the last call into the batch; returns how
@@ -236,6 +266,8 @@ class ReadAheadSource final : public CaptureSource {
   std::deque<std::unique_ptr<Batch>> full_;
   std::vector<std::unique_ptr<Batch>> free_;
   bool stop_ = false;
+  bool thread_failed_ = false;  ///< the thread failed outside a batch, for this reason:
+  char thread_error_[200] = {};
   std::thread thread_;
 };
 
