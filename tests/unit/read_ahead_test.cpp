@@ -16,6 +16,8 @@
 #include <vector>
 
 #include "engine/src/capture/read_ahead_source.h"
+#include "engine/src/decode/decoded_frame.h"
+#include "tests/support/frame_builder.h"
 
 namespace rdmatel {
 namespace {
@@ -130,7 +132,7 @@ void expect_read_ahead_gives_the_same(const Plan& plan) {
   PlannedSource plain(plan);
   const std::vector<Step> want = read_steps(plain);
   auto source = std::make_unique<PlannedSource>(plan);
-  std::unique_ptr<CaptureSource> ahead = read_ahead(std::move(source));
+  std::unique_ptr<CaptureSource> ahead = read_ahead(std::move(source), ReadAhead::kCopy);
   EXPECT_EQ(ahead->format(), "planned");
   EXPECT_EQ(ahead->size(), plan.packets * 100);
   const std::vector<Step> got = read_steps(*ahead);
@@ -158,7 +160,7 @@ TEST(ReadAhead, GivesWhatTheSourceGivesStepByStep) {
 TEST(ReadAhead, ReadsOnAThreadOfItsOwnFromTheSecondPacket) {
   auto source = std::make_unique<PlannedSource>(packets(5000));
   const PlannedSource& planned = *source;
-  std::unique_ptr<CaptureSource> ahead = read_ahead(std::move(source));
+  std::unique_ptr<CaptureSource> ahead = read_ahead(std::move(source), ReadAhead::kCopy);
   read_steps(*ahead);
   const std::vector<std::thread::id> callers = planned.callers();
   ASSERT_EQ(callers.size(), 5001u);
@@ -169,7 +171,7 @@ TEST(ReadAhead, ReadsOnAThreadOfItsOwnFromTheSecondPacket) {
 TEST(ReadAhead, AFileNotReachedHoldsOnePacketAndADroppedOneStops) {
   auto source = std::make_unique<PlannedSource>(packets(200000));
   const PlannedSource& planned = *source;
-  std::unique_ptr<CaptureSource> ahead = read_ahead(std::move(source));
+  std::unique_ptr<CaptureSource> ahead = read_ahead(std::move(source), ReadAhead::kCopy);
   CapturedPacket p;
   ASSERT_TRUE(ahead->next(p));
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
@@ -184,11 +186,107 @@ TEST(ReadAhead, AFileNotReachedHoldsOnePacketAndADroppedOneStops) {
 TEST(ReadAhead, ASourceThatThrowsEndsWithTheReason) {
   Plan failing = packets(100);
   failing.throw_at = 10;
-  std::unique_ptr<CaptureSource> ahead = read_ahead(std::make_unique<PlannedSource>(failing));
+  std::unique_ptr<CaptureSource> ahead = read_ahead(std::make_unique<PlannedSource>(failing), ReadAhead::kCopy);
   const std::vector<Step> steps = read_steps(*ahead);
   ASSERT_EQ(steps.size(), 11u);
   EXPECT_EQ(steps[9].p.frame, 10u);
   EXPECT_EQ(ahead->error(), "reading stopped: the planned failure");
+}
+
+// A source whose bytes stay where they are while it lives (as a mapped file's): frames built here.
+class MappedLikeSource final : public CaptureSource {
+ public:
+  explicit MappedLikeSource(std::vector<test::Bytes> frames) : frames_(std::move(frames)) {
+    interfaces_.push_back({"eth0", LinkType::kEthernet});
+  }
+  bool next(CapturedPacket& out) override {
+    if (given_ == frames_.size()) return false;
+    const test::Bytes& f = frames_[given_++];
+    out = CapturedPacket{};
+    out.frame = given_;
+    out.ts = TimeNs(given_) * 1000;
+    out.cap_len = uint32_t(f.size());
+    out.wire_len = uint32_t(f.size());
+    out.link = LinkType::kEthernet;
+    out.data = f.empty() ? nullptr : f.data();
+    return true;
+  }
+  const std::vector<CaptureInterface>& interfaces() const override { return interfaces_; }
+  const std::string& error() const override { return error_; }
+  uint64_t position() const override { return given_; }
+  uint64_t size() const override { return frames_.size(); }
+  std::string format() const override { return "mapped"; }
+  const test::Bytes& frame(size_t i) const { return frames_[i]; }
+
+ private:
+  std::vector<test::Bytes> frames_;
+  std::vector<CaptureInterface> interfaces_;
+  std::string error_;
+  size_t given_ = 0;
+};
+
+TEST(ReadAhead, DecodingAheadLeavesTheBytesAndHandsOverTheirDecoding) {
+  // NVMe commands (their CIDs and keys known), completions, WRITEs, ACKs, PFC, malformed and
+  // non-RoCE frames, over several batches.
+  std::vector<test::Bytes> frames;
+  std::vector<uint16_t> cid_of;  // of each frame that is a command, else 0xFFFF
+  for (uint32_t i = 0; i < 5000; ++i) {
+    test::RoceSpec s = test::up(0x04, 1000 + i);  // SEND ONLY
+    uint16_t cid = 0xFFFF;
+    switch (i % 7) {
+      case 0: cid = uint16_t(i); s.payload = test::sqe(0x01, cid, 1, 0x40, 4096, 0xA0000 + i); break;
+      case 1: s = test::down(0x04, i); s.payload = test::cqe(uint16_t(i), 0); break;
+      case 2: s = test::up(0x0A, i); s.ext = test::reth(0x1000, 7, 4096); s.payload.assign(64, uint8_t(i)); break;
+      case 3: s = test::down(0x11, i); s.ext = test::aeth(0, i); break;
+      case 4: { const uint16_t q[8] = {0, 0, 0, uint16_t(i), 0, 0, 0, 0}; frames.push_back(test::pfc_frame(0x08, q)); cid_of.push_back(cid); continue; }
+      case 5: frames.push_back(test::Bytes(i % 3 == 0 ? 0 : 30, 0x45)); cid_of.push_back(cid); continue;  // too short / nothing
+      case 6: s.pad = 3; s.payload.assign(2, 0); break;  // headers longer than the packet: malformed
+    }
+    frames.push_back(test::build_roce(s));
+    cid_of.push_back(cid);
+  }
+  auto source = std::make_unique<MappedLikeSource>(frames);
+  const MappedLikeSource& mapped = *source;
+  std::unique_ptr<CaptureSource> ahead = read_ahead(std::move(source), ReadAhead::kDecode);
+  CapturedPacket p;
+  size_t n = 0, commands = 0;
+  while (ahead->next(p)) {
+    SCOPED_TRACE("frame " + std::to_string(n));
+    const test::Bytes& bytes = mapped.frame(n);
+    ASSERT_EQ(p.data, bytes.empty() ? nullptr : bytes.data()) << "the bytes stay where the source has them";
+    ASSERT_EQ(p.cap_len, bytes.size());
+    DecodedFrame here;
+    decode_frame(LinkType::kEthernet, p.data, p.cap_len, p.wire_len, here);
+    if (n == 0) {
+      EXPECT_EQ(p.decoded, nullptr) << "the first packet is read by the caller, not decoded ahead";
+    } else {
+      ASSERT_NE(p.decoded, nullptr);
+      const DecodedFrame& d = *p.decoded;
+      EXPECT_EQ(d.roce.kind, here.roce.kind);
+      EXPECT_EQ(d.roce.error, here.roce.error);
+      EXPECT_EQ(d.roce.bth.psn, here.roce.bth.psn);
+      EXPECT_EQ(d.roce.bth.opcode, here.roce.bth.opcode);
+      EXPECT_EQ(d.roce.payload_offset, here.roce.payload_offset);
+      EXPECT_EQ(d.roce.aeth.msn, here.roce.aeth.msn);
+      EXPECT_EQ(d.roce.reth.rkey, here.roce.reth.rkey);
+      EXPECT_EQ(d.roce.pfc.quanta[3], here.roce.pfc.quanta[3]);
+      EXPECT_EQ(d.payload_hash, here.payload_hash);
+      EXPECT_EQ(d.capsule.kind, here.capsule.kind);
+      EXPECT_EQ(d.capsule.cid, here.capsule.cid);
+      EXPECT_EQ(d.capsule.key_count, here.capsule.key_count);
+      EXPECT_EQ(d.capsule.keys[0], here.capsule.keys[0]);
+      // And what the test built: the command's CID and key.
+      if (cid_of[n] != 0xFFFF) {
+        ++commands;
+        EXPECT_EQ(d.capsule.kind, CapsuleKind::kCommand);
+        EXPECT_EQ(d.capsule.cid, cid_of[n]);
+        EXPECT_EQ(d.capsule.keys[0], 0xA0000u + n);
+      }
+    }
+    ++n;
+  }
+  EXPECT_EQ(n, frames.size());
+  EXPECT_GT(commands, 700u);
 }
 
 }  // namespace

@@ -22,6 +22,8 @@ struct CaptureInterface {
   uint64_t speed_bps = 0;  ///< pcapng if_speed, 0 when unknown
 };
 
+struct DecodedFrame;  // engine-internal (engine/src/decode/decoded_frame.h)
+
 /// A packet as read from the file; `data` stays valid until the next call to next().
 struct CapturedPacket {
   uint64_t frame = 0;      ///< 1-based, file order, as Wireshark numbers frames
@@ -32,6 +34,9 @@ struct CapturedPacket {
   uint32_t wire_len = 0;
   LinkType link = LinkType::kUnsupported;
   const uint8_t* data = nullptr;
+  /// The frame decoded already (the engine's own read-ahead: capture/read_ahead_source.h), valid
+  /// as long as `data`; null otherwise, and for every other source.
+  const DecodedFrame* decoded = nullptr;
 };
 
 class CaptureSource {

@@ -21,6 +21,8 @@
 
 namespace rdmatel {
 
+struct DecodedFrame;  // engine-internal (engine/src/decode/decoded_frame.h)
+
 /// One frame as the front end read it. The bytes need only stay valid during push().
 struct FrameIn {
   uint64_t frame = 0;  ///< 1-based frame number, as Wireshark numbers frames
@@ -35,6 +37,9 @@ struct FrameIn {
   /// packet twice at one stamp from two captures is one packet given twice; from one capture it
   /// may be a NAK and its repeat (engine.cpp, given_twice).
   uint32_t source = 0;
+  /// CapturedPacket::decoded, passed on (the session does): the engine takes the frame's headers,
+  /// capsule and payload hash from it instead of decoding the bytes. Null: it decodes them.
+  const DecodedFrame* decoded = nullptr;
 };
 
 /// What the engine counted.

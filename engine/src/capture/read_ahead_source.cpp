@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/src/capture/read_ahead_source.h"
 
+#include "engine/src/decode/decoded_frame.h"
+
 #include <algorithm>
 #include <condition_variable>
 #include <cstdio>
@@ -15,15 +17,19 @@
 namespace rdmatel {
 namespace {
 
-// A batch is a few hundred microseconds of decompression: long enough that handing it over
-// (a lock and a wake-up) costs little beside it, short enough that both threads start at once.
+// A batch is a few hundred microseconds of decompression (or a hundred of decoding): long enough
+// that handing it over (a lock and a wake-up) costs little beside it, short enough that both
+// threads start at once and that it stays in the caches (kDecode: ~220 KB of decoded frames).
 constexpr size_t kBatchPackets = 1024;
 constexpr size_t kBatchBytes = size_t(256) << 10;
 constexpr size_t kQueued = 2;  ///< full batches waiting for the reader; the thread then waits
 
 struct Batch {
-  std::vector<CapturedPacket> packets;  ///< `data` unset: the bytes are at offsets[i]
+  /// kCopy: `data` unset, the bytes are at offsets[i]; kDecode: `data` as the source gave it,
+  /// the frame decoded in decoded[i].
+  std::vector<CapturedPacket> packets;
   std::vector<size_t> offsets;
+  std::vector<DecodedFrame> decoded;
   /// How many interfaces the source had declared when it returned packets[i].
   std::vector<uint32_t> interfaces_after;
   std::vector<uint8_t> bytes;
@@ -38,6 +44,7 @@ struct Batch {
   void clear() {
     packets.clear();
     offsets.clear();
+    decoded.clear();
     interfaces_after.clear();
     bytes.clear();
     new_interfaces.clear();
@@ -48,8 +55,9 @@ struct Batch {
 
 class ReadAheadSource final : public CaptureSource {
  public:
-  explicit ReadAheadSource(std::unique_ptr<CaptureSource> source)
-      : source_(std::move(source)),
+  ReadAheadSource(std::unique_ptr<CaptureSource> source, ReadAhead mode)
+      : mode_(mode),
+        source_(std::move(source)),
         interfaces_(source_->interfaces()),
         position_(source_->position()),
         size_(source_->size()),
@@ -79,7 +87,8 @@ class ReadAheadSource final : public CaptureSource {
     const Batch& b = *current_;
     const size_t i = taken_++;
     out = b.packets[i];
-    out.data = b.bytes.data() + b.offsets[i];
+    if (mode_ == ReadAhead::kDecode) out.decoded = &b.decoded[i];
+    else out.data = b.bytes.data() + b.offsets[i];
     reveal_interfaces(b.interfaces_after[i]);
     return true;
   }
@@ -222,9 +231,13 @@ class ReadAheadSource final : public CaptureSource {
           b.error = source_->error();
           break;
         }
-        b.offsets.push_back(b.bytes.size());
-        b.bytes.insert(b.bytes.end(), p.data, p.data + p.cap_len);
-        p.data = nullptr;
+        if (mode_ == ReadAhead::kDecode) {
+          decode_frame(p.link, p.data, p.cap_len, p.wire_len, b.decoded.emplace_back());
+        } else {
+          b.offsets.push_back(b.bytes.size());
+          b.bytes.insert(b.bytes.end(), p.data, p.data + p.cap_len);
+          p.data = nullptr;
+        }
         b.packets.push_back(p);
         b.interfaces_after.push_back(uint32_t(publish_interfaces(b)));
       }
@@ -247,6 +260,7 @@ class ReadAheadSource final : public CaptureSource {
     return all.size();
   }
 
+  const ReadAhead mode_;
   std::unique_ptr<CaptureSource> source_;  ///< read by the thread once it runs, never here
   // The reader's side.
   std::vector<CaptureInterface> interfaces_;
@@ -273,8 +287,8 @@ class ReadAheadSource final : public CaptureSource {
 
 }  // namespace
 
-std::unique_ptr<CaptureSource> read_ahead(std::unique_ptr<CaptureSource> source) {
-  return std::make_unique<ReadAheadSource>(std::move(source));
+std::unique_ptr<CaptureSource> read_ahead(std::unique_ptr<CaptureSource> source, ReadAhead mode) {
+  return std::make_unique<ReadAheadSource>(std::move(source), mode);
 }
 
 }  // namespace rdmatel

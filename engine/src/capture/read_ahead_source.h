@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
-// A capture source read ahead on a thread of its own. Decompressing a gzip or zstd capture
-// (libwiretap) costs more than measuring it, on the one thread that also measures; read ahead,
-// the decompression runs beside the measurement on the second core (`--threads` 2 or more).
+// A capture source read ahead on a thread of its own (`--threads` 2 or more). Decompressing a
+// gzip or zstd capture (libwiretap) costs more than measuring it, on the one thread that also
+// measures; read ahead, the decompression runs beside the measurement on the second core. A
+// mapped file is read ahead and decoded there (ReadAhead::kDecode).
 //
 // What the reader sees is exactly what the source gives, in the same order and at the same
 // moment: each packet comes with the number of interfaces the source had declared when it
@@ -14,15 +15,26 @@
 // or 256 KiB each (one packet larger than that alone), about a megabyte per input being read.
 #pragma once
 
+#include <cstdint>
 #include <memory>
 
 #include "rdmatel/capture.h"
 
 namespace rdmatel {
 
+/// What the thread does with a packet's bytes.
+enum class ReadAhead : uint8_t {
+  /// Copies them into the batch: the source reuses its buffer from call to call (libwiretap).
+  kCopy,
+  /// Leaves them where they are, valid as long as the source lives (a mapped file), and decodes
+  /// the frame (CapturedPacket::decoded): the measuring thread then never reads the bytes, and
+  /// reading and decoding, a fifth of its work, run beside it.
+  kDecode,
+};
+
 /// `source` read ahead on a thread of its own (see above). Not for a source whose next() may
 /// block for ever (standard input, a live interface): destroying the reader waits for the
 /// thread, which may be inside next().
-std::unique_ptr<CaptureSource> read_ahead(std::unique_ptr<CaptureSource> source);
+std::unique_ptr<CaptureSource> read_ahead(std::unique_ptr<CaptureSource> source, ReadAhead mode);
 
 }  // namespace rdmatel

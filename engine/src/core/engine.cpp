@@ -12,6 +12,7 @@
 #include "engine/src/core/component_selection.h"
 #include "engine/src/core/work_handover.h"
 #include "engine/src/core/stage_sink.h"
+#include "engine/src/decode/decoded_frame.h"
 #include "engine/src/util/hash.h"
 #include "rdmatel/engine.h"
 
@@ -24,9 +25,6 @@ constexpr TimeNs kStampLimit = (TimeNs(1) << 62) - (TimeNs(1) << 48);
 // Components hear of a point's horizon when it moved at least this much: finalisation needs no
 // finer grain, and the hooks then cost nothing per packet.
 constexpr DurationNs kAdvanceQuantum = kNsPerMs;
-// Bytes at the start of a frame's payload that, with its decoded headers, tell two packets with
-// the same stamp apart when recognising the same packet given twice.
-constexpr uint32_t kHashedPayload = 16;
 // A capture seen giving a request twice gives its repeated ACKs twice for this long after it too
 // (given_twice).
 constexpr DurationNs kCopiesSpan = kNsPerMs;
@@ -46,11 +44,11 @@ uint64_t mirror_key(uint64_t hash, uint16_t source) { return hash ^ (uint64_t(so
 // What makes a buffered packet this packet: its flow and PSN (order_key), opcode, IP id, lengths,
 // and the start of its payload (a resend has a later stamp anyway; two packets at one point with
 // the same stamp and all of these equal are the same packet given twice).
-inline uint64_t identity_hash(uint64_t order_key, uint32_t wire_len, const RoceFrame& f, const FrameIn& in) {
+inline uint64_t identity_hash(uint64_t order_key, uint32_t wire_len, const DecodedFrame& d, uint32_t cap_len) {
+  const RoceFrame& f = d.roce;
   uint64_t h = hash_mix(order_key ^ (uint64_t(f.bth.opcode) << 56) ^ (uint64_t(f.ip_id) << 40) ^
-                        (uint64_t(wire_len) << 8) ^ in.cap_len);
-  uint32_t off = f.is_roce() ? f.payload_offset : 0;
-  if (off < in.cap_len) h ^= hash_bytes(in.data + off, std::min<uint32_t>(in.cap_len - off, kHashedPayload));
+                        (uint64_t(wire_len) << 8) ^ cap_len);
+  h ^= d.payload_hash;
   if (f.kind == FrameKind::kPfc) h ^= hash_bytes(reinterpret_cast<const uint8_t*>(f.pfc.quanta), sizeof f.pfc.quanta);
   return h;
 }
@@ -194,8 +192,11 @@ class Engine::Impl {
       const PointState& at = points_[in.point];
       shown_push_ = ts > at.watermark || ts <= at.horizon || ts <= points_.next_horizon(in.point, window_);
     }
-    RoceFrame& roce = decoded_;
-    switch (decode_roce_frame(in.link, in.data, in.cap_len, in.wire_len, roce)) {
+    // Decoded on the reading thread when read ahead (decoded_frame.h), else here.
+    if (!in.decoded) decode_frame(in.link, in.data, in.cap_len, in.wire_len, decoded_);
+    const DecodedFrame& decoded = in.decoded ? *in.decoded : decoded_;
+    const RoceFrame& roce = decoded.roce;
+    switch (roce.kind) {
       case FrameKind::kRoce: break;
       case FrameKind::kPfc: ++stats_.pfc; break;
       case FrameKind::kMalformed:
@@ -229,7 +230,7 @@ class Engine::Impl {
     }
     const uint32_t seq = seq_++;
     const bool mirror_checked = mirror_window_ > 0 && roce.is_roce() && roce.bth.opcode != kOpcodeCnp;
-    const uint64_t hash = identity_hash(order_key, wire_len, roce, in);
+    const uint64_t hash = identity_hash(order_key, wire_len, decoded, in.cap_len);
     if (mirror_checked)
       points_[in.point].mirror_copies.observe(&mirror_counts_[flow_point], mirror_key(hash, uint16_t(in.source)), ts,
                                               mirror_window_);
@@ -242,7 +243,7 @@ class Engine::Impl {
       p.roce.assign(roce);
       p.source = uint16_t(in.source);
       if (roce.is_roce()) {
-        summarize_capsule(roce, in.data, p.capsule);
+        p.capsule = decoded.capsule;
         // A SEND long enough for an NVMe command whose SQE the snap length cut before byte 40
         // (a header-only mirror on IPv6, or with VLAN tags): no command is found in it, and the
         // report would say "no NVMe-oF I/O" with nothing to tell why. (Reliable connections
@@ -568,7 +569,7 @@ class Engine::Impl {
   std::vector<uint16_t> slots_;        ///< of components_
   std::unique_ptr<WorkHandover> handover_;  ///< threads > 1: the other thread's work and outputs
   std::vector<MirrorCopies::Counts> mirror_counts_;  ///< by flow point
-  RoceFrame decoded_;  ///< the frame being pushed (reused: decoding fills it whole)
+  DecodedFrame decoded_;  ///< the frame being pushed, decoded here (reused: decoding fills it whole)
   Packet scratch_;     ///< a packet handled at once (late, outlier)
   const char* last_error_ = nullptr;
   bool finished_ = false;

@@ -177,6 +177,7 @@ class Session::Impl {
       f.data = c.data;
       f.cap_len = c.cap_len;
       f.wire_len = c.wire_len;
+      f.decoded = c.decoded;
       source_of(in, c.interface, f);
       engine_.push(f);
       if (c.has_ts) {
@@ -231,6 +232,7 @@ class Session::Impl {
 std::unique_ptr<Session> Session::open(const std::vector<std::string>& paths, const Settings& settings,
                                        CaptureOpener fallback, std::string& error) {
   std::vector<SessionInput> inputs;
+  const uint64_t threads = settings.count("threads");
   for (const std::string& path : paths) {
     SessionInput in;
     in.label = path;
@@ -240,6 +242,9 @@ std::unique_ptr<Session> Session::open(const std::vector<std::string>& paths, co
       error = err;
       return nullptr;
     }
+    // With a second core, a mapped file is read and decoded ahead on a thread of its own (its
+    // bytes stay mapped: only the decoded frames are handed over).
+    if (st == OpenStatus::kOk && threads > 1) in.source = read_ahead(std::move(in.source), ReadAhead::kDecode);
     if (st == OpenStatus::kNotRecognized) {
       if (!fallback) {
         error = path + " is not a pcap or pcapng file";
@@ -253,7 +258,7 @@ std::unique_ptr<Session> Session::open(const std::vector<std::string>& paths, co
       // What the fast reader cannot read is decompressed (gzip, zstd) or parsed by libwiretap at a
       // cost like the measurement's: with a second core, on a thread of its own. (Not standard
       // input: a pipe may block for ever, and the thread could not be stopped.)
-      if (settings.count("threads") > 1 && path != "-") in.source = read_ahead(std::move(in.source));
+      if (threads > 1 && path != "-") in.source = read_ahead(std::move(in.source), ReadAhead::kCopy);
     }
     inputs.push_back(std::move(in));
   }
