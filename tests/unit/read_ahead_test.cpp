@@ -168,6 +168,48 @@ TEST(ReadAhead, ReadsOnAThreadOfItsOwnFromTheSecondPacket) {
   for (size_t i = 1; i < callers.size(); ++i) ASSERT_NE(callers[i], std::this_thread::get_id()) << "call " << i;
 }
 
+// Which calls of a source's next() came from the test's own thread.
+std::vector<bool> on_this_thread(const PlannedSource& s) {
+  std::vector<bool> out;
+  for (std::thread::id id : s.callers()) out.push_back(id == std::this_thread::get_id());
+  return out;
+}
+
+TEST(ReadAhead, OnlyAsManyFilesAsSlotsAreReadAheadAtOnce) {
+  auto slots = std::make_shared<ReadAheadSlots>(1);
+  auto a_source = std::make_unique<PlannedSource>(packets(3000)), b_source = std::make_unique<PlannedSource>(packets(3000)),
+       c_source = std::make_unique<PlannedSource>(packets(3000));
+  const PlannedSource &a_planned = *a_source, &b_planned = *b_source, &c_planned = *c_source;
+  std::unique_ptr<CaptureSource> a = read_ahead(std::move(a_source), ReadAhead::kCopy, slots);
+  std::unique_ptr<CaptureSource> b = read_ahead(std::move(b_source), ReadAhead::kCopy, slots);
+  std::unique_ptr<CaptureSource> c = read_ahead(std::move(c_source), ReadAhead::kCopy, slots);
+  CapturedPacket p;
+  // Interleaved, as two sniffers' files: a takes the one slot, b is read here.
+  for (int i = 0; i < 2000; ++i) {
+    ASSERT_TRUE(a->next(p));
+    ASSERT_TRUE(b->next(p));
+  }
+  const std::vector<bool> a_here = on_this_thread(a_planned), b_here = on_this_thread(b_planned);
+  EXPECT_TRUE(a_here[0]);
+  EXPECT_EQ(std::count(a_here.begin() + 1, a_here.end(), true), 0) << "a reads ahead";
+  EXPECT_EQ(std::count(b_here.begin(), b_here.end(), false), 0) << "b finds no slot and is read here";
+  // a ends and gives its slot back: c, reached after it (a ring's next file), reads ahead.
+  while (a->next(p)) {
+  }
+  ASSERT_TRUE(c->next(p));
+  ASSERT_TRUE(c->next(p));
+  read_steps(*c);
+  const std::vector<bool> c_here = on_this_thread(c_planned);
+  EXPECT_TRUE(c_here[0]);
+  EXPECT_EQ(std::count(c_here.begin() + 1, c_here.end(), true), 0) << "c got the slot a gave back";
+  // b stays on this thread to its end, and gives what it read.
+  const std::vector<Step> rest = read_steps(*b);
+  EXPECT_EQ(rest.size(), 1001u);
+  EXPECT_EQ(rest[999].p.frame, 3000u);
+  const std::vector<bool> b_all = on_this_thread(b_planned);
+  EXPECT_EQ(std::count(b_all.begin(), b_all.end(), false), 0);
+}
+
 TEST(ReadAhead, AFileNotReachedHoldsOnePacketAndADroppedOneStops) {
   auto source = std::make_unique<PlannedSource>(packets(200000));
   const PlannedSource& planned = *source;

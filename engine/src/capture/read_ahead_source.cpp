@@ -55,8 +55,9 @@ struct Batch {
 
 class ReadAheadSource final : public CaptureSource {
  public:
-  ReadAheadSource(std::unique_ptr<CaptureSource> source, ReadAhead mode)
+  ReadAheadSource(std::unique_ptr<CaptureSource> source, ReadAhead mode, std::shared_ptr<ReadAheadSlots> slots)
       : mode_(mode),
+        slots_(std::move(slots)),
         source_(std::move(source)),
         interfaces_(source_->interfaces()),
         position_(source_->position()),
@@ -71,6 +72,7 @@ class ReadAheadSource final : public CaptureSource {
     }
     changed_.notify_all();
     if (thread_.joinable()) thread_.join();
+    give_back_slot();
   }
 
   bool next(CapturedPacket& out) override {
@@ -118,14 +120,26 @@ class ReadAheadSource final : public CaptureSource {
       return got;
     }
     if (ended_) return false;
+    // Too many files read ahead at once already: this one is read on this thread (for good).
+    if (slots_ && !slots_->take()) {
+      direct_ = true;
+      return direct(out);
+    }
+    holds_slot_ = slots_ != nullptr;
     try {
       thread_ = std::thread([this] { read(); });
     } catch (const std::system_error&) {
+      give_back_slot();
       direct_ = true;  // no thread to be had: read on this one, as without read-ahead
       return direct(out);
     }
     reading_ = true;
     return next(out);
+  }
+
+  void give_back_slot() {
+    if (holds_slot_) slots_->give_back();
+    holds_slot_ = false;
   }
 
   bool direct(CapturedPacket& out) {
@@ -152,6 +166,7 @@ class ReadAheadSource final : public CaptureSource {
     position_ = current_->position;
     ended_ = true;
     thread_.join();
+    give_back_slot();
     current_.reset();
     free_.clear();
     full_.clear();
@@ -169,6 +184,7 @@ class ReadAheadSource final : public CaptureSource {
       ended_ = true;
       lock.unlock();
       thread_.join();
+      give_back_slot();
       return false;
     }
     current_ = std::move(full_.front());
@@ -261,6 +277,8 @@ class ReadAheadSource final : public CaptureSource {
   }
 
   const ReadAhead mode_;
+  const std::shared_ptr<ReadAheadSlots> slots_;
+  bool holds_slot_ = false;
   std::unique_ptr<CaptureSource> source_;  ///< read by the thread once it runs, never here
   // The reader's side.
   std::vector<CaptureInterface> interfaces_;
@@ -287,8 +305,9 @@ class ReadAheadSource final : public CaptureSource {
 
 }  // namespace
 
-std::unique_ptr<CaptureSource> read_ahead(std::unique_ptr<CaptureSource> source, ReadAhead mode) {
-  return std::make_unique<ReadAheadSource>(std::move(source), mode);
+std::unique_ptr<CaptureSource> read_ahead(std::unique_ptr<CaptureSource> source, ReadAhead mode,
+                                          std::shared_ptr<ReadAheadSlots> slots) {
+  return std::make_unique<ReadAheadSource>(std::move(source), mode, std::move(slots));
 }
 
 }  // namespace rdmatel

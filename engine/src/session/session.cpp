@@ -232,7 +232,10 @@ class Session::Impl {
 std::unique_ptr<Session> Session::open(const std::vector<std::string>& paths, const Settings& settings,
                                        CaptureOpener fallback, std::string& error) {
   std::vector<SessionInput> inputs;
-  const uint64_t threads = settings.count("threads");
+  // With a second core, files are read ahead, two at a time at most (ReadAheadSlots): the
+  // measuring threads already take both cores, a reading thread takes a share of them.
+  const bool ahead = settings.count("threads") > 1;
+  const auto slots = std::make_shared<ReadAheadSlots>(2);
   for (const std::string& path : paths) {
     SessionInput in;
     in.label = path;
@@ -244,7 +247,7 @@ std::unique_ptr<Session> Session::open(const std::vector<std::string>& paths, co
     }
     // With a second core, a mapped file is read and decoded ahead on a thread of its own (its
     // bytes stay mapped: only the decoded frames are handed over).
-    if (st == OpenStatus::kOk && threads > 1) in.source = read_ahead(std::move(in.source), ReadAhead::kDecode);
+    if (st == OpenStatus::kOk && ahead) in.source = read_ahead(std::move(in.source), ReadAhead::kDecode, slots);
     if (st == OpenStatus::kNotRecognized) {
       if (!fallback) {
         error = path + " is not a pcap or pcapng file";
@@ -258,7 +261,7 @@ std::unique_ptr<Session> Session::open(const std::vector<std::string>& paths, co
       // What the fast reader cannot read is decompressed (gzip, zstd) or parsed by libwiretap at a
       // cost like the measurement's: with a second core, on a thread of its own. (Not standard
       // input: a pipe may block for ever, and the thread could not be stopped.)
-      if (threads > 1 && path != "-") in.source = read_ahead(std::move(in.source), ReadAhead::kCopy);
+      if (ahead && path != "-") in.source = read_ahead(std::move(in.source), ReadAhead::kCopy, slots);
     }
     inputs.push_back(std::move(in));
   }
