@@ -136,15 +136,14 @@ compare("nvme-large", [big], [["analyze"], ["export", "messages"]])
 # files gzipped, each with its own interfaces, and the larger capture. `export io` needs no
 # second-thread component, so a second thread seen while it reads the gzipped capture is the
 # reading one.
-gz_parts = []
-for part in parts:
-    with open(part, "rb") as f, gzip.open(part + ".gz", "wb", compresslevel=1) as out:
+def gzipped(path):
+    with open(path, "rb") as f, gzip.open(path + ".gz", "wb", compresslevel=1) as out:
         out.write(f.read())
-    gz_parts.append(part + ".gz")
-compare("gzipped ring files", gz_parts, VARIANTS[:5])
-big_gz = big + ".gz"
-with open(big, "rb") as f, gzip.open(big_gz, "wb", compresslevel=1) as out:
-    out.write(f.read())
+    return path + ".gz"
+
+
+compare("gzipped ring files", [gzipped(p) for p in parts], VARIANTS[:5])
+big_gz = gzipped(big)
 compare("gzipped nvme-large", [big_gz], [["analyze"], ["export", "io"]])
 rc1, t1 = max_threads_while_running([cli, "export", "io", big_gz, "--no-progress", "--threads", "1"])
 rc2, t2 = max_threads_while_running([cli, "export", "io", big_gz, "--no-progress", "--threads", "2"])
@@ -156,7 +155,7 @@ plain = subprocess.run([cli, "export", "io", big, "--no-progress", "--threads", 
 packed = subprocess.run([cli, "export", "io", big_gz, "--no-progress", "--threads", "2"], capture_output=True, timeout=600)
 if plain.stdout != packed.stdout or plain.returncode != packed.returncode:
     problems.append("export io of the gzipped capture differs from the plain one: " +
-                    first_difference(plain.stdout.decode(errors="replace"), packed.stdout.decode(errors="replace")))
+                    first_difference(plain.stdout, packed.stdout))
 
 fail_if(problems, "differences between one and two threads")
 print("threads: every output byte-identical with --threads 2")

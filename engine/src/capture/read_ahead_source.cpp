@@ -29,6 +29,8 @@ struct Batch {
   /// the frame decoded in decoded[i].
   std::vector<CapturedPacket> packets;
   std::vector<size_t> offsets;
+  /// Kept across clear() (its first packets.size() are this batch's): decoding fills a frame
+  /// whole, so a slot is reused rather than constructed again for every packet.
   std::vector<DecodedFrame> decoded;
   /// How many interfaces the source had declared when it returned packets[i].
   std::vector<uint32_t> interfaces_after;
@@ -44,7 +46,6 @@ struct Batch {
   void clear() {
     packets.clear();
     offsets.clear();
-    decoded.clear();
     interfaces_after.clear();
     bytes.clear();
     new_interfaces.clear();
@@ -109,14 +110,9 @@ class ReadAheadSource final : public CaptureSource {
   bool first(CapturedPacket& out) {
     if (!first_taken_) {
       first_taken_ = true;
-      const bool got = source_->next(out);
-      interfaces_ = source_->interfaces();
+      const bool got = direct(out);
       published_interfaces_ = interfaces_.size();
-      position_ = source_->position();
-      if (!got) {
-        error_ = source_->error();
-        ended_ = true;
-      }
+      ended_ = !got;
       return got;
     }
     if (ended_) return false;
@@ -142,6 +138,7 @@ class ReadAheadSource final : public CaptureSource {
     holds_slot_ = false;
   }
 
+  // A packet read on the caller's thread (the first, or all of them without a thread).
   bool direct(CapturedPacket& out) {
     const bool got = source_->next(out);
     interfaces_ = source_->interfaces();
@@ -248,7 +245,8 @@ class ReadAheadSource final : public CaptureSource {
           break;
         }
         if (mode_ == ReadAhead::kDecode) {
-          decode_frame(p.link, p.data, p.cap_len, p.wire_len, b.decoded.emplace_back());
+          if (b.decoded.size() == b.packets.size()) b.decoded.emplace_back();
+          decode_frame(p.link, p.data, p.cap_len, p.wire_len, b.decoded[b.packets.size()]);
         } else {
           b.offsets.push_back(b.bytes.size());
           b.bytes.insert(b.bytes.end(), p.data, p.data + p.cap_len);

@@ -232,8 +232,12 @@ class Session::Impl {
 std::unique_ptr<Session> Session::open(const std::vector<std::string>& paths, const Settings& settings,
                                        CaptureOpener fallback, std::string& error) {
   std::vector<SessionInput> inputs;
-  // With a second core, files are read ahead, two at a time at most (ReadAheadSlots): the
-  // measuring threads already take both cores, a reading thread takes a share of them.
+  // With a second core, files are read ahead on a thread of their own, two at a time at most
+  // (ReadAheadSlots: the measuring threads already take both cores). A mapped file is decoded
+  // there too (its bytes stay mapped: only the decoded frames are handed over); what the fast
+  // reader cannot read is decompressed (gzip, zstd) or parsed by libwiretap there, at a cost like
+  // the measurement's. Not standard input: a pipe may block for ever, and the thread could not
+  // be stopped.
   const bool ahead = settings.count("threads") > 1;
   const auto slots = std::make_shared<ReadAheadSlots>(2);
   for (const std::string& path : paths) {
@@ -245,9 +249,6 @@ std::unique_ptr<Session> Session::open(const std::vector<std::string>& paths, co
       error = err;
       return nullptr;
     }
-    // With a second core, a mapped file is read and decoded ahead on a thread of its own (its
-    // bytes stay mapped: only the decoded frames are handed over).
-    if (st == OpenStatus::kOk && ahead) in.source = read_ahead(std::move(in.source), ReadAhead::kDecode, slots);
     if (st == OpenStatus::kNotRecognized) {
       if (!fallback) {
         error = path + " is not a pcap or pcapng file";
@@ -258,11 +259,9 @@ std::unique_ptr<Session> Session::open(const std::vector<std::string>& paths, co
         error = err;
         return nullptr;
       }
-      // What the fast reader cannot read is decompressed (gzip, zstd) or parsed by libwiretap at a
-      // cost like the measurement's: with a second core, on a thread of its own. (Not standard
-      // input: a pipe may block for ever, and the thread could not be stopped.)
-      if (ahead && path != "-") in.source = read_ahead(std::move(in.source), ReadAhead::kCopy, slots);
     }
+    if (ahead && path != "-")
+      in.source = read_ahead(std::move(in.source), st == OpenStatus::kOk ? ReadAhead::kDecode : ReadAhead::kCopy, slots);
     inputs.push_back(std::move(in));
   }
   return std::make_unique<Session>(std::move(inputs), settings);
