@@ -260,14 +260,16 @@ bool Inserter::finish() {
     closing_ = true;
     cv_.notify_all();
     cv_.wait_for(lock, std::chrono::duration<double>(o_.timeout_s), [&] { return queue_.empty(); });
-    if (!queue_.empty()) {
-      for (const Batch& b : queue_) stats_.rows_lost += b.rows;
-      abort_ = true;
-    }
+    if (!queue_.empty()) abort_ = true;
     cv_.notify_all();
   }
+  // The sender may be inside a POST: it settles that batch (sent, or refused once too often)
+  // before it sees abort_. What is still queued after it has ended is what was lost; counting
+  // before the join counted that batch twice when its last refusal came in meanwhile.
   if (thread_.joinable()) thread_.join();
   std::lock_guard<std::mutex> lock(mutex_);
+  for (const Batch& b : queue_) stats_.rows_lost += b.rows;
+  queue_.clear();
   return stats_.rows_lost == 0;
 }
 
