@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "engine/src/util/big_array.h"
+#include "rdmatel/dense_sort.h"
 #include "engine/src/util/hash.h"
 #include "rdmatel/schema.h"
 
@@ -68,25 +69,20 @@ class RecordStore::NoteArray {
   std::span<const FrameNote> span() const { return {notes_.data(), size_}; }
   const FrameNote& operator[](size_t i) const { return notes_[i]; }
 
-  // By frame, notes of one frame in the order they came: a counting sort (frames are numbered
-  // densely from 1; a comparison sort of millions of notes was the most of index()). The sorted
-  // notes go to a second block while the first is read from its front and given back behind the
-  // read position: the notes come about in frame order, so the two together hold about one copy.
+  // By frame, notes of one frame in the order they came: a counting sort (rdmatel/dense_sort.h). The
+  // sorted notes go to a second block while the first is read from its front and given back
+  // behind the read position: the notes come about in frame order, so the two together hold
+  // about one copy.
   void sort_by_frame() {
     FrameNote* const begin = notes_.data();
     FrameNote* const end = begin + size_;
     auto by_frame = [](const FrameNote& a, const FrameNote& b) { return a.frame < b.frame; };
     if (std::is_sorted(begin, end, by_frame)) return;
-    uint64_t last = 0;
-    for (const FrameNote* n = begin; n != end; ++n) last = std::max(last, n->frame);
-    // Frames far apart (hand-made numbers), or more notes than 32-bit counts hold: compare instead.
-    if (last > 4 * size_ + 1024 || size_ >= UINT32_MAX) {
+    std::vector<uint32_t> start = dense_key_starts(begin, end, [](const FrameNote& n) { return n.frame; });
+    if (start.empty()) {
       std::stable_sort(begin, end, by_frame);
       return;
     }
-    std::vector<uint32_t> start(size_t(last) + 2, 0);
-    for (const FrameNote* n = begin; n != end; ++n) ++start[size_t(n->frame) + 1];
-    for (size_t f = 1; f < start.size(); ++f) start[f] += start[f - 1];
     BigArray<FrameNote> sorted(std::max<size_t>(kFirstCapacity, size_));
     constexpr size_t kGiveBackEvery = (size_t(1) << 20) / sizeof(FrameNote);
     for (size_t i = 0; i < size_; ++i) {
@@ -277,11 +273,10 @@ void RecordStore::index() {
     if (!m.present || m.merged_into || m.provisional || !m.last_frame) continue;
     message_by_frame_.emplace_back(m.last_frame, uint64_t(i + 1));
   }
-  // Ties (one completion or one message end per frame in practice) keep record id order.
-  std::sort(io_by_frame_.begin(), io_by_frame_.end(), [](const auto& a, const auto& b) {
-    return a.first != b.first ? a.first < b.first : a.second->id < b.second->id;
-  });
-  std::sort(message_by_frame_.begin(), message_by_frame_.end());
+  // Ties (one completion or one message end per frame in practice) keep record id order: both
+  // were gathered in id order.
+  stable_sort_by_dense_key(io_by_frame_, [](const auto& e) { return e.first; });
+  stable_sort_by_dense_key(message_by_frame_, [](const auto& e) { return e.first; });
   std::stable_sort(congestion_.begin(), congestion_.end(),
                    [](const auto& a, const auto& b) { return a.first_frame < b.first_frame; });
   std::stable_sort(pfc_.begin(), pfc_.end(), [](const auto& a, const auto& b) { return a.first_frame < b.first_frame; });
