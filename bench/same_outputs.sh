@@ -61,7 +61,12 @@ for c in "${captures[@]}"; do
   compare "$b analyze -1 offsets" analyze "$c" --threads 1 --estimate-offsets --alert 'rtt>30' --by gpu --gpu-map samples/gpu_map.csv
   for k in "${kinds[@]}"; do compare "$b export $k" export "$k" "$c" --threads 1; done
   compare "$b export io point-local" export io_points "$c" --point-local
-  compare "$b export messages csv" export messages "$c" --format csv
+  for k in "${kinds[@]}"; do compare "$b export $k csv" export "$k" "$c" --format csv --threads 1; done
+  compare "$b export io point-local csv" export io_points "$c" --point-local --format csv
+  for k in messages flows io diagnosis; do
+    compare "$b export $k gpu" export "$k" "$c" --gpu-map samples/gpu_map.csv
+    compare "$b export $k gpu csv" export "$k" "$c" --gpu-map samples/gpu_map.csv --format csv
+  done
   compare "$b export alerts rules" export alerts "$c" --alert 'rtt>50' --alert 'fnr>0.001' --alert 'fct>20'
   compare "$b export paths offsets" export paths "$c" --estimate-offsets
   compare "$b analyze tiny limits" analyze "$c" --threads 1 --max-messages 50 --max-ios 40 --max-reorder-packets 500 --max-flows 12

@@ -66,12 +66,22 @@ constexpr RecordCopy copy_as() {
           [](void* c) { delete static_cast<T*>(c); }};
 }
 
+class LineFormat;
+/// One record's line (JSON Lines, CSV) written by code made for a kind's columns at compile time
+/// (engine/src/output/column_line_writer.h) into format's buffer; returns its length. Null: the
+/// writer walks the columns (the same characters, slower).
+struct LineWriters {
+  size_t (*jsonl)(const void* record, LineFormat& format) = nullptr;
+  size_t (*csv)(const void* record, LineFormat& format) = nullptr;
+};
+
 struct RecordSchema {
   const char* channel;  ///< "io", "messages", "flows", ...
   const char* help;     ///< what one record is
   std::span<const Column> columns;
   /// Needed by kinds that components on another thread than the delivering one emit.
   RecordCopy copy = {};
+  LineWriters lines = {};
 };
 
 /// A record as delivered to sinks: its schema and a pointer to the kind's struct (valid during

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The alert record's schema (channel "alerts").
 #include "rdmatel/records.h"
+#include "engine/src/output/column_line_writer.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel {
@@ -34,7 +35,7 @@ bool frame(uint64_t f, Value& v) {
   return f != 0;
 }
 
-const Column kAlertColumns[] = {
+constexpr Column kAlertColumns[] = {
     {"kind", ValueType::kString, [](const void* p, Value& v) { v.s = al(p).kind; return true; },
      "threshold (a record crossed an --alert rule) or spike (a period against its scope's baseline)"},
     {"time_ns", ValueType::kSigned, [](const void* p, Value& v) { v.i = al(p).time_ns; return true; },
@@ -79,6 +80,6 @@ const Column kAlertColumns[] = {
 }  // namespace
 
 const RecordSchema kAlertSchema = {"alerts", "a threshold crossed by an I/O or message, or a spike of a period",
-                                   kAlertColumns, copy_as<AlertRecord>()};
+                                   kAlertColumns, copy_as<AlertRecord>(), line_writers<kAlertColumns>()};
 
 }  // namespace rdmatel

@@ -3,6 +3,7 @@
 // record (ECN per flow, CNPs per IP pair, PFC per priority), each at one observation point. A
 // column a kind does not have is absent from its records (left out of JSON, empty in CSV).
 #include "rdmatel/records.h"
+#include "engine/src/output/column_line_writer.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel {
@@ -43,7 +44,7 @@ bool set_ns(const std::optional<DurationNs>& d, Value& v) {
   return true;
 }
 
-const Column kCongestionColumns[] = {
+constexpr Column kCongestionColumns[] = {
     {"point", ValueType::kPoint, [](const void* p, Value& v) { v.point = head(p).point; return true; },
      "Observation point"},
     {"kind", ValueType::kString,
@@ -180,6 +181,7 @@ const RecordSchema kCongestionSchema = {
     "one kind of congestion signal at one observation point: a flow's ECN marks (kind ecn), the CNPs between two "
     "IPs (kind cnp) or one priority's PFC (kind pfc)",
     kCongestionColumns,
-    {clone_congestion, destroy_congestion}};
+    {clone_congestion, destroy_congestion},
+    line_writers<kCongestionColumns>()};
 
 }  // namespace rdmatel

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The diagnosis record's schema (channel "diagnosis") and the names it uses.
 #include "engine/metrics/diagnosis/scope_stats.h"
+#include "engine/src/output/column_line_writer.h"
 #include "rdmatel/records.h"
 #include "rdmatel/schema.h"
 
@@ -71,7 +72,7 @@ bool set_text(std::string_view s, Value& v) {
   return true;
 }
 
-const Column kDiagnosisColumns[] = {
+constexpr Column kDiagnosisColumns[] = {
     {"scope", ValueType::kString, [](const void* p, Value& v) { v.s = diagnosis_scope_name(dg(p).scope); return true; },
      "What the record is about: host, storage, pair or job"},
     {"host", ValueType::kAddress, [](const void* p, Value& v) { return set_ip(dg(p).host, v); },
@@ -116,6 +117,6 @@ const Column kDiagnosisColumns[] = {
 }  // namespace
 
 const RecordSchema kDiagnosisSchema = {"diagnosis", "where the I/O time of a host, storage, pair or job goes, and who is to blame",
-                                       kDiagnosisColumns, copy_as<DiagnosisRecord>()};
+                                       kDiagnosisColumns, copy_as<DiagnosisRecord>(), line_writers<kDiagnosisColumns>()};
 
 }  // namespace rdmatel

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The point-local I/O observation's schema (channel "io_points", SPEC §11 scale-out).
 #include "rdmatel/records.h"
+#include "engine/src/output/column_line_writer.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel {
@@ -27,7 +28,7 @@ bool ttl(int16_t t, Value& v) {
   return true;
 }
 
-const Column kIoPointColumns[] = {
+constexpr Column kIoPointColumns[] = {
     {"op", ValueType::kString, [](const void* p, Value& v) { v.s = rec(p).op; return true; }, "NVMe command (as in io)"},
     {"opcode", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = rec(p).opcode; return true; }, "NVMe opcode"},
     {"admin", ValueType::kBool, [](const void* p, Value& v) { v.b = rec(p).admin; return true; },
@@ -82,6 +83,6 @@ const Column kIoPointColumns[] = {
 }  // namespace
 
 const RecordSchema kIoPointSchema = {"io_points", "what one observation point saw of one NVMe-oF I/O (--point-local)",
-                                     kIoPointColumns, copy_as<IoPointRecord>()};
+                                     kIoPointColumns, copy_as<IoPointRecord>(), line_writers<kIoPointColumns>()};
 
 }  // namespace rdmatel

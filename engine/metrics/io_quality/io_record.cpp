@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The I/O record's metrics (SPEC §4) and its schema (channel "io", SPEC §9).
 #include "rdmatel/records.h"
+#include "engine/src/output/column_line_writer.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel {
@@ -65,7 +66,7 @@ bool point_or_absent(PointId id, Value& v) {
   return true;
 }
 
-const Column kIoColumns[] = {
+constexpr Column kIoColumns[] = {
     {"op", ValueType::kString, [](const void* p, Value& v) { v.s = io(p).op; return true; },
      "NVMe command: read, write, flush, identify, connect, ... (opcode_0xNN when unnamed)"},
     {"opcode", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = io(p).opcode; return true; },
@@ -145,6 +146,6 @@ const Column kIoColumns[] = {
 }  // namespace
 
 const RecordSchema kIoSchema = {"io", "one NVMe-oF I/O (command, data, completion) across observation points",
-                                kIoColumns, copy_as<IoRecord>()};
+                                kIoColumns, copy_as<IoRecord>(), line_writers<kIoColumns>()};
 
 }  // namespace rdmatel

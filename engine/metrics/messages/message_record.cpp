@@ -2,6 +2,7 @@
 // The message and flow-period records' metrics (SPEC §5) and schemas (channels "messages",
 // "flows", SPEC §9).
 #include "rdmatel/records.h"
+#include "engine/src/output/column_line_writer.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel {
@@ -55,7 +56,7 @@ bool gpu_name(const void* p, Value& v) {
       {"dst_node", ValueType::kString, gpu_name<R, &GpuEnds::dst_node>, "The destination IP's node"}, \
       {"job", ValueType::kString, gpu_name<R, &GpuEnds::job>, "The AI job, when both ends are in the same one"}
 
-const Column kMessageColumns[] = {
+constexpr Column kMessageColumns[] = {
     {"src", ValueType::kAddress, [](const void* p, Value& v) { v.ip = &msg(p).src; return true; }, "Source IP"},
     {"dst", ValueType::kAddress, [](const void* p, Value& v) { v.ip = &msg(p).dst; return true; }, "Destination IP"},
     {"dst_qpn", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = msg(p).dst_qpn; return true; },
@@ -115,7 +116,7 @@ const Column kMessageColumns[] = {
      "With --poll-ports: start of the polling period of its first packet, ns since the epoch"},
 };
 
-const Column kFlowColumns[] = {
+constexpr Column kFlowColumns[] = {
     {"src", ValueType::kAddress, [](const void* p, Value& v) { v.ip = &per(p).src; return true; }, "Source IP"},
     {"dst", ValueType::kAddress, [](const void* p, Value& v) { v.ip = &per(p).dst; return true; }, "Destination IP"},
     {"dst_qpn", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = per(p).dst_qpn; return true; },
@@ -152,8 +153,8 @@ const Column kFlowColumns[] = {
 }  // namespace
 
 const RecordSchema kMessageSchema = {"messages", "one RDMA message at one observation point", kMessageColumns,
-                                     copy_as<MessageRecord>()};
+                                     copy_as<MessageRecord>(), line_writers<kMessageColumns>()};
 const RecordSchema kFlowSchema = {"flows", "one flow at one observation point over one period", kFlowColumns,
-                                  copy_as<FlowPeriodRecord>()};
+                                  copy_as<FlowPeriodRecord>(), line_writers<kFlowColumns>()};
 
 }  // namespace rdmatel

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/metrics/offsets/offsets.h"
 
+#include "engine/src/output/column_line_writer.h"
 #include "rdmatel/records.h"
 #include "rdmatel/schema.h"
 
@@ -9,7 +10,7 @@ namespace {
 
 const OffsetRecord& off(const void* p) { return *static_cast<const OffsetRecord*>(p); }
 
-const Column kOffsetColumns[] = {
+constexpr Column kOffsetColumns[] = {
     {"point", ValueType::kPoint, [](const void* p, Value& v) { v.point = off(p).point; return true; },
      "Observation point"},
     {"reference", ValueType::kPoint, [](const void* p, Value& v) { v.point = off(p).reference; return true; },
@@ -34,7 +35,7 @@ const Column kOffsetColumns[] = {
 
 }  // namespace
 
-const RecordSchema kOffsetSchema = {"offsets", "the clock offset between two observation points", kOffsetColumns, copy_as<OffsetRecord>()};
+const RecordSchema kOffsetSchema = {"offsets", "the clock offset between two observation points", kOffsetColumns, copy_as<OffsetRecord>(), line_writers<kOffsetColumns>()};
 
 namespace offsets {
 namespace {

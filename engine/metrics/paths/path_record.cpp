@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The paths record's schema (channel "paths"): one per flow and hop.
 #include "rdmatel/records.h"
+#include "engine/src/output/column_line_writer.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel {
@@ -19,7 +20,7 @@ bool delay(const void* p, DurationNs PathRecord::*f, Value& v) {
   return true;
 }
 
-const Column kPathColumns[] = {
+constexpr Column kPathColumns[] = {
     {"src", ValueType::kAddress, [](const void* p, Value& v) { v.ip = &pr(p).src; return true; }, "Source IP"},
     {"dst", ValueType::kAddress, [](const void* p, Value& v) { v.ip = &pr(p).dst; return true; }, "Destination IP"},
     {"dst_qpn", ValueType::kUnsigned, [](const void* p, Value& v) { v.u = pr(p).dst_qpn; return true; },
@@ -71,6 +72,6 @@ const Column kPathColumns[] = {
 
 const RecordSchema kPathSchema = {"paths", "the packets of one flow over one hop, from one observation point to the "
                                            "next point of their path",
-                                  kPathColumns, copy_as<PathRecord>()};
+                                  kPathColumns, copy_as<PathRecord>(), line_writers<kPathColumns>()};
 
 }  // namespace rdmatel

@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cstring>
 
+#include "engine/src/output/record_line.h"
 #include "engine/src/util/decimal.h"
 #include "rdmatel/format.h"
 
@@ -38,6 +39,14 @@ void append_i64(std::string& out, int64_t x) {
   char b[24];
   auto r = std::to_chars(b, b + sizeof b, x);
   out.append(b, r.ptr);
+}
+
+// Whether a string can go into JSON between quotes as it is (printable ASCII, no quote or
+// backslash): names, ops and kinds always can.
+bool json_plain(std::string_view s) {
+  for (char c : s)
+    if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') return false;
+  return true;
 }
 
 }  // namespace
@@ -120,134 +129,24 @@ void append_value(std::string& out, ValueType type, const Value& v, const PointN
   }
 }
 
-namespace {
-
-// A line built in place in a buffer kept between records: one capacity check per piece, numbers
-// written where they go (a message record has two dozen columns; appending them to a std::string
-// a character and a temporary at a time cost more than measuring the message).
-class Line {
- public:
-  explicit Line(std::string& buf) : buf_(buf) {
-    if (buf_.size() < kInitial) buf_.resize(kInitial);
-    p_ = buf_.data();
-    end_ = p_ + buf_.size();
-  }
-  // Room for k more characters at p_. (Inlined by hand: called a few times per column, a call
-  // each cost as much as the column.)
-  [[gnu::always_inline]] char* room(size_t k) {
-    if (size_t(end_ - p_) < k) [[unlikely]] grow(k);
-    return p_;
-  }
-  [[gnu::always_inline]] void put(char c) { *room(1) = c, ++p_; }
-  [[gnu::always_inline]] void put(std::string_view s) {
-    std::memcpy(room(s.size()), s.data(), s.size());
-    p_ += s.size();
-  }
-  [[gnu::always_inline]] void number(uint64_t x) { p_ = decimal::write(room(24), x); }
-  [[gnu::always_inline]] void number(int64_t x) { p_ = decimal::write(room(24), x); }
-  // A double's widest text: "%.3f" of 1e308 (fixed), or 12 significant digits and an exponent.
-  void fixed3(double d) { p_ = std::to_chars(room(kDoubleRoom), end_, d, std::chars_format::fixed, 3).ptr; }
-  void general12(double d) { p_ = std::to_chars(room(kDoubleRoom), end_, d, std::chars_format::general, 12).ptr; }
-  // As append_us.
-  void micros(DurationNs ns) {
-    char* p = room(32);
-    const uint64_t m = ns < 0 ? uint64_t(0) - uint64_t(ns) : uint64_t(ns);
-    if (ns < 0) *p++ = '-';
-    p = decimal::write(p, m / 1000);
-    const uint64_t frac = m % 1000;
-    p[0] = '.';
-    p[1] = char('0' + frac / 100);
-    p[2] = char('0' + frac / 10 % 10);
-    p[3] = char('0' + frac % 10);
-    p_ = p + 4;
-  }
-  void address(const IpAddress& a) { p_ = room(64) + a.format(p_); }
-  // `n` <= N bytes of a text kept in an N-byte slot: one fixed-size copy.
-  template <size_t N>
-  [[gnu::always_inline]] void put_slot(const char (&text)[N], size_t n) {
-    std::memcpy(room(N), text, N);
-    p_ += n;
-  }
-  size_t size() const { return size_t(p_ - buf_.data()); }
-  const char* data() const { return buf_.data(); }
-
- private:
-  static constexpr size_t kInitial = 4096;
-  static constexpr size_t kDoubleRoom = 330;
-  void grow(size_t k) {
-    const size_t used = size();
-    buf_.resize(std::max(buf_.size() * 2, used + k + 256));
-    p_ = buf_.data() + used;
-    end_ = buf_.data() + buf_.size();
-  }
-  std::string& buf_;
-  char* p_;
-  char* end_;
-};
-
-// Whether a string can go into JSON between quotes as it is (printable ASCII, no quote or
-// backslash): names, ops and kinds always can.
-bool json_plain(std::string_view s) {
-  for (char c : s)
-    if (c < 0x20 || c >= 0x7F || c == '"' || c == '\\') return false;
-  return true;
-}
-
-void put_json_string(Line& line, std::string_view s, std::string& scratch) {
-  if (json_plain(s)) {
+void LineFormat::put_string(Line& line, std::string_view s) {
+  if (json && json_plain(s)) {
     line.put('"');
     line.put(s);
     line.put('"');
     return;
   }
-  scratch.clear();
-  append_json_string(scratch, s);
-  line.put(scratch);
+  cell.clear();
+  if (json) append_json_string(cell, s);
+  else append_csv_field(cell, s);
+  line.put(cell);
 }
 
-void put_csv_field(Line& line, std::string_view s, std::string& scratch) {
-  scratch.clear();
-  append_csv_field(scratch, s);
-  line.put(scratch);
-}
-
-}  // namespace
-
-RecordWriter::RecordWriter(std::FILE* out, RecordFormat format, const RecordSchema& schema, PointNamer names)
-    : out_(out), format_(format), schema_(schema), names_(std::move(names)) {
-  for (const Column& c : schema_.columns) {
-    Key k;
-    std::string text = "\"";  // (appended: GCC 12 warns falsely of overlap on "\"" + std::string)
-    text += c.name;
-    text += "\":";
-    k.long_text = text;
-    k.size = text.size();
-    if (text.size() <= sizeof k.text) std::memcpy(k.text, text.data(), text.size());
-    keys_.push_back(k);
-  }
-  if (format_ == RecordFormat::kCsv) {
-    line_.clear();
-    for (size_t i = 0; i < schema_.columns.size(); ++i) {
-      if (i) line_ += ',';
-      line_ += schema_.columns[i].name;
-    }
-    line_ += '\n';
-    std::fwrite(line_.data(), 1, line_.size(), out_);
-  }
-}
-
-void RecordWriter::on_record(const Record& r) {
-  if (r.provisional || r.schema != &schema_) return;
-  write(r.data);
-}
-
-// A point's name as it appears in a line (quoted and escaped for JSON, as a CSV field): worked
-// out once per point, where every record names one.
-const std::string& RecordWriter::point_text(PointId point) {
+const std::string& LineFormat::point_text(PointId point) {
   auto text = [&] {
     std::string name = names_ ? names_(point) : std::to_string(point);
     std::string out;
-    if (format_ == RecordFormat::kJsonl) append_json_string(out, name);
+    if (json) append_json_string(out, name);
     else append_csv_field(out, name);
     return out;
   };
@@ -258,8 +157,7 @@ const std::string& RecordWriter::point_text(PointId point) {
   return *t;
 }
 
-// An address's text, from a small cache: records name the same few addresses again and again.
-const RecordWriter::AddressText& RecordWriter::address_text(const IpAddress& a) {
+const LineFormat::AddressText& LineFormat::address_text(const IpAddress& a) {
   uint64_t lo, hi;
   std::memcpy(&lo, a.bytes.data(), 8);
   std::memcpy(&hi, a.bytes.data() + 8, 8);
@@ -274,16 +172,52 @@ const RecordWriter::AddressText& RecordWriter::address_text(const IpAddress& a) 
   return t;
 }
 
+RecordWriter::RecordWriter(std::FILE* out, RecordFormat format, const RecordSchema& schema, PointNamer names)
+    : out_(out), schema_(schema), format_(std::make_unique<LineFormat>(format, std::move(names))) {
+  line_writer_ = format == RecordFormat::kJsonl ? schema_.lines.jsonl : schema_.lines.csv;
+  for (const Column& c : schema_.columns) {
+    Key k;
+    std::string text = "\"";  // (appended: GCC 12 warns falsely of overlap on "\"" + std::string)
+    text += c.name;
+    text += "\":";
+    k.long_text = text;
+    k.size = text.size();
+    if (text.size() <= sizeof k.text) std::memcpy(k.text, text.data(), text.size());
+    keys_.push_back(k);
+  }
+  if (format == RecordFormat::kCsv) {
+    std::string header;
+    for (size_t i = 0; i < schema_.columns.size(); ++i) {
+      if (i) header += ',';
+      header += schema_.columns[i].name;
+    }
+    header += '\n';
+    std::fwrite(header.data(), 1, header.size(), out_);
+  }
+}
+
+RecordWriter::~RecordWriter() = default;
+
+void RecordWriter::on_record(const Record& r) {
+  if (r.provisional || r.schema != &schema_) return;
+  write(r.data);
+}
+
 void RecordWriter::write(const void* record) {
-  Line line(line_);
-  const bool json = format_ == RecordFormat::kJsonl;
-  if (json) line.put('{');
+  const size_t n = line_writer_ ? line_writer_(record, *format_) : write_columns(record);
+  std::fwrite(format_->buffer.data(), 1, n, out_);
+}
+
+size_t RecordWriter::write_columns(const void* record) {
+  LineFormat& f = *format_;
+  Line line(f.buffer);
+  if (f.json) line.put('{');
   bool first = true;
   for (size_t i = 0; i < schema_.columns.size(); ++i) {
     const Column& c = schema_.columns[i];
     Value v;
     const bool present = c.get(record, v);
-    if (json) {
+    if (f.json) {
       if (!present) continue;
       if (!first) line.put(',');
       const Key& k = keys_[i];
@@ -293,32 +227,11 @@ void RecordWriter::write(const void* record) {
       if (!first) line.put(',');
     }
     first = false;
-    if (!present) continue;
-    switch (c.type) {
-      case ValueType::kBool: line.put(v.b ? std::string_view("true") : std::string_view("false")); break;
-      case ValueType::kUnsigned: line.number(v.u); break;
-      case ValueType::kSigned: line.number(v.i); break;
-      case ValueType::kMicros: line.micros(v.i); break;
-      case ValueType::kRate: line.fixed3(v.d); break;
-      case ValueType::kRatio: line.general12(v.d); break;
-      case ValueType::kString:
-        if (json) put_json_string(line, v.s, cell_);
-        else put_csv_field(line, v.s, cell_);
-        break;
-      case ValueType::kAddress:  // digits, dots, hex and colons: nothing to escape
-        if (json) line.put('"');
-        if (v.ip) {
-          const AddressText& t = address_text(*v.ip);
-          line.put_slot(t.text, t.size);
-        }
-        if (json) line.put('"');
-        break;
-      case ValueType::kPoint: line.put(point_text(v.point)); break;
-    }
+    if (present) put_value(line, f, c.type, v);
   }
-  if (json) line.put('}');
+  if (f.json) line.put('}');
   line.put('\n');
-  std::fwrite(line.data(), 1, line.size(), out_);
+  return line.size();
 }
 
 }  // namespace rdmatel
