@@ -58,6 +58,7 @@ Inserter::~Inserter() {
     closing_ = abort_ = true;
   }
   cv_.notify_all();
+  if (client_) client_->stop();  // a request in flight (finish() not called: an error path)
   if (thread_.joinable()) thread_.join();
 }
 
@@ -263,6 +264,10 @@ bool Inserter::finish() {
     if (!queue_.empty()) abort_ = true;
     cv_.notify_all();
   }
+  // A server that took the request and does not answer would hold the sender (and the end) up
+  // for the read timeout: the request is cut (httplib's stop() closes the socket of a request in
+  // flight from another thread; the sender then sees abort_).
+  if (abort_ && client_) client_->stop();
   // The sender may be inside a POST: it settles that batch (sent, or refused once too often)
   // before it sees abort_. What is still queued after it has ended is what was lost; counting
   // before the join counted that batch twice when its last refusal came in meanwhile.

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """--clickhouse when the server misbehaves, against a stand-in HTTP server on 127.0.0.1 that
 takes the CREATE statements and then (a) refuses every INSERT with HTTP 500 (at once, or the
-refusal that drops a batch only after the end's timeout), or (b) goes away:
+refusal that drops a batch only after the end's timeout), or (b) goes away, or takes an INSERT and
+never answers it:
 rdmatel (export, and live stopped by SIGTERM) must end within its --clickhouse-timeout, report how many records were not inserted
 and exit 3 — never hang, never claim success. And (c) a server that takes everything gets every
 record (counted by the stand-in against rdmatel export).
@@ -53,6 +54,9 @@ class Handler(http.server.BaseHTTPRequestHandler):
         if insert and srv.mode == "vanish":
             self.close_connection = True
             return  # no answer at all
+        if insert and srv.mode == "hang":
+            time.sleep(60)  # took the request, never answers (the client's read timeout is 30 s)
+            return
         if insert:
             srv.rows += body.count(b"\n")
         self.send_response(200)
@@ -88,14 +92,16 @@ def main():
     for kind in kinds:
         e = subprocess.run([cli, "export", kind, capture, "-q"], capture_output=True, text=True, timeout=60)
         total += len(e.stdout.splitlines())
-    for mode in ("refuse", "refuse-late", "vanish"):
+    for mode in ("refuse", "refuse-late", "vanish", "hang"):
         p, took, srv = run(cli, capture, mode)
         m = re.search(r"error: (\d+) records were not inserted into ClickHouse", p.stderr)
         if p.returncode != 3 or not m:
             problems.append(f"{mode}: exit {p.returncode}, stderr {p.stderr.strip()[:300]}")
         elif int(m.group(1)) != total:
             problems.append(f"{mode}: {m.group(1)} records reported lost, {total} were sent to nobody")
-        if took > 60:
+        # The end waits the 3 s timeout, and the refusal held 5 s past its start (refuse-late);
+        # not a server's read timeout (30 s).
+        if took > 20:
             problems.append(f"{mode}: took {took:.0f} s with a 3 s timeout")
         print(f"{mode}: exit {p.returncode} after {took:.1f} s, {srv.inserts} INSERT attempts: {p.stderr.strip()[-120:]}")
     # Live, the server gone, stopped by SIGTERM: ends within the timeout, reports, exit 3.
