@@ -158,32 +158,11 @@ echo "| rdmatel analyze / bare loop | $(ratio analyze bare) |"
 echo "| export io, the components it needs / every component (one thread) | $(ratio export_io_1 export_io_all_1) |"
 threads_rows
 
-# The plugin's cost in alternating pairs: one run of each row above varies by 10-40 % on a shared
-# machine, and its speed drifts over minutes, so each pair runs the two commands one after the
-# other and the ratio of the pair is taken; the median of the pairs is quoted with their range.
-# RDMATEL_BENCH_PAIRS=N pairs (default 3; 0 leaves them out).
+# The plugin's cost in alternating pairs (bench/pairs.sh: each pair's ratio, the median of the
+# pairs and their range). RDMATEL_BENCH_PAIRS=N pairs (default 3; 0 leaves them out).
 pairs=${RDMATEL_BENCH_PAIRS:-3}
-cpu_wall() {  # command... : prints "cpu wall"
-  /usr/bin/time -f "%U %S %e" -o "$work/ptime" "$@" >/dev/null 2>"$work/err" || { echo "failed: $*" >&2; cat "$work/err" >&2; exit 1; }
-  awk '{print $1 + $2, $3}' "$work/ptime"
-}
-median_range() {  # numbers... : "median (min-max)"
-  printf "%s\n" "$@" | sort -g | awk '{v[NR] = $1} END {
-    m = NR % 2 ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
-    printf "%.2f (%.2f-%.2f)", m, v[1], v[NR] }'
-}
-paired() {  # label, then the names of two arrays: the command with the plugin, the one without
-  local label=$1 cpu_ratios=() wall_ratios=() a_cpu a_wall b_cpu b_wall
-  local -n with_cmd=$2 without_cmd=$3
-  for ((i = 0; i < pairs; ++i)); do
-    read -r a_cpu a_wall < <(cpu_wall "${with_cmd[@]}")
-    read -r b_cpu b_wall < <(cpu_wall "${without_cmd[@]}")
-    [[ $(echo "$b_cpu > 0 && $b_wall > 0" | bc -l) == 1 ]] || { echo "| $label | - | - |"; return; }
-    cpu_ratios+=("$(echo "$a_cpu / $b_cpu" | bc -l)")
-    wall_ratios+=("$(echo "$a_wall / $b_wall" | bc -l)")
-  done
-  echo "| $label | $(median_range "${cpu_ratios[@]}") | $(median_range "${wall_ratios[@]}") |"
-}
+# shellcheck source=bench/pairs.sh
+source bench/pairs.sh
 if [[ ${RDMATEL_BENCH_TSHARK:-1} != 0 && $pairs -gt 0 ]]; then
   echo
   echo "| plugin cost, $pairs alternating pairs: with / without | cpu, median (range) | wall, median (range) |"
