@@ -49,6 +49,9 @@ bool json_plain(std::string_view s) {
   return true;
 }
 
+// What makes a CSV field need quotes.
+constexpr std::string_view kCsvSpecial = ",\"\n\r";
+
 }  // namespace
 
 void append_json_string(std::string& o, std::string_view s) {
@@ -96,7 +99,7 @@ void append_json_string(std::string& o, std::string_view s) {
 }
 
 void append_csv_field(std::string& o, std::string_view s) {
-  if (s.find_first_of(",\"\n\r") == std::string_view::npos) {
+  if (s.find_first_of(kCsvSpecial) == std::string_view::npos) {
     o.append(s);
     return;
   }
@@ -130,10 +133,15 @@ void append_value(std::string& out, ValueType type, const Value& v, const PointN
 }
 
 void LineFormat::put_string(Line& line, std::string_view s) {
+  // Names, ops and kinds need no escaping and no quotes: straight into the line.
   if (json && json_plain(s)) {
     line.put('"');
     line.put(s);
     line.put('"');
+    return;
+  }
+  if (!json && s.find_first_of(kCsvSpecial) == std::string_view::npos) {
+    line.put(s);
     return;
   }
   cell.clear();
