@@ -120,7 +120,7 @@ TEST(ColumnLineWriter, AbsentValuesAndStringsToEscape) {
   IpAddress::parse("fe80::1:2:3:4", m.dst);
   m.point = 2;
   m.first_ns = -5;  // before the epoch
-  m.last_ns = std::numeric_limits<int64_t>::max();
+  m.last_ns = int64_t(4) * 1000000000 * 1000000000;  // far ahead (the engine bounds stamps well within)
   m.last_frame = std::numeric_limits<uint64_t>::max();
   m.gpu.src_gpu = "gpu \"0\", rack 1\n";
   m.gpu.dst_gpu = "\xc3\xa9t\xe9";  // é, then a byte that is not UTF-8
