@@ -5,7 +5,9 @@
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
+#include <iterator>
 #include <system_error>
+#include <type_traits>
 
 #include "rdmatel/dense_sort.h"
 
@@ -31,7 +33,7 @@ NoteKinds::NoteKinds() {
 }
 
 int NoteKinds::stage_of(NoteKind k) const {
-  for (int i = 0; i < 5; ++i)
+  for (int i = 0; i < int(std::size(io_stage)); ++i)
     if (io_stage[i] == k) return i;
   return -1;
 }
@@ -218,7 +220,7 @@ void CaptureState::index_io_frames() {
   // the first is kept: the frame its stamp comes from. Linear: comparison sorts of every stage
   // note took longer than the rest of the end of the first pass.
   stable_sort_by_dense_key(entries, [](const Entry& e) { return e.io; });
-  constexpr size_t kStageSlotsPerPoint = 5;  // NoteKinds::stage_of; the last point: none known
+  constexpr size_t kStageSlotsPerPoint = std::extent_v<decltype(NoteKinds::io_stage)>;  // the last point: none known
   std::vector<uint64_t> kept_for(kStageSlotsPerPoint * (size_t(engine_.point_count()) + 1), 0);
   auto slot = [&](const IoFrameLink& l) {
     const size_t point = l.point < engine_.point_count() ? size_t(l.point) : size_t(engine_.point_count());

@@ -41,19 +41,9 @@ struct Key {
 // columns whose text has no bound (strings, point names): they make room for themselves.
 template <const Column* Columns, size_t I, bool Json>
 constexpr size_t max_width() {
-  size_t value = 0;
-  switch (Columns[I].type) {
-    case ValueType::kBool: value = 5; break;
-    case ValueType::kUnsigned:
-    case ValueType::kSigned: value = line_text::kNumberWidth; break;
-    case ValueType::kMicros: value = line_text::kMicrosWidth; break;
-    case ValueType::kRate:
-    case ValueType::kRatio: value = line_text::kDoubleWidth; break;
-    case ValueType::kAddress: value = sizeof(LineFormat::AddressText::text) + 2; break;
-    case ValueType::kString:
-    case ValueType::kPoint: return 0;
-  }
-  return 1 + (Json ? Key<Columns, I>::kView.size() : 0) + value;
+  constexpr size_t value = value_width(Columns[I].type);
+  if constexpr (value == 0) return 0;
+  else return 1 + (Json ? Key<Columns, I>::kView.size() : 0) + value;
 }
 
 // Room for the bounded columns from I on and the line's end: made at the start of the line and
@@ -85,23 +75,7 @@ template <const Column* Columns, size_t I, size_t N, bool Json>
     if (!first) *p++ = ',';
     if constexpr (Json) p = line_text::put(p, Key<Columns, I>::kView);
     first = false;
-    if (present) {
-      if constexpr (kColumn.type == ValueType::kBool) p = line_text::boolean(p, v.b);
-      else if constexpr (kColumn.type == ValueType::kUnsigned) p = decimal::write(p, v.u);
-      else if constexpr (kColumn.type == ValueType::kSigned) p = decimal::write(p, v.i);
-      else if constexpr (kColumn.type == ValueType::kMicros) p = line_text::micros(p, v.i);
-      else if constexpr (kColumn.type == ValueType::kRate) p = line_text::fixed3(p, v.d);
-      else if constexpr (kColumn.type == ValueType::kRatio) p = line_text::general12(p, v.d);
-      else {  // kAddress: digits, dots, hex and colons, nothing to escape
-        if (Json) *p++ = '"';
-        if (v.ip) {
-          const LineFormat::AddressText& t = f.address_text(*v.ip);
-          std::memcpy(p, t.text, sizeof t.text);
-          p += t.size;
-        }
-        if (Json) *p++ = '"';
-      }
-    }
+    if (present) p = put_bounded_value(p, f, kColumn.type, v);
     line.advance_to(p);
   }
 }

@@ -21,7 +21,7 @@
 
 namespace rdmatel {
 
-// Values written at p, which has room for them (the widest each can be: kMaxWidth).
+// Values written at p, which has room for them (the widest each can be: value_width).
 namespace line_text {
 
 inline constexpr size_t kNumberWidth = 20;  // UINT64_MAX, INT64_MIN
@@ -88,23 +88,17 @@ class Line {
   }
   [[gnu::always_inline]] void put(char c) { *room(1) = c, ++p_; }
   [[gnu::always_inline]] void put(std::string_view s) { p_ = line_text::put(room(s.size()), s); }
-  [[gnu::always_inline]] void number(uint64_t x) { p_ = decimal::write(room(line_text::kNumberWidth), x); }
-  [[gnu::always_inline]] void number(int64_t x) { p_ = decimal::write(room(line_text::kNumberWidth), x); }
-  void fixed3(double d) { p_ = line_text::fixed3(room(line_text::kDoubleWidth), d); }
-  void general12(double d) { p_ = line_text::general12(room(line_text::kDoubleWidth), d); }
-  void micros(DurationNs ns) { p_ = line_text::micros(room(line_text::kMicrosWidth), ns); }
   // `n` <= N bytes of a text kept in an N-byte slot: one fixed-size copy.
   template <size_t N>
   [[gnu::always_inline]] void put_slot(const char (&text)[N], size_t n) {
     std::memcpy(room(N), text, N);
     p_ += n;
   }
-  // For a writer that made room for what it writes next (column_line_writer.h): no checks.
+  // For a writer that made room for what it writes next: no checks.
   char* cursor() const { return p_; }
   void advance_to(char* p) { p_ = p; }
 
   size_t size() const { return size_t(p_ - buf_.data()); }
-  const char* data() const { return buf_.data(); }
 
  private:
   static constexpr size_t kInitial = 4096;
@@ -151,25 +145,54 @@ class LineFormat {
   std::string uncached_;
 };
 
+// The widest text of a value of `type`, or 0 for the types whose text has no bound (strings,
+// point names).
+constexpr size_t value_width(ValueType type) {
+  switch (type) {
+    case ValueType::kBool: return 5;
+    case ValueType::kUnsigned:
+    case ValueType::kSigned: return line_text::kNumberWidth;
+    case ValueType::kMicros: return line_text::kMicrosWidth;
+    case ValueType::kRate:
+    case ValueType::kRatio: return line_text::kDoubleWidth;
+    case ValueType::kAddress: return sizeof(LineFormat::AddressText::text) + 2;
+    case ValueType::kString:
+    case ValueType::kPoint: return 0;
+  }
+  return 0;
+}
+
+// A value of a bounded type (value_width > 0) at p, which has room for it. With `type` known at
+// compile time (column_line_writer.h) the switch folds away.
+[[gnu::always_inline]] inline char* put_bounded_value(char* p, LineFormat& f, ValueType type, const Value& v) {
+  switch (type) {
+    case ValueType::kBool: return line_text::boolean(p, v.b);
+    case ValueType::kUnsigned: return decimal::write(p, v.u);
+    case ValueType::kSigned: return decimal::write(p, v.i);
+    case ValueType::kMicros: return line_text::micros(p, v.i);
+    case ValueType::kRate: return line_text::fixed3(p, v.d);
+    case ValueType::kRatio: return line_text::general12(p, v.d);
+    case ValueType::kAddress:  // digits, dots, hex and colons: nothing to escape
+      if (f.json) *p++ = '"';
+      if (v.ip) {
+        const LineFormat::AddressText& t = f.address_text(*v.ip);
+        std::memcpy(p, t.text, sizeof t.text);  // the whole slot: one fixed-size copy
+        p += t.size;
+      }
+      if (f.json) *p++ = '"';
+      return p;
+    case ValueType::kString:
+    case ValueType::kPoint: break;
+  }
+  return p;
+}
+
 // One present value of a column of type `type`, as both writers write it.
 [[gnu::always_inline]] inline void put_value(Line& line, LineFormat& f, ValueType type, const Value& v) {
   switch (type) {
-    case ValueType::kBool: line.put(v.b ? std::string_view("true") : std::string_view("false")); return;
-    case ValueType::kUnsigned: line.number(v.u); return;
-    case ValueType::kSigned: line.number(v.i); return;
-    case ValueType::kMicros: line.micros(v.i); return;
-    case ValueType::kRate: line.fixed3(v.d); return;
-    case ValueType::kRatio: line.general12(v.d); return;
     case ValueType::kString: f.put_string(line, v.s); return;
-    case ValueType::kAddress:  // digits, dots, hex and colons: nothing to escape
-      if (f.json) line.put('"');
-      if (v.ip) {
-        const LineFormat::AddressText& t = f.address_text(*v.ip);
-        line.put_slot(t.text, t.size);
-      }
-      if (f.json) line.put('"');
-      return;
     case ValueType::kPoint: line.put(f.point_text(v.point)); return;
+    default: line.advance_to(put_bounded_value(line.room(value_width(type)), f, type, v));
   }
 }
 

@@ -5,8 +5,8 @@
 #include <cstring>
 
 #include "engine/src/util/big_array.h"
-#include "rdmatel/dense_sort.h"
 #include "engine/src/util/hash.h"
+#include "rdmatel/dense_sort.h"
 #include "rdmatel/schema.h"
 
 namespace rdmatel {
