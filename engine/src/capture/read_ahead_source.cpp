@@ -77,6 +77,31 @@ class ReadAheadSource final : public CaptureSource {
   }
 
   bool next(CapturedPacket& out) override {
+    // A packet of the batch being taken (a batch is only held while reading ahead, until the
+    // end): inline, without the stack frame the rest needs.
+    if (current_ && taken_ < current_->packets.size()) [[likely]] {
+      take(*current_, out);
+      return true;
+    }
+    return next_otherwise(out);
+  }
+
+  const std::vector<CaptureInterface>& interfaces() const override { return interfaces_; }
+  const std::string& error() const override { return error_; }
+  uint64_t position() const override { return position_; }
+  uint64_t size() const override { return size_; }
+  std::string format() const override { return format_; }
+
+ private:
+  void take(const Batch& b, CapturedPacket& out) {
+    const size_t i = taken_++;
+    out = b.packets[i];
+    if (mode_ == ReadAhead::kDecode) out.decoded = &b.decoded[i];
+    else out.data = b.bytes.data() + b.offsets[i];
+    reveal_interfaces(b.interfaces_after[i]);
+  }
+
+  [[gnu::noinline]] bool next_otherwise(CapturedPacket& out) {
     if (direct_) return direct(out);
     if (!reading_) return first(out);
     if (ended_) return false;
@@ -87,22 +112,10 @@ class ReadAheadSource final : public CaptureSource {
       }
       if (!take_next_batch()) return false;
     }
-    const Batch& b = *current_;
-    const size_t i = taken_++;
-    out = b.packets[i];
-    if (mode_ == ReadAhead::kDecode) out.decoded = &b.decoded[i];
-    else out.data = b.bytes.data() + b.offsets[i];
-    reveal_interfaces(b.interfaces_after[i]);
+    take(*current_, out);
     return true;
   }
 
-  const std::vector<CaptureInterface>& interfaces() const override { return interfaces_; }
-  const std::string& error() const override { return error_; }
-  uint64_t position() const override { return position_; }
-  uint64_t size() const override { return size_; }
-  std::string format() const override { return format_; }
-
- private:
   // The first packet is read here, on the caller's thread: a file the session opens but does not
   // reach yet (a later file of a ring) keeps no thread and no batch. The thread starts at the
   // second call, once the caller is done with the first packet's bytes (they belong to the
@@ -148,6 +161,10 @@ class ReadAheadSource final : public CaptureSource {
   }
 
   void reveal_interfaces(size_t count) {
+    if (interfaces_.size() < count) [[unlikely]]
+      reveal_more_interfaces(count);
+  }
+  [[gnu::noinline]] void reveal_more_interfaces(size_t count) {
     while (interfaces_.size() < count && !pending_interfaces_.empty()) {
       interfaces_.push_back(std::move(pending_interfaces_.front()));
       pending_interfaces_.pop_front();

@@ -27,6 +27,10 @@ void OutputMerger::take_home_batches(bool wait) {
 
 void OutputMerger::pump(bool to_the_end) {
   take_home_batches(to_the_end);
+  deliver_certain();
+}
+
+void OutputMerger::deliver_certain() {
   while (!stop_) {
     std::deque<OutItem>* from = nullptr;
     if (!home_.empty() && !local_.empty()) {
@@ -42,6 +46,27 @@ void OutputMerger::pump(bool to_the_end) {
     from->pop_front();
     deliver(item);
   }
+}
+
+bool OutputMerger::deliver_now(const Record& r, StepTag tag, std::vector<OutItem>& pending) {
+  // The pair-local thread is at `tag`: it has made everything before it (component slots start
+  // at 1, so the tag before is in the same step).
+  const StepTag before{tag.step, uint16_t(tag.slot - 1)};
+  if (pending.empty() && local_.empty() && home_.empty() && tag < home_bound_) {
+    // The usual case, in short: nothing waits, the home thread is past it.
+    local_completed_ = before;
+    if (stop_) return false;
+    for (RecordSink* s : sinks_) s->on_record(r);
+    return true;
+  }
+  add_local(pending, before);
+  deliver_certain();
+  // The home thread's batches are taken only when what came is not enough (a lock each time).
+  if (home_.empty() && !(tag < home_bound_)) pump(false);
+  if (stop_ || !local_.empty()) return false;
+  if (home_.empty() ? !(tag < home_bound_) : home_.front().tag < tag) return false;
+  for (RecordSink* s : sinks_) s->on_record(r);
+  return true;
 }
 
 void OutputMerger::deliver(OutItem& item) {

@@ -20,7 +20,7 @@
 
 namespace rdmatel {
 
-class OutputMerger {
+class OutputMerger final : public DirectDelivery {
  public:
   /// `sinks`: the stages' sinks, then the front ends'; `warnings` dedups by key for all of them.
   /// `stages` by slot: the record stages that finish when their kFinishStage output comes.
@@ -36,9 +36,15 @@ class OutputMerger {
   /// Delivers every output whose place is certain; with `to_the_end`, waits for the home thread's
   /// last outputs and delivers everything.
   void pump(bool to_the_end);
+  /// A record the pair-local thread makes at `tag` (a component's slot, never the home thread's):
+  /// delivered at once, uncopied, when nothing either thread made before it is still waiting and
+  /// the home thread has said it makes nothing more before it. `pending`: the pair-local
+  /// thread's outputs made before it, queued first.
+  bool deliver_now(const Record& r, StepTag tag, std::vector<OutItem>& pending) override;
 
  private:
   void take_home_batches(bool wait);
+  void deliver_certain();
   void deliver(OutItem& item);
 
   BatchChannel<OutBatch>& home_channel_;

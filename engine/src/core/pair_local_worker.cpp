@@ -40,6 +40,7 @@ void PairLocalWorker::add_stage(std::unique_ptr<Component> c, const ComponentSpe
 
 void PairLocalWorker::start() {
   local_sinks_.push_back(&collector_);
+  collector_.deliver_directly(&merger_);
   thread_ = std::thread([this] { run(); });
 }
 

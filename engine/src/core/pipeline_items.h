@@ -82,12 +82,27 @@ struct OutBatch {
   StepTag bound;
 };
 
+/// Where a record whose place in the order is already certain can go at once (the merge, on the
+/// thread that runs it): `pending` are the collector's outputs made before it, not handed over yet.
+class DirectDelivery {
+ public:
+  /// Delivers `r`, made at `tag`, if everything that goes before it is out; false: keep a copy.
+  virtual bool deliver_now(const Record& r, StepTag tag, std::vector<OutItem>& pending) = 0;
+
+ protected:
+  ~DirectDelivery() = default;
+};
+
 /// A sink that keeps what a thread's components produce, tagged with `cursor` (the step and slot
 /// the thread is at), for the merge.
 class OutputCollector final : public RecordSink {
  public:
   explicit OutputCollector(const StepTag& cursor) : cursor_(cursor) {}
+  /// On the thread that runs the merge: a record goes out as it is made when its turn has come
+  /// (nearly always: the home thread runs ahead), instead of as a copy queued for the merge.
+  void deliver_directly(DirectDelivery* to) { direct_ = to; }
   void on_record(const Record& r) override {
+    if (direct_ && direct_->deliver_now(r, cursor_, items_)) return;
     if (!r.schema->copy.clone)
       throw std::logic_error(std::string("record kind '") + r.schema->channel + "' cannot cross threads (no RecordCopy)");
     OutItem& i = add(OutItem::Kind::kRecord);
@@ -114,6 +129,7 @@ class OutputCollector final : public RecordSink {
     return i;
   }
   const StepTag& cursor_;
+  DirectDelivery* direct_ = nullptr;
   std::vector<OutItem> items_;
 };
 
@@ -143,6 +159,11 @@ struct WorkEvent {
   uint64_t step = 0;
   TimeNs horizon = 0;
   Packet packet;
+
+  WorkEvent() = default;
+  /// A packet's step (made in place: the packet is written once).
+  WorkEvent(const Packet& p, uint64_t step_, uint32_t cls_, uint8_t measured_)
+      : measured(measured_), cls(cls_), step(step_), packet(p) {}
 };
 
 struct WorkBatch {

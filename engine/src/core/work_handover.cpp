@@ -34,7 +34,7 @@ const std::string& WorkHandover::point_name(PointId id) const {
   return id < names_.size() ? names_[id] : unknown;
 }
 
-void WorkHandover::forward_facts() {
+void WorkHandover::forward_journal() {
   for (const FlowFact& f : journal_) {
     WorkEvent& e = batch_.events.emplace_back();
     e.kind = WorkEvent::Kind::kFact;
@@ -45,14 +45,7 @@ void WorkHandover::forward_facts() {
 }
 
 void WorkHandover::end_packet_step(const Packet& p, uint32_t cls, uint8_t measured) {
-  if (cls & worker_->wanted()) {
-    WorkEvent& e = batch_.events.emplace_back();
-    e.kind = WorkEvent::Kind::kPacket;
-    e.step = cursor_.step;
-    e.cls = cls;
-    e.measured = measured;
-    e.packet = p;
-  }
+  if (cls & worker_->wanted()) batch_.events.emplace_back(p, cursor_.step, cls, measured);
   end_step();
 }
 

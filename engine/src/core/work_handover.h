@@ -35,8 +35,11 @@ class WorkHandover {
 
   void begin_step() { cursor_ = StepTag{cursor_.step + 1, 0}; }
   void slot(uint16_t s) { cursor_.slot = s; }
-  /// The flow table's changes so far, before what comes next.
-  void forward_facts();
+  /// The flow table's changes so far, before what comes next (called twice a packet: inline
+  /// while there are none, which is nearly always).
+  void forward_facts() {
+    if (!journal_.empty()) forward_journal();
+  }
   /// The step of the packet `p` of class `cls` ends; the pair-local components get it when they
   /// ask for its class. `measured`: bit s set when Sampled(s) components measure it.
   void end_packet_step(const Packet& p, uint32_t cls, uint8_t measured);
@@ -52,6 +55,7 @@ class WorkHandover {
   void end();
 
  private:
+  void forward_journal();
   void end_step();
   void hand_over(bool end);
 

@@ -24,9 +24,14 @@ struct Input {
   bool started = false;   ///< delivered a packet
   bool finished = false;  ///< read to its end
   TimeNs last_ts = 0;     ///< of the last packet delivered (stamp-less packets merge there)
-  std::vector<PointId> points;  ///< by interface index; kNoPoint until decided
-  std::vector<bool> decided;
-  std::vector<uint32_t> sources;  ///< by interface index: FrameIn::source, numbered in first use
+  /// By interface index, one entry per interface the source has declared (read per packet: one
+  /// place for what point_of() and source_of() look up).
+  struct Interface {
+    PointId point = kNoPoint;  ///< kNoPoint until decided
+    bool decided = false;
+    uint32_t source = ~0u;  ///< FrameIn::source, numbered in first use (~0u: not yet)
+  };
+  std::vector<Interface> interfaces;
 };
 
 }  // namespace
@@ -60,11 +65,10 @@ class Session::Impl {
   // nothing to decide.
   void declare_known(Input& in) {
     const auto& ifaces = in.source->interfaces();
-    while (in.points.size() < ifaces.size()) {
-      const uint32_t id = uint32_t(in.points.size());
+    while (in.interfaces.size() < ifaces.size()) {
+      const uint32_t id = uint32_t(in.interfaces.size());
       const CaptureInterface& iface = ifaces[id];
-      in.points.push_back(kNoPoint);
-      in.decided.push_back(false);
+      in.interfaces.emplace_back();
       if (iface.link == LinkType::kUnsupported)
         summary_.warnings.push_back(in.label + ": interface " + display_name(iface, id) + " has " +
                                     link_description(iface) + ", which rdmatel does not decode; its packets are skipped");
@@ -109,38 +113,46 @@ class Session::Impl {
 
   void decide(Input& in, uint32_t id, const std::string& name) {
     const CaptureInterface& iface = in.source->interfaces()[id];
-    in.points[id] = engine_.declare_point(name, id, iface.speed_bps);
-    in.decided[id] = true;
+    in.interfaces[id].point = engine_.declare_point(name, id, iface.speed_bps);
+    in.interfaces[id].decided = true;
   }
 
   // Which capture (input and interface) the frame comes from.
+  // After point_of(), which declared every interface the source knows of.
   void source_of(Input& in, uint32_t id, FrameIn& f) {
-    if (id >= in.source->interfaces().size()) return;
-    if (id >= in.sources.size()) in.sources.resize(id + 1, kUnnumbered);
-    if (in.sources[id] == kUnnumbered) in.sources[id] = next_source_++;
-    f.source = in.sources[id];
+    if (id >= in.interfaces.size()) return;
+    uint32_t& source = in.interfaces[id].source;
+    if (source == kUnnumbered) source = next_source_++;
+    f.source = source;
   }
 
+  // The point of a packet's interface: decided at the interface's first packet (per packet:
+  // the rest out of line).
+  PointId point_of(Input& in, uint32_t id) {
+    if (id < in.interfaces.size() && in.interfaces[id].decided) [[likely]]
+      return in.interfaces[id].point;
+    return decide_point(in, id);
+  }
   // An unnamed interface of one of several files: the same point as the unnamed interface of
   // that number in a file that has ended (ring buffers, split files follow each other), another
   // point when such a file is still being read (two sniffers at once).
-  PointId point_of(Input& in, uint32_t id) {
-    if (id >= in.points.size()) declare_known(in);
-    if (id >= in.points.size()) return kNoPoint;
-    if (in.decided[id]) return in.points[id];
+  [[gnu::noinline]] PointId decide_point(Input& in, uint32_t id) {
+    if (id >= in.interfaces.size()) declare_known(in);
+    if (id >= in.interfaces.size()) return kNoPoint;
+    if (in.interfaces[id].decided) return in.interfaces[id].point;
     const CaptureInterface& iface = in.source->interfaces()[id];
     std::string base = point_name(iface, id);
     bool concurrent = false;
     for (const Input& other : inputs_)
-      if (&other != &in && other.started && !other.finished && id < other.points.size() &&
-          other.decided[id] && engine_.point_name(other.points[id]) == base)
+      if (&other != &in && other.started && !other.finished && id < other.interfaces.size() &&
+          other.interfaces[id].decided && engine_.point_name(other.interfaces[id].point) == base)
         concurrent = true;
     decide(in, id, concurrent ? in.label + ":" + base : base);
     if (concurrent)
       summary_.warnings.push_back(in.label + " and another capture both have an unnamed interface " + base +
                                   " and overlap in time: they are taken as two observation points (" + in.label +
                                   ":" + base + ")");
-    return in.points[id];
+    return in.interfaces[id].point;
   }
 
   SessionSummary run(const ProgressFn& progress, const CancelToken* cancel) {
@@ -188,7 +200,7 @@ class Session::Impl {
       ++summary_.frames;
       in.has_next = in.source->next(in.next);
       if (in.has_next) {
-        declare_known(in);
+        if (in.interfaces.size() < in.source->interfaces().size()) declare_known(in);
         if (!single) heap.push(i);
       } else {
         in.finished = true;
