@@ -313,6 +313,11 @@ TEST(ReadAhead, DecodingAheadLeavesTheBytesAndHandsOverTheirDecoding) {
       EXPECT_EQ(d.roce.reth.rkey, here.roce.reth.rkey);
       EXPECT_EQ(d.roce.pfc.quanta[3], here.roce.pfc.quanta[3]);
       EXPECT_EQ(d.payload_hash, here.payload_hash);
+      EXPECT_EQ(d.headers.kind, here.headers.kind);
+      EXPECT_EQ(d.headers.bth.psn, here.headers.bth.psn);
+      EXPECT_EQ(d.headers.bth.psn, d.roce.bth.psn);
+      EXPECT_EQ(d.headers.payload_len, d.roce.payload_len);
+      EXPECT_EQ(d.headers.aeth.msn, d.roce.aeth.msn);
       EXPECT_EQ(d.capsule.kind, here.capsule.kind);
       EXPECT_EQ(d.capsule.cid, here.capsule.cid);
       EXPECT_EQ(d.capsule.key_count, here.capsule.key_count);

@@ -240,7 +240,7 @@ class Engine::Impl {
       p.point = in.point;
       p.flow = flow_id;
       p.flow_point = flow_point;
-      p.roce.assign(roce);
+      p.roce = decoded.headers;
       p.source = uint16_t(in.source);
       if (roce.is_roce()) {
         p.capsule = decoded.capsule;

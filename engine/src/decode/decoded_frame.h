@@ -20,6 +20,7 @@ inline constexpr uint32_t kHashedPayload = 16;
 
 struct DecodedFrame {
   RoceFrame roce;            ///< decode_roce_frame's result; roce.kind says what the frame is
+  PacketHeaders headers;     ///< roce's, as a buffered packet carries them (made here: off the measuring thread)
   CapsuleSummary capsule;    ///< RoCE packets: summarize_capsule's (else empty)
   uint64_t payload_hash = 0; ///< hash_bytes of the payload's first kHashedPayload captured bytes (0: none)
 };
