@@ -56,7 +56,7 @@ bool OutputMerger::deliver_now(const Record& r, StepTag tag, std::vector<OutItem
     // The usual case, in short: nothing waits, the home thread is past it.
     local_completed_ = before;
     if (stop_) return false;
-    for (RecordSink* s : sinks_) s->on_record(r);
+    deliver_record(r);
     return true;
   }
   add_local(pending, before);
@@ -65,15 +65,18 @@ bool OutputMerger::deliver_now(const Record& r, StepTag tag, std::vector<OutItem
   if (home_.empty() && !(tag < home_bound_)) pump(false);
   if (stop_ || !local_.empty()) return false;
   if (home_.empty() ? !(tag < home_bound_) : home_.front().tag < tag) return false;
-  for (RecordSink* s : sinks_) s->on_record(r);
+  deliver_record(r);
   return true;
+}
+
+void OutputMerger::deliver_record(const Record& r) {
+  for (RecordSink* s : sinks_) s->on_record(r);
 }
 
 void OutputMerger::deliver(OutItem& item) {
   switch (item.kind) {
     case OutItem::Kind::kRecord: {
-      const Record r{item.schema, item.record, item.provisional};
-      for (RecordSink* s : sinks_) s->on_record(r);
+      deliver_record(Record{item.schema, item.record, item.provisional});
       item.free_record();
       return;
     }

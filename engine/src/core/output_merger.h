@@ -46,6 +46,7 @@ class OutputMerger final : public DirectDelivery {
   void take_home_batches(bool wait);
   void deliver_certain();
   void deliver(OutItem& item);
+  void deliver_record(const Record& r);
 
   BatchChannel<OutBatch>& home_channel_;
   const std::vector<RecordSink*>& sinks_;

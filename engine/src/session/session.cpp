@@ -16,6 +16,8 @@ namespace {
 constexpr uint64_t kCheckEvery = 4096;
 constexpr std::chrono::milliseconds kProgressEvery{100};
 
+constexpr uint32_t kUnnumbered = ~0u;  ///< an interface's FrameIn::source not numbered yet
+
 struct Input {
   std::string label;
   std::unique_ptr<CaptureSource> source;
@@ -29,7 +31,7 @@ struct Input {
   struct Interface {
     PointId point = kNoPoint;  ///< kNoPoint until decided
     bool decided = false;
-    uint32_t source = ~0u;  ///< FrameIn::source, numbered in first use (~0u: not yet)
+    uint32_t source = kUnnumbered;  ///< FrameIn::source, numbered in first use
   };
   std::vector<Interface> interfaces;
 };
@@ -52,8 +54,6 @@ class Session::Impl {
       declare_known(in);
     }
   }
-
-  static constexpr uint32_t kUnnumbered = ~0u;
 
   Engine engine_;
   std::vector<Input> inputs_;
@@ -117,8 +117,8 @@ class Session::Impl {
     in.interfaces[id].decided = true;
   }
 
-  // Which capture (input and interface) the frame comes from.
-  // After point_of(), which declared every interface the source knows of.
+  // Which capture (input and interface) the frame comes from (after point_of(), which declared
+  // every interface the source knows of).
   void source_of(Input& in, uint32_t id, FrameIn& f) {
     if (id >= in.interfaces.size()) return;
     uint32_t& source = in.interfaces[id].source;
