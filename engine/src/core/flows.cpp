@@ -39,11 +39,11 @@ Flow* FlowTable::find(const FlowKey& key) {
 const Flow* FlowTable::find(const FlowKey& key) const {
   if (const Flow* f = cached(cache_slot(key.src, key.dst, key.dst_qpn), key.src, key.dst, key.dst_qpn)) return f;
   auto it = index_.find(key);
-  return it == index_.end() ? nullptr : &flows_[it->second];
+  return it == index_.end() ? nullptr : by_id_[it->second];
 }
 
 void FlowTable::apply_proposals_now() {
-  for (auto [a, b] : proposals_) pair(flows_[a], flows_[b]);
+  for (auto [a, b] : proposals_) pair(*by_id_[a], *by_id_[b]);
   proposals_.clear();
 }
 
@@ -53,15 +53,15 @@ Flow* FlowTable::get(const RoceFrame& pkt) {
   FlowKey key{pkt.src, pkt.dst, pkt.bth.dest_qp};
   auto it = index_.find(key);
   if (it != index_.end()) {
-    cache_[slot] = &flows_[it->second];
+    cache_[slot] = by_id_[it->second];
     return cache_[slot];
   }
-  if (flows_.size() >= max_flows_) {
+  if (by_id_.size() >= max_flows_) {
     ++stats_.flows_refused;
     return nullptr;
   }
-  FlowId id = FlowId(flows_.size());
-  Flow& f = flows_.emplace_back();
+  FlowId id = FlowId(by_id_.size());
+  Flow& f = add_flow();
   f.id = id;
   f.key = key;
   f.key_hash = FlowKeyHash{}(key);
@@ -74,14 +74,14 @@ Flow* FlowTable::get(const RoceFrame& pkt) {
 
 void FlowTable::replicate(const FlowFact& fact) {
   if (fact.kind == FlowFact::Kind::kCreated) {
-    Flow& f = flows_.emplace_back();
+    Flow& f = add_flow();
     f.id = fact.a;
     f.key = fact.key;
     f.key_hash = FlowKeyHash{}(fact.key);
     return;
   }
-  flows_[fact.a].peer = fact.b;
-  flows_[fact.b].peer = fact.a;
+  by_id_[fact.a]->peer = fact.b;
+  by_id_[fact.b]->peer = fact.a;
 }
 
 FlowPointId FlowTable::add_flow_point(Flow& flow, PointId point) {
@@ -141,7 +141,7 @@ void FlowTable::learn_from_echo(Flow& responder_flow, uint32_t echoed, bool nak)
   if (flows_ab.size() > kMaxPairCandidates) return;
   std::vector<FlowId> match;
   for (FlowId id : flows_ab) {
-    Flow& f = flows_[id];
+    Flow& f = *by_id_[id];
     if (f.peer != kNoFlow || !f.requests_seen) continue;
     int32_t behind = psn::distance(echoed, f.req_newest_psn);  // newest - echoed
     int32_t span = psn::distance(f.req_first_psn, f.req_newest_psn);
@@ -153,7 +153,7 @@ void FlowTable::learn_from_echo(Flow& responder_flow, uint32_t echoed, bool nak)
   Tally& t = tallies_[responder_flow.id];
   std::vector<FlowId> both;
   for (FlowId id : t.candidates)
-    if (std::find(match.begin(), match.end(), id) != match.end() && flows_[id].peer == kNoFlow) both.push_back(id);
+    if (std::find(match.begin(), match.end(), id) != match.end() && by_id_[id]->peer == kNoFlow) both.push_back(id);
   if (both.empty()) {  // first evidence, or inconsistent evidence: start over
     t.candidates = std::move(match);
     t.echoes = 1;
@@ -162,7 +162,7 @@ void FlowTable::learn_from_echo(Flow& responder_flow, uint32_t echoed, bool nak)
     ++t.echoes;
   }
   if (t.candidates.size() != 1) return;
-  Flow& f = flows_[t.candidates[0]];
+  Flow& f = *by_id_[t.candidates[0]];
   if (t.echoes >= 2 || echoed == f.req_newest_psn) pair(f, responder_flow);
 }
 

@@ -85,9 +85,9 @@ class FlowTable {
   Flow* get(const RoceFrame& pkt);
   Flow* find(const FlowKey& key);
   const Flow* find(const FlowKey& key) const;
-  Flow& operator[](FlowId id) { return flows_[id]; }
-  const Flow& operator[](FlowId id) const { return flows_[id]; }
-  size_t size() const { return flows_.size(); }
+  Flow& operator[](FlowId id) { return *by_id_[id]; }
+  const Flow& operator[](FlowId id) const { return *by_id_[id]; }
+  size_t size() const { return by_id_.size(); }
 
   /// The id of `flow` at `point`, numbered on first sight. Per packet: a flow's own few points
   /// are looked through, a table only for a flow seen at more than kScannedPoints.
@@ -159,7 +159,11 @@ class FlowTable {
 
   size_t max_flows_;
   std::vector<std::pair<FlowId, FlowId>> proposals_;
-  std::deque<Flow> flows_;
+  std::deque<Flow> flows_;  ///< owns them (stable addresses)
+  /// Each flow by id: read for every packet by the core and most components, where a deque's
+  /// index walks its block map (a division and two loads).
+  std::vector<Flow*> by_id_;
+  Flow& add_flow() { return *by_id_.emplace_back(&flows_.emplace_back()); }
   /// Direct-mapped cache in front of the hash map: a few flows carry most packets. It holds the
   /// flows themselves (a deque's elements stay where they are), not ids to look up again.
   static constexpr size_t kCacheSize = 1024;
