@@ -38,7 +38,7 @@ median_or_none() { if (($#)); then median_range "$@"; else printf -- "-"; fi; }
 # a fourth argument), each "median (range)" over `pairs` pairs ("-" where B took none: a command
 # that sleeps uses no cpu).
 paired() {
-  local label=$1 cpu=() wall=() mem=() a b
+  local label=$1 cpu=() wall=() mem=() a b i
   local -n cmd_a=$2 cmd_b=$3
   for ((i = 0; i < pairs; ++i)); do
     read -r -a a < <(cpu_wall "${cmd_a[@]}")

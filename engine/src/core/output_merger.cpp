@@ -51,15 +51,7 @@ void OutputMerger::deliver_certain() {
 bool OutputMerger::deliver_now(const Record& r, StepTag tag, std::vector<OutItem>& pending) {
   // The pair-local thread is at `tag`: it has made everything before it (component slots start
   // at 1, so the tag before is in the same step).
-  const StepTag before{tag.step, uint16_t(tag.slot - 1)};
-  if (pending.empty() && local_.empty() && home_.empty() && tag < home_bound_) {
-    // The usual case, in short: nothing waits, the home thread is past it.
-    local_completed_ = before;
-    if (stop_) return false;
-    deliver_record(r);
-    return true;
-  }
-  add_local(pending, before);
+  add_local(pending, StepTag{tag.step, uint16_t(tag.slot - 1)});
   deliver_certain();
   // The home thread's batches are taken only when what came is not enough (a lock each time).
   if (home_.empty() && !(tag < home_bound_)) pump(false);

@@ -163,7 +163,7 @@ struct WorkEvent {
   WorkEvent() = default;
   /// A packet's step (made in place: the packet is written once).
   WorkEvent(const Packet& p, uint64_t step_, uint32_t cls_, uint8_t measured_)
-      : measured(measured_), cls(cls_), step(step_), packet(p) {}
+      : kind(Kind::kPacket), measured(measured_), cls(cls_), step(step_), packet(p) {}
 };
 
 struct WorkBatch {
