@@ -2,6 +2,7 @@
 // Frame decoder: every layer, every extension-header layout, and never a read past the bytes.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -248,6 +249,90 @@ TEST(Decode, RandomBytesNeverCrash) {
       decode_roce_frame(lt, buf.get(), uint32_t(n), uint32_t(n + (x & 0xff)), r);
     x += 0x9E3779B97F4A7C15ULL;
   }
+}
+
+// decode_roce_frame takes a straight path for the common layout (Ethernet, at most one 802.1Q
+// tag, IPv4 without options, UDP to 4791, a known BTH opcode) and the general decoder for the
+// rest: both must give the same frame, member for member, for every opcode, extension layout,
+// pad, tagging, snap length and wire length, and for frames with a byte of their headers changed.
+bool same_frame(const RoceFrame& a, const RoceFrame& b) {
+  return a.kind == b.kind && a.error == b.error && a.src == b.src && a.dst == b.dst && a.src_port == b.src_port &&
+         a.dst_port == b.dst_port && a.ecn == b.ecn && a.dscp == b.dscp && a.ttl == b.ttl && a.ip_id == b.ip_id &&
+         a.vlan_count == b.vlan_count && a.vlan_id == b.vlan_id && a.vlan_pcp == b.vlan_pcp &&
+         a.bth.opcode == b.bth.opcode && a.bth.solicited == b.bth.solicited && a.bth.migreq == b.bth.migreq &&
+         a.bth.pad == b.bth.pad && a.bth.tver == b.bth.tver && a.bth.pkey == b.bth.pkey && a.bth.fecn == b.bth.fecn &&
+         a.bth.becn == b.bth.becn && a.bth.dest_qp == b.bth.dest_qp && a.bth.ack_req == b.bth.ack_req &&
+         a.bth.psn == b.bth.psn && a.op == b.op && a.ext == b.ext && a.reth.va == b.reth.va &&
+         a.reth.rkey == b.reth.rkey && a.reth.dma_len == b.reth.dma_len && a.aeth.syndrome == b.aeth.syndrome &&
+         a.aeth.msn == b.aeth.msn && a.immediate == b.immediate && a.invalidate_rkey == b.invalidate_rkey &&
+         a.deth_src_qp == b.deth_src_qp && a.deth_qkey == b.deth_qkey && a.payload_len == b.payload_len &&
+         a.payload_offset == b.payload_offset && a.payload_captured == b.payload_captured &&
+         a.pfc.enabled == b.pfc.enabled && std::equal(a.pfc.quanta, a.pfc.quanta + 8, b.pfc.quanta);
+}
+
+// Decodes `n` bytes of `f` both ways (each in a heap block of its own, so that a read past the
+// end is caught under AddressSanitizer) and says whether they agree; `roce` counts RoCE results.
+bool decoded_alike(const Bytes& f, size_t n, uint32_t wire, int& roce) {
+  auto copy = std::make_unique<uint8_t[]>(n ? n : 1);
+  std::memcpy(copy.get(), f.data(), n);
+  RoceFrame fast, general;
+  fast.bth.psn = 77;  // the results must not depend on what the frame held before
+  FrameKind k = decode_roce_frame(LinkType::kEthernet, copy.get(), uint32_t(n), wire, fast);
+  FrameKind g = decode_roce_frame_general(LinkType::kEthernet, copy.get(), uint32_t(n), wire, general);
+  roce += k == FrameKind::kRoce;
+  return k == g && same_frame(fast, general);
+}
+
+TEST(Decode, StraightPathAgreesWithTheGeneralDecoder) {
+  uint64_t x = 0x2545F4914F6CDD1DULL;
+  auto next = [&x] {
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return x;
+  };
+  int roce = 0, frames = 0;
+  for (int opcode = 0; opcode < 256; ++opcode)
+    for (int vlans = 0; vlans <= 2; ++vlans)
+      for (uint8_t pad : {0, 3}) {
+        RoceSpec s;
+        s.vlans = vlans;
+        s.opcode = uint8_t(opcode);
+        s.pad = pad;
+        s.ack_req = opcode & 1;
+        s.ecn = uint8_t(opcode & 3);
+        const uint8_t ext_len = ib_opcode_info(uint8_t(opcode)).ext_len;
+        for (int i = 0; i < ext_len; ++i) s.ext.push_back(uint8_t(next()));
+        s.payload = Bytes(size_t(next() % 80), 0x5A);
+        const Bytes f = test::build_roce(s);
+        const uint32_t size = uint32_t(f.size());
+        for (size_t n = 0; n <= f.size(); ++n, ++frames)
+          ASSERT_TRUE(decoded_alike(f, n, size, roce)) << "opcode " << opcode << " vlans " << vlans << " cut at " << n;
+        for (uint32_t wire : {0u, size - 1, size + 100}) {
+          ++frames;
+          ASSERT_TRUE(decoded_alike(f, f.size(), wire, roce)) << "opcode " << opcode << " wire length " << wire;
+        }
+        // IP and UDP lengths that agree with each other but claim more than the frame carried.
+        if (vlans == 0) {
+          Bytes longer = f;
+          longer[17] = uint8_t(longer[17] + 4);  // IPv4 total length (low byte)
+          longer[39] = uint8_t(longer[39] + 4);  // UDP length (low byte)
+          for (uint32_t wire : {size, size + 4}) {
+            ++frames;
+            ASSERT_TRUE(decoded_alike(longer, longer.size(), wire, roce)) << "opcode " << opcode << " longer, wire " << wire;
+          }
+        }
+        // One header byte changed (Ethernet type, IP version, length, flags, protocol, ports,
+        // UDP length, BTH), at a time, to a random value or to a neighbour of the true one.
+        for (int m = 0; m < 24; ++m, ++frames) {
+          Bytes mutated = f;
+          const size_t at = size_t(next() % std::min<size_t>(f.size(), 14 + 8 + 20 + 8 + 12 + 8));
+          mutated[at] = (m & 1) ? uint8_t(next()) : uint8_t(mutated[at] + ((m & 2) ? 1 : -1));
+          ASSERT_TRUE(decoded_alike(mutated, mutated.size(), size, roce)) << "opcode " << opcode << " byte " << at;
+        }
+      }
+  EXPECT_GT(frames, 100000);
+  EXPECT_GT(roce, 10000);  // the comparison reaches decoded RoCE packets, not only rejections
 }
 
 TEST(Decode, ErspanTypeTwoIsDecapsulated) {

@@ -7,7 +7,6 @@
 
 #include "engine/src/decode/ib_opcodes.h"
 #include "rdmatel/types.h"
-#include "rdmatel/types.h"
 
 namespace rdmatel {
 
@@ -99,5 +98,9 @@ struct RoceFrame {
 /// Never reads outside [frame, frame + cap_len). Returns out.kind.
 FrameKind decode_roce_frame(LinkType link, const uint8_t* frame, uint32_t cap_len, uint32_t wire_len,
                             RoceFrame& out);
+/// The same by the general decoder alone, every layout and tunnel (decode_roce_frame takes a
+/// straight path for the common layout first): tests compare the two.
+FrameKind decode_roce_frame_general(LinkType link, const uint8_t* frame, uint32_t cap_len, uint32_t wire_len,
+                                    RoceFrame& out);
 
 }  // namespace rdmatel
