@@ -851,6 +851,7 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
       continue;
     }
     if (horizon <= a.acked_at() + window_) break;
+    if (q.acked.size() > kPrefetchAhead) prefetch(q.acked[kPrefetchAhead].ref);
     q.acked.pop_front();
     finalize(ctx, message(a.ref));
   }
@@ -864,6 +865,7 @@ void Messages::on_advance(PointId point, Ctx& ctx) {
     }
     Message& m = message(r);
     if (horizon > m.rec.last_ns + message_timeout_) {
+      if (q.idle.size() > kPrefetchAhead) prefetch(q.idle[kPrefetchAhead]);
       q.idle.pop_front();
       finalize(ctx, m);
       continue;

@@ -233,6 +233,14 @@ class Messages final : public Component {
   bool live(const Ref& r) const { return slots_[r.slot].open_id == r.id(); }
   Ref ref(const Message& m) const { return Ref{m.slot, uint32_t(m.rec.id), uint32_t(m.rec.id >> 32)}; }
   Message& message(const Ref& r) { return *slots_[r.slot].message; }
+  /// Asks the CPU for the lines of a message finalize() reads: the messages a horizon finishes
+  /// were last touched a reorder window ago and are out of every cache, so each cost a wait for
+  /// memory (half of finalize()'s time) until the next few are fetched while one is finished.
+  void prefetch(const Ref& r) const {
+    const char* m = reinterpret_cast<const char*>(slots_[r.slot].message);
+    for (size_t line = 0; line < sizeof(Message); line += 64) __builtin_prefetch(m + line);
+  }
+  static constexpr size_t kPrefetchAhead = 4;
   /// Marks a message finished for its references.
   void close(Message& m) {
     m.done = true;
