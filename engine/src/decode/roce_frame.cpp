@@ -105,6 +105,24 @@ FrameKind decode_gre(Cursor& c, uint32_t off, uint32_t len, RoceFrame& out) {
   }
 }
 
+// The 12 bytes of a BTH (captured) into `h`, as three big-endian words: a load each instead of
+// a load per byte.
+const Bth& read_bth(const uint8_t* b, Bth& h) {
+  const uint32_t w0 = load_be32(b), w1 = load_be32(b + 4), w2 = load_be32(b + 8);
+  h.opcode = uint8_t(w0 >> 24);
+  h.solicited = w0 & 0x800000;
+  h.migreq = w0 & 0x400000;
+  h.pad = (w0 >> 20) & 0x3;
+  h.tver = (w0 >> 16) & 0x0f;
+  h.pkey = uint16_t(w0);
+  h.fecn = w1 & 0x80000000;
+  h.becn = w1 & 0x40000000;
+  h.dest_qp = w1 & 0xFFFFFF;
+  h.ack_req = w2 & 0x80000000;
+  h.psn = w2 & 0xFFFFFF;
+  return h;
+}
+
 // The extension headers `ext` names, in wire order, from `e` (their bytes were checked).
 void decode_extensions(const uint8_t* e, uint16_t ext, RoceFrame& out) {
   if (ext & kExtRdeth) e += 4;
@@ -139,21 +157,7 @@ FrameKind decode_bth(Cursor& c, uint32_t off, uint32_t roce_len, RoceFrame& out)
   // roce_len = UDP payload length on the wire: BTH + ext + payload + pad + ICRC.
   if (roce_len < 12 + 4) return malformed(out, "UDP payload too short for BTH and ICRC");
   if (!c.has(off, 12)) return malformed(out, "BTH cut by the snap length");
-  // The BTH as three big-endian words: one load each instead of a load per byte.
-  const uint8_t* b = c.base + off;
-  const uint32_t w0 = load_be32(b), w1 = load_be32(b + 4), w2 = load_be32(b + 8);
-  Bth& h = out.bth;
-  h.opcode = uint8_t(w0 >> 24);
-  h.solicited = w0 & 0x800000;
-  h.migreq = w0 & 0x400000;
-  h.pad = (w0 >> 20) & 0x3;
-  h.tver = (w0 >> 16) & 0x0f;
-  h.pkey = uint16_t(w0);
-  h.fecn = w1 & 0x80000000;
-  h.becn = w1 & 0x40000000;
-  h.dest_qp = w1 & 0xFFFFFF;
-  h.ack_req = w2 & 0x80000000;
-  h.psn = w2 & 0xFFFFFF;
+  const Bth& h = read_bth(c.base + off, out.bth);
   const IbOpcodeInfo& info = ib_opcode_info(h.opcode);
   if (!info.name) return malformed(out, "reserved BTH opcode");
   out.op = &info;
@@ -282,7 +286,7 @@ bool decode_common_layout(const uint8_t* f, uint32_t cap_len, uint32_t wire_len,
   off += 20 + 8;  // the BTH
   if (uint64_t(off) - 8 + udp_len > std::max(wire_len, cap_len)) return false;
   const uint8_t* b = f + off;
-  const uint32_t w0 = load_be32(b), w1 = load_be32(b + 4), w2 = load_be32(b + 8);
+  const uint32_t w0 = load_be32(b);
   const uint8_t opcode = uint8_t(w0 >> 24);
   const IbOpcodeInfo& info = ib_opcode_info(opcode);
   const uint32_t pad = (w0 >> 20) & 0x3;
@@ -304,18 +308,7 @@ bool decode_common_layout(const uint8_t* f, uint32_t cap_len, uint32_t wire_len,
     out.vlan_id = tci & 0x0fff;
     out.vlan_pcp = uint8_t(tci >> 13);
   }
-  Bth& h = out.bth;
-  h.opcode = opcode;
-  h.solicited = w0 & 0x800000;
-  h.migreq = w0 & 0x400000;
-  h.pad = uint8_t(pad);
-  h.tver = (w0 >> 16) & 0x0f;
-  h.pkey = uint16_t(w0);
-  h.fecn = w1 & 0x80000000;
-  h.becn = w1 & 0x40000000;
-  h.dest_qp = w1 & 0xFFFFFF;
-  h.ack_req = w2 & 0x80000000;
-  h.psn = w2 & 0xFFFFFF;
+  read_bth(b, out.bth);
   out.op = &info;
   out.ext = info.ext;
   if (info.ext) decode_extensions(b + 12, info.ext, out);
