@@ -261,8 +261,7 @@ FrameKind decode_ipv6(Cursor& c, uint32_t off, RoceFrame& out) {
 // one 802.1Q tag, IPv4 without options or fragmentation, UDP to 4791, a BTH whose opcode is known
 // (not a CNP) and all its extension headers captured, the lengths consistent. It gives exactly
 // what the general decoder gives for such a frame (tests/unit/decode_test.cpp compares the two on
-// every layout and on mutated frames); for any other frame it returns false having set nothing
-// but what the general decoder then sets again.
+// every layout and on mutated frames); for any other frame it returns false having set nothing.
 bool decode_common_layout(const uint8_t* f, uint32_t cap_len, uint32_t wire_len, RoceFrame& out) {
   constexpr uint32_t kMin = 14 + 20 + 8 + 12;  // Ethernet, IPv4, UDP, BTH
   if (cap_len < kMin) return false;
@@ -319,18 +318,8 @@ bool decode_common_layout(const uint8_t* f, uint32_t cap_len, uint32_t wire_len,
   return true;
 }
 
-}  // namespace
-
-FrameKind decode_roce_frame(LinkType link, const uint8_t* frame, uint32_t cap_len, uint32_t wire_len,
-                            RoceFrame& out) {
-  out = RoceFrame{};
-  if (link == LinkType::kEthernet && decode_common_layout(frame, cap_len, wire_len, out)) return out.kind;
-  return decode_roce_frame_general(link, frame, cap_len, wire_len, out);
-}
-
-FrameKind decode_roce_frame_general(LinkType link, const uint8_t* frame, uint32_t cap_len, uint32_t wire_len,
-                                    RoceFrame& out) {
-  out = RoceFrame{};
+// The general decoder, into a frame already cleared.
+FrameKind decode_any_layout(LinkType link, const uint8_t* frame, uint32_t cap_len, uint32_t wire_len, RoceFrame& out) {
   if (wire_len < cap_len) wire_len = cap_len;  // some writers store 0 or garbage
   Cursor c{frame, cap_len, wire_len};
   switch (link) {
@@ -356,6 +345,21 @@ FrameKind decode_roce_frame_general(LinkType link, const uint8_t* frame, uint32_
     case LinkType::kUnsupported: break;
   }
   return FrameKind::kOther;
+}
+
+}  // namespace
+
+FrameKind decode_roce_frame(LinkType link, const uint8_t* frame, uint32_t cap_len, uint32_t wire_len,
+                            RoceFrame& out) {
+  out = RoceFrame{};
+  if (link == LinkType::kEthernet && decode_common_layout(frame, cap_len, wire_len, out)) return out.kind;
+  return decode_any_layout(link, frame, cap_len, wire_len, out);
+}
+
+FrameKind decode_roce_frame_general(LinkType link, const uint8_t* frame, uint32_t cap_len, uint32_t wire_len,
+                                    RoceFrame& out) {
+  out = RoceFrame{};
+  return decode_any_layout(link, frame, cap_len, wire_len, out);
 }
 
 }  // namespace rdmatel
