@@ -2,7 +2,6 @@
 #include "engine/src/decode/roce_frame.h"
 
 #include <algorithm>
-#include <cstring>
 
 #include "engine/src/util/byte_order.h"
 
@@ -105,9 +104,22 @@ FrameKind decode_gre(Cursor& c, uint32_t off, uint32_t len, RoceFrame& out) {
   }
 }
 
+// An IPv4 header's fields the frame keeps (its 20 bytes were checked). The addresses replace
+// any before (an outer IPv6 header of a tunnel). This and read_bth are shared by the general
+// decoder and the straight path, so the two read these headers alike by construction; inlined
+// by force in both (per packet: the compiler left read_bth a call, 6 instructions a packet).
+[[gnu::always_inline]] inline void read_ipv4_fields(const uint8_t* p, RoceFrame& out) {
+  out.src = IpAddress::from_v4(p + 12);
+  out.dst = IpAddress::from_v4(p + 16);
+  out.dscp = p[1] >> 2;
+  out.ecn = p[1] & 0x3;
+  out.ttl = p[8];
+  out.ip_id = load_be16(p + 4);
+}
+
 // The 12 bytes of a BTH (captured) into `h`, as three big-endian words: a load each instead of
 // a load per byte.
-const Bth& read_bth(const uint8_t* b, Bth& h) {
+[[gnu::always_inline]] inline const Bth& read_bth(const uint8_t* b, Bth& h) {
   const uint32_t w0 = load_be32(b), w1 = load_be32(b + 4), w2 = load_be32(b + 8);
   h.opcode = uint8_t(w0 >> 24);
   h.solicited = w0 & 0x800000;
@@ -215,12 +227,7 @@ FrameKind decode_ipv4(Cursor& c, uint32_t off, RoceFrame& out) {
   uint16_t frag = load_be16(p + 6);
   if ((frag & 0x2000) || (frag & 0x1fff)) return FrameKind::kOther;  // fragments are not RoCEv2
   // Only the outermost IP header of a tunnel is the mirror's; the innermost one is the flow's.
-  out.src = IpAddress::from_v4(p + 12);
-  out.dst = IpAddress::from_v4(p + 16);
-  out.dscp = p[1] >> 2;
-  out.ecn = p[1] & 0x3;
-  out.ttl = p[8];
-  out.ip_id = load_be16(p + 4);
+  read_ipv4_fields(p, out);
   return decode_transport(c, p[9], off + ihl, total - ihl, out);
 }
 
@@ -294,14 +301,9 @@ bool decode_common_layout(const uint8_t* f, uint32_t cap_len, uint32_t wire_len,
       cap_len - off - 12 < info.ext_len)
     return false;
   out.kind = FrameKind::kRoce;
-  std::memcpy(out.src.bytes.data(), ip + 12, 4);
-  std::memcpy(out.dst.bytes.data(), ip + 16, 4);
+  read_ipv4_fields(ip, out);
   out.src_port = load_be16(udp);
   out.dst_port = kRoceV2Port;
-  out.dscp = ip[1] >> 2;
-  out.ecn = ip[1] & 0x3;
-  out.ttl = ip[8];
-  out.ip_id = load_be16(ip + 4);
   if (tagged) {
     out.vlan_count = 1;
     out.vlan_id = tci & 0x0fff;
