@@ -18,18 +18,27 @@ void EngineThread::add(const FrameIn& in) {
   Batch& b = filling_;
   b.frames.push_back(in);
   b.frames.back().data = nullptr;
+  b.frames.back().decoded = nullptr;
   // A frame without bytes is pushed without them, as on the dissecting thread.
-  b.offsets.push_back(in.data ? b.bytes.size() : kNoBytes);
-  if (in.data && in.cap_len) b.bytes.insert(b.bytes.end(), in.data, in.data + in.cap_len);
-  if (b.frames.size() >= kFramesPerBatch || b.bytes.size() >= kBytesPerBatch) submit_all_but_newest();
+  Carried c;
+  if (in.data && in.cap_len >= decode_ahead_from()) {
+    c = {Carried::kDecoding, b.decoded.decode(in)};
+  } else if (in.data) {
+    c = {Carried::kBytes, b.bytes.size()};
+    b.bytes.insert(b.bytes.end(), in.data, in.data + in.cap_len);
+  }
+  b.carried.push_back(c);
+  if (b.frames.size() >= kFramesPerBatch || b.size_in_bytes() >= kBytesPerBatch) submit_all_but_newest();
 }
 
 bool EngineThread::retract(uint64_t frame) {
   Batch& b = filling_;
   if (b.frames.empty() || b.frames.back().frame != frame) return false;
-  if (b.offsets.back() != kNoBytes) b.bytes.resize(b.offsets.back());
+  const Carried c = b.carried.back();
+  if (c.kind == Carried::kBytes) b.bytes.resize(c.at);
+  if (c.kind == Carried::kDecoding) b.decoded.pop_back();
   b.frames.pop_back();
-  b.offsets.pop_back();
+  b.carried.pop_back();
   return true;
 }
 
@@ -37,13 +46,19 @@ void EngineThread::submit_all_but_newest() {
   Batch& b = filling_;
   if (b.frames.size() < 2) return;  // one frame over the byte limit: it goes with the next one
   const FrameIn newest = b.frames.back();
-  const size_t offset = b.offsets.back();
-  if (offset != kNoBytes) newest_bytes_.assign(b.bytes.begin() + ptrdiff_t(offset), b.bytes.end());
+  Carried c = b.carried.back();
+  newest_decoded_.clear();
+  if (c.kind == Carried::kBytes) newest_bytes_.assign(b.bytes.begin() + ptrdiff_t(c.at), b.bytes.end());
+  if (c.kind == Carried::kDecoding) newest_decoded_.append(b.decoded, c.at);
   retract(newest.frame);
   submit();
   filling_.frames.push_back(newest);
-  filling_.offsets.push_back(offset == kNoBytes ? kNoBytes : 0);
-  if (offset != kNoBytes) filling_.bytes.assign(newest_bytes_.begin(), newest_bytes_.end());
+  if (c.kind == Carried::kBytes) {
+    c.at = 0;
+    filling_.bytes.assign(newest_bytes_.begin(), newest_bytes_.end());
+  }
+  if (c.kind == Carried::kDecoding) c.at = filling_.decoded.append(newest_decoded_, 0);
+  filling_.carried.push_back(c);
 }
 
 void EngineThread::submit() {
@@ -69,7 +84,9 @@ void EngineThread::run() {
     bool failed = false;
     for (size_t i = 0; i < b.frames.size() && !stopping_; ++i) {
       FrameIn& in = b.frames[i];
-      in.data = b.offsets[i] == kNoBytes ? nullptr : b.bytes.data() + b.offsets[i];
+      const Carried c = b.carried[i];
+      if (c.kind == Carried::kBytes) in.data = b.bytes.data() + c.at;
+      if (c.kind == Carried::kDecoding) in.decoded = b.decoded.at(c.at);
       // As on the dissecting thread (rdmatel_proto.cpp, guarded): a push that throws loses its
       // frame's results and the others go on.
       try {
@@ -79,8 +96,9 @@ void EngineThread::run() {
       }
     }
     b.frames.clear();
-    b.offsets.clear();
+    b.carried.clear();
     b.bytes.clear();
+    b.decoded.clear();
     channel_.recycle(std::move(b));
     {
       std::lock_guard lock(mutex_);

@@ -2,16 +2,22 @@
 // The plugin's engine thread (plugin/engine_thread.h): frames reach the push function in the
 // order they were handed over, with their own bytes (copied: the caller's buffer is reused at
 // once); wait_idle() returns only when all of them were pushed, and reports a push that threw
-// once; memory stays bounded while the pushes lag behind.
+// once; memory stays bounded while the pushes lag behind. A long frame travels as its decoding,
+// which is the engine's own of its bytes.
 #include "plugin/engine_thread.h"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <optional>
 #include <stdexcept>
 #include <thread>
 #include <vector>
+
+#include "engine/src/decode/decoded_frame.h"
+#include "tests/support/frame_builder.h"
 
 namespace rdmatel::plugin {
 namespace {
@@ -86,17 +92,18 @@ TEST(EngineThread, TheNewestFrameCanBeTakenBackEvenWhenItsBatchFilled) {
 
 TEST(EngineThread, BigFramesAreBoundedByBytes) {
   // Jumbo frames, pushes held: what waits is bounded by the batches' byte limit, far below
-  // their frame limit.
+  // their frame limit. They travel as their decodings, which the limit counts.
   std::atomic<bool> release{false};
-  std::atomic<uint64_t> pushed{0}, bytes{0};
+  std::atomic<uint64_t> pushed{0}, bytes{0}, decoded{0};
   EngineThread t([&](const FrameIn& in) {
     while (!release.load()) std::this_thread::yield();
     ++pushed;
     bytes += in.cap_len;
+    decoded += in.decoded != nullptr;
   });
-  const uint64_t per_batch = EngineThread::kBytesPerBatch / 9000 + 1;
+  const uint64_t per_batch = EngineThread::kBytesPerBatch / DecodedFrames::bytes_each() + 1;
   const uint64_t bound = (EngineThread::kMaxQueued + 2) * per_batch;
-  ASSERT_LT(bound, EngineThread::kFramesPerBatch);
+  ASSERT_LT(per_batch, EngineThread::kFramesPerBatch);
   std::atomic<uint64_t> handed{0};
   std::thread producer([&] {
     std::vector<uint8_t> jumbo(9000, 0xab);
@@ -114,7 +121,39 @@ TEST(EngineThread, BigFramesAreBoundedByBytes) {
   producer.join();
   EXPECT_TRUE(t.wait_idle());
   EXPECT_EQ(pushed.load(), 3 * bound);
+  EXPECT_EQ(decoded.load(), 3 * bound);
   EXPECT_EQ(bytes.load(), 9000 * 3 * bound);
+}
+
+TEST(EngineThread, FramesBelowTheDecodingLimitAreBoundedByBytes) {
+  // The longest frames that travel as bytes: bounded by the byte limit as well.
+  std::atomic<bool> release{false};
+  std::atomic<uint64_t> pushed{0};
+  EngineThread t([&](const FrameIn& in) {
+    while (!release.load()) std::this_thread::yield();
+    pushed += in.data != nullptr;
+  });
+  const size_t length = EngineThread::decode_ahead_from() - 1;
+  const uint64_t per_batch = EngineThread::kBytesPerBatch / length + 1;
+  const uint64_t bound = (EngineThread::kMaxQueued + 2) * per_batch;
+  ASSERT_LT(per_batch, EngineThread::kFramesPerBatch);
+  std::atomic<uint64_t> handed{0};
+  std::thread producer([&] {
+    std::vector<uint8_t> frame(length, 0xab);
+    FrameIn in;
+    in.data = frame.data();
+    in.cap_len = uint32_t(frame.size());
+    for (uint64_t n = 1; n <= 3 * bound; ++n) {
+      t.add(in);
+      handed = n;
+    }
+  });
+  std::this_thread::sleep_for(std::chrono::milliseconds(300));
+  EXPECT_LE(handed.load(), bound);
+  release = true;
+  producer.join();
+  EXPECT_TRUE(t.wait_idle());
+  EXPECT_EQ(pushed.load(), 3 * bound);
 }
 
 TEST(EngineThread, AFrameWithoutBytesIsPushedWithoutThem) {
@@ -194,6 +233,88 @@ TEST(EngineThread, StopsWithFramesStillQueued) {
     for (uint64_t n = 1; n <= EngineThread::kFramesPerBatch * 3; ++n) t.add(frame_with(n, buffer));
   }  // closes without waiting: no hang, no crash (the sanitizer job checks the rest)
   EXPECT_LE(pushed.load(), EngineThread::kFramesPerBatch * 3);
+}
+
+TEST(EngineThread, LongFramesTravelAsTheirDecoding) {
+  // NVMe commands and completions, WRITEs with payloads of every length around the limit, and
+  // frames too long to be RoCE: below decode_ahead_from() a frame's bytes travel, from it on its
+  // decoding, which must be what the engine makes of the bytes. Batches fill by frames and by
+  // bytes, and the newest frame is taken back now and then, also when it filled its batch.
+  const size_t limit = EngineThread::decode_ahead_from();
+  ASSERT_GT(limit, 200u);
+  ASSERT_LT(limit, 1400u) << "a full-size frame travels decoded";
+  std::vector<test::Bytes> frames;
+  for (uint32_t i = 0; i < 3 * EngineThread::kFramesPerBatch; ++i) {
+    test::RoceSpec s = test::up(0x0A, 1000 + i);  // RDMA WRITE ONLY
+    switch (i % 4) {
+      case 0: s = test::up(0x04, i); s.payload = test::sqe(0x01, uint16_t(i), 1, 0x40, 4096, 0xA0000 + i); break;
+      case 1: s = test::down(0x04, i); s.payload = test::cqe(uint16_t(i), 0); break;
+      case 2: s.ext = test::reth(0x1000, 7, 4096); s.payload.assign(limit - 80 + i % 160, uint8_t(i)); break;
+      case 3: s.ext = test::reth(0x1000, 7, 4096); s.payload.assign(1000 + i % 8000, uint8_t(i)); break;
+    }
+    frames.push_back(test::build_roce(s));
+  }
+  struct Pushed {
+    uint64_t frame;
+    bool had_bytes;
+    std::optional<DecodedFrame> decoded;
+    uint32_t cap_len, wire_len;
+  };
+  std::vector<Pushed> seen;  // written on the engine thread, read after wait_idle()
+  EngineThread t([&](const FrameIn& in) {
+    Pushed p{in.frame, in.data != nullptr, std::nullopt, in.cap_len, in.wire_len};
+    if (in.decoded) p.decoded = *in.decoded;
+    if (in.data) {
+      const test::Bytes& b = frames[in.frame - 1];
+      EXPECT_TRUE(std::equal(b.begin(), b.end(), in.data, in.data + in.cap_len)) << "frame " << in.frame;
+    }
+    seen.push_back(std::move(p));
+  });
+  std::vector<uint64_t> kept;
+  test::Bytes scratch;  // the caller's buffer, reused
+  for (uint64_t n = 1; n <= frames.size(); ++n) {
+    scratch = frames[n - 1];
+    FrameIn in;
+    in.frame = n;
+    in.data = scratch.data();
+    in.cap_len = uint32_t(scratch.size());
+    in.wire_len = in.cap_len + 4;
+    t.add(in);
+    std::fill(scratch.begin(), scratch.end(), uint8_t(0xEE));
+    if (n % 1001 == 0 || n == EngineThread::kFramesPerBatch) ASSERT_TRUE(t.retract(n));
+    else kept.push_back(n);
+  }
+  ASSERT_TRUE(t.wait_idle());
+  ASSERT_EQ(seen.size(), kept.size());
+  size_t decoded = 0;
+  for (size_t i = 0; i < seen.size(); ++i) {
+    const Pushed& p = seen[i];
+    ASSERT_EQ(p.frame, kept[i]);
+    const test::Bytes& b = frames[p.frame - 1];
+    SCOPED_TRACE("frame " + std::to_string(p.frame) + ", " + std::to_string(b.size()) + " bytes");
+    EXPECT_EQ(p.cap_len, b.size());
+    EXPECT_EQ(p.wire_len, b.size() + 4);
+    EXPECT_EQ(p.had_bytes, b.size() < limit);
+    ASSERT_EQ(p.decoded.has_value(), b.size() >= limit);
+    if (!p.decoded) continue;
+    ++decoded;
+    DecodedFrame here;
+    decode_frame(LinkType::kEthernet, b.data(), uint32_t(b.size()), uint32_t(b.size() + 4), here);
+    const DecodedFrame& d = *p.decoded;
+    EXPECT_EQ(d.roce.kind, here.roce.kind);
+    EXPECT_EQ(d.roce.bth.psn, here.roce.bth.psn);
+    EXPECT_EQ(d.roce.bth.opcode, here.roce.bth.opcode);
+    EXPECT_EQ(d.roce.payload_offset, here.roce.payload_offset);
+    EXPECT_EQ(d.roce.payload_len, here.roce.payload_len);
+    EXPECT_EQ(d.roce.payload_captured, here.roce.payload_captured);
+    EXPECT_EQ(d.roce.reth.dma_len, here.roce.reth.dma_len);
+    EXPECT_EQ(d.payload_hash, here.payload_hash);
+    EXPECT_EQ(d.headers.bth.psn, here.headers.bth.psn);
+    EXPECT_EQ(d.headers.payload_len, here.headers.payload_len);
+    EXPECT_EQ(d.capsule.kind, here.capsule.kind);
+  }
+  EXPECT_GT(decoded, frames.size() / 3);
+  EXPECT_LT(decoded, frames.size() * 2 / 3);
 }
 
 }  // namespace
