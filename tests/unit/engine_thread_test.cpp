@@ -90,70 +90,61 @@ TEST(EngineThread, TheNewestFrameCanBeTakenBackEvenWhenItsBatchFilled) {
   }
 }
 
-TEST(EngineThread, BigFramesAreBoundedByBytes) {
-  // Jumbo frames, pushes held: what waits is bounded by the batches' byte limit, far below
-  // their frame limit. They travel as their decodings, which the limit counts.
+// Pushes held, frames of `length` bytes handed over from another thread: no more than `bound`
+// can be handed over however long it waits; once released, every one is pushed.
+struct HeldPushes {
   std::atomic<bool> release{false};
-  std::atomic<uint64_t> pushed{0}, bytes{0}, decoded{0};
-  EngineThread t([&](const FrameIn& in) {
-    while (!release.load()) std::this_thread::yield();
-    ++pushed;
-    bytes += in.cap_len;
-    decoded += in.decoded != nullptr;
-  });
+  std::atomic<uint64_t> pushed{0}, bytes{0}, with_bytes{0}, decoded{0};
+
+  void run(size_t length, uint64_t bound) {
+    EngineThread t([&](const FrameIn& in) {
+      while (!release.load()) std::this_thread::yield();
+      ++pushed;
+      bytes += in.cap_len;
+      with_bytes += in.data != nullptr;
+      decoded += in.decoded != nullptr;
+    });
+    std::atomic<uint64_t> handed{0};
+    std::thread producer([&] {
+      std::vector<uint8_t> frame(length, 0xab);
+      FrameIn in;
+      in.data = frame.data();
+      in.cap_len = uint32_t(frame.size());
+      for (uint64_t n = 1; n <= 3 * bound; ++n) {
+        t.add(in);
+        handed = n;
+      }
+    });
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    EXPECT_LE(handed.load(), bound);
+    release = true;
+    producer.join();
+    EXPECT_TRUE(t.wait_idle());
+    EXPECT_EQ(pushed.load(), 3 * bound);
+    EXPECT_EQ(bytes.load(), length * 3 * bound);
+  }
+};
+
+TEST(EngineThread, BigFramesAreBoundedByBytes) {
+  // Jumbo frames: what waits is bounded by the batches' byte limit, far below their frame
+  // limit. They travel as their decodings, which the limit counts.
   const uint64_t per_batch = EngineThread::kBytesPerBatch / DecodedFrames::bytes_each() + 1;
-  const uint64_t bound = (EngineThread::kMaxQueued + 2) * per_batch;
   ASSERT_LT(per_batch, EngineThread::kFramesPerBatch);
-  std::atomic<uint64_t> handed{0};
-  std::thread producer([&] {
-    std::vector<uint8_t> jumbo(9000, 0xab);
-    FrameIn in;
-    in.data = jumbo.data();
-    in.cap_len = uint32_t(jumbo.size());
-    for (uint64_t n = 1; n <= 3 * bound; ++n) {
-      t.add(in);
-      handed = n;
-    }
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_LE(handed.load(), bound);
-  release = true;
-  producer.join();
-  EXPECT_TRUE(t.wait_idle());
-  EXPECT_EQ(pushed.load(), 3 * bound);
-  EXPECT_EQ(decoded.load(), 3 * bound);
-  EXPECT_EQ(bytes.load(), 9000 * 3 * bound);
+  HeldPushes h;
+  h.run(9000, (EngineThread::kMaxQueued + 2) * per_batch);
+  EXPECT_EQ(h.decoded.load(), h.pushed.load());
+  EXPECT_EQ(h.with_bytes.load(), 0u);
 }
 
 TEST(EngineThread, FramesBelowTheDecodingLimitAreBoundedByBytes) {
   // The longest frames that travel as bytes: bounded by the byte limit as well.
-  std::atomic<bool> release{false};
-  std::atomic<uint64_t> pushed{0};
-  EngineThread t([&](const FrameIn& in) {
-    while (!release.load()) std::this_thread::yield();
-    pushed += in.data != nullptr;
-  });
   const size_t length = EngineThread::decode_ahead_from() - 1;
   const uint64_t per_batch = EngineThread::kBytesPerBatch / length + 1;
-  const uint64_t bound = (EngineThread::kMaxQueued + 2) * per_batch;
   ASSERT_LT(per_batch, EngineThread::kFramesPerBatch);
-  std::atomic<uint64_t> handed{0};
-  std::thread producer([&] {
-    std::vector<uint8_t> frame(length, 0xab);
-    FrameIn in;
-    in.data = frame.data();
-    in.cap_len = uint32_t(frame.size());
-    for (uint64_t n = 1; n <= 3 * bound; ++n) {
-      t.add(in);
-      handed = n;
-    }
-  });
-  std::this_thread::sleep_for(std::chrono::milliseconds(300));
-  EXPECT_LE(handed.load(), bound);
-  release = true;
-  producer.join();
-  EXPECT_TRUE(t.wait_idle());
-  EXPECT_EQ(pushed.load(), 3 * bound);
+  HeldPushes h;
+  h.run(length, (EngineThread::kMaxQueued + 2) * per_batch);
+  EXPECT_EQ(h.with_bytes.load(), h.pushed.load());
+  EXPECT_EQ(h.decoded.load(), 0u);
 }
 
 TEST(EngineThread, AFrameWithoutBytesIsPushedWithoutThem) {
