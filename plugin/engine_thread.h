@@ -4,9 +4,10 @@
 // -2, Wireshark reading a file: it computes columns and colours later), the engine's work need
 // not be done before the next frame is dissected, so the dissecting thread only copies each frame
 // into a batch and goes on: its bytes, or, for a long frame, its decoding (DecodedFrames: a
-// full-size frame's bytes are five times its decoding, and copying them cost more than decoding). Whoever reads the engine's results first waits until every frame
-// handed over has been pushed (wait_idle), so the engine always sees the same frames in the same
-// order as on one thread, and its results are the same. Plain C++: no Wireshark calls.
+// full-size frame's bytes are five times its decoding, and copying them cost more than decoding).
+// Whoever reads the engine's results first waits until every frame handed over has been pushed
+// (wait_idle), so the engine always sees the same frames in the same order as on one thread, and
+// its results are the same. Plain C++: no Wireshark calls.
 #pragma once
 
 #include <atomic>
@@ -33,10 +34,10 @@ class EngineThread {
   EngineThread(const EngineThread&) = delete;
   EngineThread& operator=(const EngineThread&) = delete;
 
-  /// Hands a frame over: its bytes are copied, or decoded here when it has kDecodeAheadFrom bytes
-  /// or more (then it is pushed with `decoded` and without `data`), so `in.data` may go away on
-  /// return. Blocks while
-  /// kMaxQueued batches wait (memory stays bounded whatever the engine's speed).
+  /// Hands a frame over: its bytes are copied, or decoded here when it has decode_ahead_from()
+  /// bytes or more (then it is pushed with `decoded` and without `data`), so `in.data` may go away
+  /// on return. Blocks while kMaxQueued batches wait (memory stays bounded whatever the engine's
+  /// speed).
   void add(const FrameIn& in);
   /// Takes back the frame handed over last if it is `frame` and was not pushed yet: Wireshark
   /// numbers the next record the same when a read filter drops one, so a frame number that comes

@@ -36,6 +36,8 @@ class DecodedFrames {
  private:
   struct Slots;
   std::unique_ptr<Slots> slots_;
+  /// A new last slot (storage kept from before, or new), to be filled whole.
+  DecodedFrame& new_slot();
 };
 
 }  // namespace rdmatel

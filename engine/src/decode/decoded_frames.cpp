@@ -18,20 +18,21 @@ DecodedFrames::~DecodedFrames() = default;
 DecodedFrames::DecodedFrames(DecodedFrames&&) noexcept = default;
 DecodedFrames& DecodedFrames::operator=(DecodedFrames&&) noexcept = default;
 
-size_t DecodedFrames::decode(const FrameIn& in) {
+DecodedFrame& DecodedFrames::new_slot() {
   if (!slots_) slots_ = std::make_unique<Slots>();
   Slots& s = *slots_;
   if (s.used == s.frames.size()) s.frames.emplace_back();
-  decode_frame(in.link, in.data, in.cap_len, in.wire_len, s.frames[s.used]);
-  return s.used++;
+  return s.frames[s.used++];
+}
+
+size_t DecodedFrames::decode(const FrameIn& in) {
+  decode_frame(in.link, in.data, in.cap_len, in.wire_len, new_slot());
+  return slots_->used - 1;
 }
 
 size_t DecodedFrames::append(const DecodedFrames& other, size_t i) {
-  if (!slots_) slots_ = std::make_unique<Slots>();
-  Slots& s = *slots_;
-  if (s.used == s.frames.size()) s.frames.emplace_back();
-  s.frames[s.used] = other.slots_->frames[i];
-  return s.used++;
+  new_slot() = other.slots_->frames[i];
+  return slots_->used - 1;
 }
 
 const DecodedFrame* DecodedFrames::at(size_t i) const { return &slots_->frames[i]; }
