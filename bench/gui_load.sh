@@ -8,7 +8,8 @@
 #   bench/gui_load.sh [CAPTURE]     default: a generated nvme-large capture (2.2 M packets)
 # "Loaded" is when the process has read the whole file and then used no CPU for 3 s (Wireshark
 # reads the file, dissects every frame for the packet list, then idles); CPU seconds are user + sys from
-# /proc/PID/stat, peak memory is VmHWM. Needs Xvfb and a build (RDMATEL_BUILD=DIR, default
+# /proc/PID/stat, peak memory is VmHWM, loaded memory VmRSS once loaded (what the open capture
+# keeps). Needs Xvfb and a build (RDMATEL_BUILD=DIR, default
 # build/test). Run it twice on a busy machine and read the second run. RDMATEL_GUI_DEBUG=1 prints
 # the CPU and bytes read each second.
 set -euo pipefail
@@ -68,7 +69,7 @@ cpu_of() {  # utime + stime of PID, in clock ticks
 }
 load() {  # label home profile-args...
   local label=$1 home=$2; shift 2
-  local start ticks last idle=0 hz peak busy_until
+  local start ticks last idle=0 hz peak loaded busy_until
   hz=$(getconf CLK_TCK)
   start=$(date +%s.%N)
   DISPLAY=$display "${as_user[@]}" env HOME="$home" XDG_CONFIG_HOME="$home/.config" \
@@ -91,21 +92,23 @@ load() {  # label home profile-args...
     [[ $read_bytes -ge $bytes && $idle -ge 3 ]] && break
   done
   peak=$(awk '/VmHWM/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
+  # What it holds once loaded, for as long as the capture stays open.
+  loaded=$(awk '/VmRSS/ {print $2}' "/proc/$pid/status" 2>/dev/null || echo 0)
   kill "$pid" 2>/dev/null || true
   wait "$pid" 2>/dev/null || true
   # Wall: until the last second it used CPU (1 s resolution).
   local wall
   wall=$(echo "$busy_until - $start" | bc -l)
-  printf "| %-36s | %8.0f | %8.2f | %8.0f | %8.2f |\n" "$label" "$wall" "$(echo "$last / $hz" | bc -l)" \
-    "$((peak / 1024))" "$(echo "$packets / ($last / $hz) / 1000000" | bc -l)"
+  printf "| %-36s | %8.0f | %8.2f | %8.0f | %9.0f | %8.2f |\n" "$label" "$wall" "$(echo "$last / $hz" | bc -l)" \
+    "$((peak / 1024))" "$((loaded / 1024))" "$(echo "$packets / ($last / $hz) / 1000000" | bc -l)"
   echo "$last" >"$work/$label.ticks"
   echo "$wall" >"$work/$label.wall"
 }
 
 echo "capture: $capture, $packets packets; $(nproc) cores"
 echo
-echo "| wireshark -r (until idle)            |   wall s |   cpu s | peak MB | M pkt/s |"
-echo "|---|---:|---:|---:|---:|"
+echo "| wireshark -r (until idle)            |   wall s |   cpu s | peak MB | loaded MB | M pkt/s |"
+echo "|---|---:|---:|---:|---:|---:|"
 load without "$work/without"
 load without_columns "$work/without" -C Columns
 load with "$work/with" -C RDMA-Telemetry

@@ -8,6 +8,9 @@
 #include <iterator>
 #include <system_error>
 #include <type_traits>
+#ifdef __GLIBC__
+#include <malloc.h>  // malloc_trim
+#endif
 
 #include "rdmatel/dense_sort.h"
 
@@ -262,6 +265,14 @@ void CaptureState::finish() {
   current_notes_ = {};
   newest_note_of_frame_ = {};
   previous_note_ = {};
+  // The engine's measuring state (a reorder window of packets, messages and I/Os: 77 MiB of the
+  // plugin's 303 on the 2.2 M-packet benchmark capture) is dead from here on, while Wireshark
+  // keeps the capture open: only the record store and the points and flows are read.
+  engine_.release_measurement_state();
+#ifdef __GLIBC__
+  // Much of it sat amid the heap, where free() keeps it; this gives those pages back too.
+  malloc_trim(0);
+#endif
 }
 
 std::span<const FrameNote> CaptureState::notes_so_far(uint32_t frame) {

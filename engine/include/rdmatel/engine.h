@@ -102,6 +102,13 @@ class Engine {
   /// Ends the input: every outstanding record is finalized. Idempotent.
   void finish();
   bool finished() const;
+  /// After finish(): frees what only measuring needed (the components' and record stages' state,
+  /// the reorder buffers and mirror-copy tables), a reorder window's worth of packets, messages
+  /// and I/Os. What the accessors below read stays: points, roles, flows, stats. For a front end
+  /// that keeps the engine long after its input ended (the Wireshark plugin, for the rest of a
+  /// GUI session). Nothing is measured after it (push ignores frames, as after finish). Does
+  /// nothing before finish(); on two threads (`threads` > 1) the second thread's components stay.
+  void release_measurement_state();
 
   size_t point_count() const;
   PointInfo point(PointId id) const;

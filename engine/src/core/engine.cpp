@@ -334,6 +334,25 @@ class Engine::Impl {
   bool finished() const { return finished_; }
   const GpuMap& gpus() const { return gpus_; }
   size_t point_count() const { return points_.size(); }
+  void release_measurement_state() {
+    if (!finished_) return;
+    // The stages' sinks come first in sinks_ (the constructor), before any front end's: a warning
+    // after this (a point declared beyond the limit) reaches the front ends only. On two threads
+    // the pair-local thread's components stay: the front ends' sinks are its (the plugin runs
+    // one thread).
+    sinks_.erase(sinks_.begin(), sinks_.begin() + ptrdiff_t(stages_.size()));
+    stages_.clear();
+    components_.clear();
+    for (auto& w : wanted_) w.clear();
+    sampled_.clear();
+    slots_.clear();
+    for (PointId id = 0; id < points_.size(); ++id) {
+      points_[id].buffer = ReorderBuffer{};
+      points_[id].mirror_copies = MirrorCopies{};
+    }
+    mirror_counts_ = {};
+  }
+
   PointInfo point(PointId id) const {
     PointInfo info;
     if (id >= points_.size()) return info;
@@ -584,6 +603,7 @@ PointId Engine::declare_point(const std::string& name, uint32_t interface_id, ui
 void Engine::push(const FrameIn& frame) { impl_->push(frame); }
 void Engine::finish() { impl_->finish(); }
 bool Engine::finished() const { return impl_->finished(); }
+void Engine::release_measurement_state() { impl_->release_measurement_state(); }
 size_t Engine::point_count() const { return impl_->point_count(); }
 PointInfo Engine::point(PointId id) const { return impl_->point(id); }
 const std::string& Engine::point_name(PointId id) const { return impl_->point_name(id); }
