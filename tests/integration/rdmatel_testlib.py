@@ -24,6 +24,12 @@ def scratch_dir(prefix):
     atexit.register(shutil.rmtree, path, True)
     return path
 
+def sanitized(cli):
+    """Whether `cli` is built with AddressSanitizer, whose quarantine holds freed memory: its
+    resident set then says nothing about rdmatel's."""
+    return "libasan" in subprocess.run(["ldd", cli], capture_output=True, text=True).stdout
+
+
 def fail(msg):
     print("FAIL: " + msg, file=sys.stderr)
     sys.exit(1)

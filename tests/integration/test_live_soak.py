@@ -18,7 +18,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(__file__))
 import pcapng_stream as ps  # noqa: E402
-from rdmatel_testlib import fail, fail_if  # noqa: E402
+from rdmatel_testlib import fail, fail_if, sanitized  # noqa: E402
 
 
 def rss_kb(pid):
@@ -30,12 +30,6 @@ def rss_kb(pid):
     except OSError:
         return None
     return None
-
-
-def sanitized(cli):
-    """AddressSanitizer's quarantine holds freed memory: its RSS says nothing about rdmatel's."""
-    p = subprocess.run(["ldd", cli], capture_output=True, text=True)
-    return "libasan" in p.stdout
 
 
 def main():

@@ -21,7 +21,7 @@ import os
 import subprocess
 import sys
 
-from rdmatel_testlib import SKIP, fail, fail_if, scratch_dir
+from rdmatel_testlib import SKIP, fail, fail_if, sanitized, scratch_dir
 
 if len(sys.argv) != 3:
     fail(__doc__)
@@ -29,7 +29,7 @@ synth, cli = sys.argv[1], sys.argv[2]
 if not os.path.exists("/usr/bin/time"):
     print("memory_bound: /usr/bin/time is missing (apt-get install time): skipped", file=sys.stderr)
     sys.exit(SKIP)
-if "libasan" in subprocess.run(["ldd", cli], capture_output=True, text=True).stdout:
+if sanitized(cli):
     print("memory_bound: the CLI is built with AddressSanitizer (its quarantine grows with the work): skipped",
           file=sys.stderr)
     sys.exit(SKIP)
