@@ -54,6 +54,9 @@ void help() {
       "  --no-connect        start mid-stream: no RDMA CM, no Connect commands\n"
       "  --duration-s X      span of the I/O arrivals / message posts, seconds\n"
       "  --pmtu N            path MTU: 512, 1024, 2048 or 4096 (default 4096)\n"
+      "  --max-size GB       refuse to write a capture larger than this (default 16): losses\n"
+      "                      resend whole go-back-N windows, so lossy flows with many messages\n"
+      "                      grow fast\n"
       "faults (ground truth for the diagnosis; host N is 10.1.0.N, storage N 10.2.0.N):\n"
       "  --slow-storage N=US storage N takes US more to access data (DAL) of every I/O;\n"
       "                      N=US@FROM-TO only FROM to TO seconds into the workload\n"
@@ -178,6 +181,7 @@ int main(int argc, char** argv) {
     else if (k == "--psn-wrap") c.psn_wrap = true;
     else if (k == "--no-connect") c.connect = false;
     else if (k == "--duration-s") c.duration_s = to_double(k, v, 1e-6, 3600.0);
+    else if (k == "--max-size") c.max_size_gb = to_double(k, v, 1e-6, 1e6);
     else if (k == "--pmtu") {
       const auto m = to_int(k, v, 512, 4096);
       if (m != 512 && m != 1024 && m != 2048 && m != 4096) die("--pmtu must be 512, 1024, 2048 or 4096");

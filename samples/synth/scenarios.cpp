@@ -333,6 +333,23 @@ int generate(const Config& c, RunStats* stats) {
   const uint32_t snap = std::max(c.snaplen, max_header_len(wc));
   if (snap != c.snaplen)
     std::fprintf(stderr, "rdmatel-synth: snap length %u raised to %u (longest transport header)\n", c.snaplen, snap);
+  // What the file would take (PcapngWriter: a 32-byte block header and trailer per packet,
+  // its bytes padded to 4), checked before anything is written: a disk filled half way helps
+  // nobody.
+  uint64_t file_bytes = 0;
+  for (const auto& fr : frames) {
+    const uint32_t cap = std::min(snap, wire_len(wc, fabric.emissions[fabric.obs[fr.first][fr.second].em]));
+    file_bytes += 32 + ((uint64_t(cap) + 3) & ~uint64_t(3));
+  }
+  const double file_gb = static_cast<double>(file_bytes) / 1e9;
+  if (file_gb > c.max_size_gb) {
+    std::fprintf(stderr,
+                 "rdmatel-synth: the capture would take %.3g GB (%zu packets, %llu copies sent, resends included), "
+                 "more than --max-size %g GB; nothing written. Lower --loss, --messages, "
+                 "--ios or --snaplen, or raise --max-size\n",
+                 file_gb, frames.size(), static_cast<unsigned long long>(fabric.emissions.size()), c.max_size_gb);
+    return 2;
+  }
   PcapngWriter w;
   if (!w.open(c.out)) {
     std::fprintf(stderr, "rdmatel-synth: cannot write %s\n", c.out.c_str());

@@ -59,6 +59,9 @@ struct Config {
   bool psn_wrap = false;
   double duration_s = 0.02;
   uint32_t pmtu = 4096;
+  // --max-size GB: the largest capture written. Losses resend whole go-back-N windows, so a
+  // lossy flow with many messages can grow to tens of GB; refused before a byte is written.
+  double max_size_gb = 16;
   bool flows_far_gpu = false;  // write-flows: far leaf faces GPUs (role compute)
   std::string notes;
   // Injected faults (ground truth for the diagnosis): 1-based host / storage numbers, as in
