@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "engine/src/capture/read_ahead_source.h"
 
-#include "engine/src/decode/decoded_frame.h"
+#include "rdmatel/decoded_frames.h"
 
 #include <algorithm>
 #include <condition_variable>
@@ -26,12 +26,10 @@ constexpr size_t kQueued = 2;  ///< full batches waiting for the reader; the thr
 
 struct Batch {
   /// kCopy: `data` unset, the bytes are at offsets[i]; kDecode: `data` as the source gave it,
-  /// the frame decoded in decoded[i].
+  /// the frame decoded in decoded.at(i).
   std::vector<CapturedPacket> packets;
   std::vector<size_t> offsets;
-  /// Kept across clear() (its first packets.size() are this batch's): decoding fills a frame
-  /// whole, so a slot is reused rather than constructed again for every packet.
-  std::vector<DecodedFrame> decoded;
+  DecodedFrames decoded;  ///< its storage is kept across clear()
   /// How many interfaces the source had declared when it returned packets[i].
   std::vector<uint32_t> interfaces_after;
   std::vector<uint8_t> bytes;
@@ -46,6 +44,7 @@ struct Batch {
   void clear() {
     packets.clear();
     offsets.clear();
+    decoded.clear();
     interfaces_after.clear();
     bytes.clear();
     new_interfaces.clear();
@@ -96,7 +95,7 @@ class ReadAheadSource final : public CaptureSource {
   void take(const Batch& b, CapturedPacket& out) {
     const size_t i = taken_++;
     out = b.packets[i];
-    if (mode_ == ReadAhead::kDecode) out.decoded = &b.decoded[i];
+    if (mode_ == ReadAhead::kDecode) out.decoded = b.decoded.at(i);
     else out.data = b.bytes.data() + b.offsets[i];
     reveal_interfaces(b.interfaces_after[i]);
   }
@@ -262,8 +261,12 @@ class ReadAheadSource final : public CaptureSource {
           break;
         }
         if (mode_ == ReadAhead::kDecode) {
-          if (b.decoded.size() == b.packets.size()) b.decoded.emplace_back();
-          decode_frame(p.link, p.data, p.cap_len, p.wire_len, b.decoded[b.packets.size()]);
+          FrameIn in;
+          in.link = p.link;
+          in.data = p.data;
+          in.cap_len = p.cap_len;
+          in.wire_len = p.wire_len;
+          b.decoded.decode(in);
         } else {
           b.offsets.push_back(b.bytes.size());
           b.bytes.insert(b.bytes.end(), p.data, p.data + p.cap_len);
