@@ -82,6 +82,13 @@ int run(const Options& o) {
     std::fprintf(stderr, "rdmatel: %s\n", e.c_str());
     return kExitUsage;
   }
+  // The engine splits its work over two threads (docs/design.md, Threads): asked for more, the
+  // user should not believe they run.
+  if (const uint64_t threads = o.settings.count("threads"); threads > 2 && !o.quiet)
+    std::fprintf(stderr,
+                 "rdmatel: warning: --threads %llu: measures on 2 threads (and reads the capture ahead on a third); "
+                 "more are not used yet (README, Performance)\n",
+                 static_cast<unsigned long long>(threads));
   const Engine& engine = session->engine();
   const bool analyze = o.command == Command::kAnalyze;
   ReportSink report(o.quiet, analyze);

@@ -47,7 +47,7 @@ const SettingSpec kCoreSettings[] = {
     {"threads", SettingType::kCount, "", "1", 1, 64, "N",
      "Threads for the measurement: 1 measures on the thread that reads; 2 also runs the components whose "
      "state is per flow and IP pair (messages, congestion) and the output (records, report, alerts, diagnosis) "
-     "on a second thread (more run as 2 for now; an export that needs none of them runs on one). Results are "
+     "on a second thread (more run as 2 for now, with a warning; an export that needs none of them runs on one). Results are "
      "byte for byte those of one thread",
      true, false},
     {"point", SettingType::kList, "", "", 0, 0, "NAME=ROLE",
