@@ -86,7 +86,7 @@ int run(const Options& o) {
   // user should not believe they run.
   if (const uint64_t threads = o.settings.count("threads"); threads > 2 && !o.quiet)
     std::fprintf(stderr,
-                 "rdmatel: warning: --threads %llu: measures on 2 threads (and reads the capture ahead on a third); "
+                 "rdmatel: warning: --threads %llu: the measurement uses at most 2 threads (and one reading the capture ahead); "
                  "more are not used yet (README, Performance)\n",
                  static_cast<unsigned long long>(threads));
   const Engine& engine = session->engine();

@@ -46,7 +46,7 @@ expect(["export", "io", sample, "--max-ios", "1.5"], 2, "--max-ios")
 expect(["analyze", sample, "--threads", "0"], 2, "--threads")
 expect(["live", "-r", sample, "--threads", "2"], 2, "--threads is for analyze and export")
 # More threads than the engine uses: measured as with 2 (the same report), and said so once.
-p4 = expect(["analyze", sample, "--threads", "4", "--no-progress"], 0, "--threads 4: measures on 2 threads")
+p4 = expect(["analyze", sample, "--threads", "4", "--no-progress"], 0, "--threads 4: the measurement uses at most 2 threads")
 p2 = run("analyze", sample, "--threads", "2", "--no-progress")
 if p4.stdout != p2.stdout or p4.stderr.replace(p2.stderr, "", 1).count("--threads") != 1:
     problems.append(f"--threads 4: not the report of --threads 2 with one line more: {p4.stderr!r}")
