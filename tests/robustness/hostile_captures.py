@@ -45,6 +45,10 @@ import tempfile
 import threading
 import time
 
+# The integration tests' helpers (one AddressSanitizer check for every test that reads memory).
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "integration"))
+from rdmatel_testlib import sanitized  # noqa: E402
+
 # Memory budgets per tracked item (bytes), generous against the engine's real cost so the bound
 # only fails when state is not bounded by the limits at all.
 IO_BUDGET = 2048
@@ -471,11 +475,6 @@ def run_measured(cmd, timeout):
         if "Command terminated by signal" in line:
             status = -int(line.split()[-1])
     return status, err, rss, peak_anon[0], time.monotonic() - start
-
-
-def sanitized(cli):
-    out = subprocess.run(["ldd", cli], capture_output=True, text=True).stdout
-    return "libasan" in out
 
 
 def check_records(out_path, expected, label):
