@@ -74,8 +74,8 @@ void PcapngWriter::add_interface(const std::string& name, const std::string& des
 
 void PcapngWriter::add_packet(uint32_t iface, uint64_t ts_ns, const uint8_t* data, uint32_t caplen,
                               uint32_t origlen) {
-  const uint32_t padded = (caplen + 3) & ~3u;
-  const uint32_t total = 32 + padded;
+  const uint32_t total = packet_block_bytes(caplen);
+  const uint32_t padded = total - 32;
   uint32_t h[7] = {6, total, iface, static_cast<uint32_t>(ts_ns >> 32),
                    static_cast<uint32_t>(ts_ns), caplen, origlen};
   put(h, sizeof h);

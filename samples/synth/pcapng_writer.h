@@ -22,6 +22,9 @@ class PcapngWriter {
   void add_interface(const std::string& name, const std::string& description, uint32_t snaplen);
   void add_packet(uint32_t iface, uint64_t ts_ns, const uint8_t* data, uint32_t caplen,
                   uint32_t origlen);
+  // Bytes add_packet writes for a packet of `caplen` captured bytes (an enhanced packet block:
+  // 28 bytes of header, the bytes padded to 4, the 4-byte trailing length).
+  static uint32_t packet_block_bytes(uint32_t caplen) { return 32 + ((caplen + 3) & ~3u); }
   bool close();  // flushes; false on any I/O error
 
  private:

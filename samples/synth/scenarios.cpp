@@ -333,14 +333,12 @@ int generate(const Config& c, RunStats* stats) {
   const uint32_t snap = std::max(c.snaplen, max_header_len(wc));
   if (snap != c.snaplen)
     std::fprintf(stderr, "rdmatel-synth: snap length %u raised to %u (longest transport header)\n", c.snaplen, snap);
-  // What the file would take (PcapngWriter: a 32-byte block header and trailer per packet,
-  // its bytes padded to 4), checked before anything is written: a disk filled half way helps
+  // What the file would take, checked before anything is written: a disk filled half way helps
   // nobody.
   uint64_t file_bytes = 0;
-  for (const auto& fr : frames) {
-    const uint32_t cap = std::min(snap, wire_len(wc, fabric.emissions[fabric.obs[fr.first][fr.second].em]));
-    file_bytes += 32 + ((uint64_t(cap) + 3) & ~uint64_t(3));
-  }
+  for (const auto& fr : frames)
+    file_bytes += PcapngWriter::packet_block_bytes(
+        std::min(snap, wire_len(wc, fabric.emissions[fabric.obs[fr.first][fr.second].em])));
   const double file_gb = static_cast<double>(file_bytes) / 1e9;
   if (file_gb > c.max_size_gb) {
     std::fprintf(stderr,

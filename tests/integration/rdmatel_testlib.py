@@ -24,6 +24,7 @@ def scratch_dir(prefix):
     atexit.register(shutil.rmtree, path, True)
     return path
 
+
 def sanitized(cli):
     """Whether `cli` is built with AddressSanitizer, whose quarantine holds freed memory: its
     resident set then says nothing about rdmatel's."""
