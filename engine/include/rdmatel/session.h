@@ -72,7 +72,9 @@ class Session {
   void subscribe(RecordSink& sink);
 
   /// Mistakes only the user can fix, found once the inputs' interfaces are known (a --point
-  /// that names no observation point). One sentence each; empty when there are none.
+  /// that names no observation point). One sentence each; empty when there are none. The
+  /// unnamed interfaces of several files (pcap files) become points at their first packets:
+  /// then a --point is checked at the end of run(), which reports one naming none among its errors.
   std::vector<std::string> usage_errors() const;
 
   /// Reads every input to its end (or until cancelled), then finishes the engine.

@@ -6,6 +6,7 @@
 #include <array>
 #include <bit>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "engine/src/core/component.h"
@@ -202,9 +203,11 @@ class Engine::Impl {
       case FrameKind::kMalformed:
         ++stats_.malformed;
         last_error_ = roce.error;
+        warn_unreadable(in, roce.error);
         release(in.point);
         return;
       case FrameKind::kOther:
+        if (roce.error) warn_unreadable(in, roce.error);  // cut before it could tell RoCEv2 apart
         release(in.point);
         return;
     }
@@ -292,6 +295,26 @@ class Engine::Impl {
       fill(*point.buffer.emplace(ts, order_key, seq, wire_len, hash));
     }
     release(in.point);
+  }
+
+  // A frame the engine cannot read: cut by the snap length inside its headers, or malformed. A
+  // capture snapped short of the BTH would otherwise report no RDMA traffic and say nothing of why.
+  [[gnu::noinline]] void warn_unreadable(const FrameIn& in, const char* why) {
+    const bool cut = std::string_view(why).ends_with("cut by the snap length");
+    auto where = [&] {
+      return " (first: frame " + std::to_string(in.frame) + " at point " + points_[in.point].name + ", " +
+             std::to_string(in.cap_len) + " of " + std::to_string(std::max(in.wire_len, in.cap_len)) +
+             " bytes captured: " + why + ")";
+    };
+    if (cut)
+      warnings_.warn("headers_cut", [&] {
+        return "frames cut by the snap length inside their headers" + where() +
+               ": nothing is measured from them, and what their flows show is incomplete. Capture at least 128 bytes of each frame (the Ethernet, VLAN, IP, "
+               "UDP, BTH and extension headers and the start of an NVMe command; more with tunnels or IPv6 "
+               "extension headers)";
+      });
+    else
+      warnings_.warn("malformed_frames", [&] { return "malformed RoCEv2 frames" + where() + ": they are not measured"; });
   }
 
   void finish() {

@@ -37,6 +37,14 @@ FrameKind malformed(RoceFrame& out, const char* why) {
   return out.kind;
 }
 
+// A frame the snap length cut before its headers told whether it is RoCEv2 (a cut, not a short
+// frame: the bytes are on the wire). It stays kOther, with the reason, so that the engine can say
+// why such a capture measures nothing instead of reporting no traffic.
+FrameKind cut_before_roce(const Cursor& c, RoceFrame& out, const char* why) {
+  if (c.cap_len < c.wire_len) out.error = why;
+  return FrameKind::kOther;
+}
+
 FrameKind decode_ethernet(Cursor& c, uint32_t off, RoceFrame& out);
 FrameKind decode_ipv4(Cursor& c, uint32_t off, RoceFrame& out);
 FrameKind decode_ipv6(Cursor& c, uint32_t off, RoceFrame& out);
@@ -60,11 +68,12 @@ FrameKind decode_mac_control(Cursor& c, uint32_t off, RoceFrame& out) {
 
 FrameKind decode_ethernet(Cursor& c, uint32_t off, RoceFrame& out) {
   if (++c.depth > kMaxEncapsulation) return FrameKind::kOther;
-  if (!c.has(off, 14)) return FrameKind::kOther;
+  if (!c.has(off, 14)) return cut_before_roce(c, out, "Ethernet header cut by the snap length");
   uint16_t type = load_be16(c.base + off + 12);
   off += 14;
   for (int tags = 0; type == kEtherVlan || type == kEtherQinQ || type == kEtherQinQOld; ++tags) {
-    if (tags >= kMaxVlanTags || !c.has(off, 4)) return FrameKind::kOther;
+    if (tags >= kMaxVlanTags) return FrameKind::kOther;
+    if (!c.has(off, 4)) return cut_before_roce(c, out, "VLAN tag cut by the snap length");
     if (c.depth == 1) {
       if (out.vlan_count == 0) {
         uint16_t tci = load_be16(c.base + off);
@@ -193,7 +202,8 @@ FrameKind decode_bth(Cursor& c, uint32_t off, uint32_t roce_len, RoceFrame& out)
 }
 
 FrameKind decode_udp(Cursor& c, uint32_t off, uint32_t ip_payload_len, RoceFrame& out) {
-  if (ip_payload_len < 8 || !c.has(off, 8)) return FrameKind::kOther;
+  if (ip_payload_len < 8) return FrameKind::kOther;
+  if (!c.has(off, 8)) return cut_before_roce(c, out, "UDP header cut by the snap length");
   uint16_t sport = load_be16(c.base + off);
   uint16_t dport = load_be16(c.base + off + 2);
   uint16_t udp_len = load_be16(c.base + off + 4);
@@ -218,12 +228,13 @@ FrameKind decode_transport(Cursor& c, uint8_t proto, uint32_t off, uint32_t len,
 }
 
 FrameKind decode_ipv4(Cursor& c, uint32_t off, RoceFrame& out) {
-  if (!c.has(off, 20)) return FrameKind::kOther;
+  if (!c.has(off, 20)) return cut_before_roce(c, out, "IPv4 header cut by the snap length");
   const uint8_t* p = c.base + off;
   if ((p[0] >> 4) != 4) return FrameKind::kOther;
   uint32_t ihl = (p[0] & 0x0f) * 4u;
   uint16_t total = load_be16(p + 2);
-  if (ihl < 20 || total < ihl || !c.has(off, ihl)) return FrameKind::kOther;
+  if (ihl < 20 || total < ihl) return FrameKind::kOther;
+  if (!c.has(off, ihl)) return cut_before_roce(c, out, "IPv4 options cut by the snap length");
   uint16_t frag = load_be16(p + 6);
   if ((frag & 0x2000) || (frag & 0x1fff)) return FrameKind::kOther;  // fragments are not RoCEv2
   // Only the outermost IP header of a tunnel is the mirror's; the innermost one is the flow's.
@@ -232,7 +243,7 @@ FrameKind decode_ipv4(Cursor& c, uint32_t off, RoceFrame& out) {
 }
 
 FrameKind decode_ipv6(Cursor& c, uint32_t off, RoceFrame& out) {
-  if (!c.has(off, 40)) return FrameKind::kOther;
+  if (!c.has(off, 40)) return cut_before_roce(c, out, "IPv6 header cut by the snap length");
   const uint8_t* p = c.base + off;
   if ((p[0] >> 4) != 6) return FrameKind::kOther;
   uint8_t tclass = uint8_t((p[0] & 0x0f) << 4 | p[1] >> 4);
@@ -247,7 +258,7 @@ FrameKind decode_ipv6(Cursor& c, uint32_t off, RoceFrame& out) {
   off += 40;
   // Skip hop-by-hop, routing, destination options and atomic fragment headers (bounded).
   for (int i = 0; i < 8 && (next == 0 || next == 43 || next == 60 || next == kIpv6Fragment); ++i) {
-    if (!c.has(off, 8)) return FrameKind::kOther;
+    if (!c.has(off, 8)) return cut_before_roce(c, out, "IPv6 extension headers cut by the snap length");
     uint32_t hlen = (c.base[off + 1] + 1u) * 8u;
     if (next == kIpv6Fragment) {
       // RFC 6946: offset 0 and no more fragments is an "atomic fragment", a whole packet that

@@ -56,7 +56,9 @@ struct Pfc {
 /// a decoded frame outlives its bytes in the reorder buffer).
 struct RoceFrame {
   FrameKind kind = FrameKind::kOther;
-  const char* error = nullptr;  ///< static text for kMalformed
+  /// Static text: why a kMalformed frame is; for kOther, set only when the snap length cut the
+  /// frame before its headers told whether it is RoCEv2 (the capture may measure nothing).
+  const char* error = nullptr;
 
   // Network layer.
   IpAddress src, dst;

@@ -6,6 +6,7 @@
 #include "engine/src/capture/read_ahead_source.h"
 
 #include <chrono>
+#include <cstdio>
 #include <map>
 #include <queue>
 
@@ -133,29 +134,83 @@ class Session::Impl {
       return in.interfaces[id].point;
     return decide_point(in, id);
   }
-  // An unnamed interface of one of several files: the same point as the unnamed interface of
-  // that number in a file that has ended (ring buffers, split files follow each other), another
-  // point when such a file is still being read (two sniffers at once).
+  // An unnamed interface of one of several files (pcap files have no interface names) joins the
+  // chain of points of its number whose file has ended (ring buffers, split files follow each
+  // other), or is a point of its own when every such chain is still being read (two sniffers at
+  // once) or when it starts more than kChainGap after the chain's last packet: ring files follow
+  // each other within a moment of traffic, while two sniffers' files whose clocks are further apart
+  // than their length follow each other in stamps (joined, every packet would be seen twice at
+  // one point). Of several free chains (ring files of two sniffers), the one whose last file's
+  // name shares the longest beginning with this one's: ring files are numbered after one prefix.
+  static constexpr TimeNs kChainGap = 1'000'000'000;
+  struct Chain {
+    std::string base;  ///< the interface's name without the file (ifN)
+    PointId point;
+    const Input* last;  ///< the file now feeding it, or that fed it last
+  };
+  std::vector<Chain> chains_;
+
+  static size_t common_prefix(const std::string& a, const std::string& b) {
+    size_t n = 0;
+    while (n < a.size() && n < b.size() && a[n] == b[n]) ++n;
+    return n;
+  }
+
   [[gnu::noinline]] PointId decide_point(Input& in, uint32_t id) {
     if (id >= in.interfaces.size()) declare_known(in);
     if (id >= in.interfaces.size()) return kNoPoint;
     if (in.interfaces[id].decided) return in.interfaces[id].point;
     const CaptureInterface& iface = in.source->interfaces()[id];
-    std::string base = point_name(iface, id);
-    bool concurrent = false;
-    for (const Input& other : inputs_)
-      if (&other != &in && other.started && !other.finished && id < other.interfaces.size() &&
-          other.interfaces[id].decided && engine_.point_name(other.interfaces[id].point) == base)
-        concurrent = true;
-    decide(in, id, concurrent ? in.label + ":" + base : base);
-    if (concurrent)
-      summary_.warnings.push_back(in.label + " and another capture both have an unnamed interface " + base +
+    const std::string base = point_name(iface, id);
+    const TimeNs first = stamp_of(in);
+    Chain* join = nullptr;
+    const Chain* busy = nullptr;
+    const Chain* far = nullptr;
+    for (Chain& c : chains_) {
+      if (c.base != base) continue;
+      if (!c.last->finished) {
+        busy = &c;
+        continue;
+      }
+      if (first - c.last->last_ts > kChainGap) {
+        far = &c;
+        continue;
+      }
+      if (!join || common_prefix(c.last->label, in.label) > common_prefix(join->last->label, in.label) ||
+          (common_prefix(c.last->label, in.label) == common_prefix(join->last->label, in.label) &&
+           c.last->last_ts > join->last->last_ts))
+        join = &c;
+    }
+    if (join) {
+      in.interfaces[id].point = join->point;
+      in.interfaces[id].decided = true;
+      join->last = &in;
+      return join->point;
+    }
+    const bool named_after_file = busy || far;
+    decide(in, id, named_after_file ? in.label + ":" + base : base);
+    chains_.push_back(Chain{base, in.interfaces[id].point, &in});
+    if (busy)
+      summary_.warnings.push_back(in.label + " and " + busy->last->label + " both have an unnamed interface " + base +
                                   " and overlap in time: they are taken as two observation points (" + in.label +
                                   ":" + base + ")");
+    else if (far)
+      summary_.warnings.push_back(
+          in.label + " starts " + seconds(first - far->last->last_ts) + " after " + far->last->label +
+          " ended, both with an unnamed interface " + base + ": they are taken as two observation points (" +
+          in.label + ":" + base + "), as ring-buffer files follow each other within a second; two sniffers' clocks "
+          "that far apart would otherwise show every packet twice at one point");
     return in.interfaces[id].point;
   }
 
+  static std::string seconds(TimeNs ns) {
+    char b[32];
+    std::snprintf(b, sizeof b, "%.3f s", double(ns) / 1e9);
+    return b;
+  }
+
   SessionSummary run(const ProgressFn& progress, const CancelToken* cancel) {
+    checks_points_after_run_ = undecided();
     uint64_t total = 0;
     for (const Input& in : inputs_) total += in.source->size();
     const auto start = std::chrono::steady_clock::now();
@@ -233,8 +288,19 @@ class Session::Impl {
       }
     }
     engine_.finish();
+    if (checks_points_after_run_)
+      for (std::string& e : unmatched_points()) summary_.errors.push_back(std::move(e));
     return summary_;
   }
+
+  bool undecided() const {
+    for (const Input& in : inputs_)
+      for (const Input::Interface& i : in.interfaces)
+        if (!i.decided) return true;
+    return false;
+  }
+  std::vector<std::string> unmatched_points() const;
+  bool checks_points_after_run_ = false;
 
   static TimeNs stamp_of(const Input& in) { return in.next.has_ts ? in.next.ts : in.last_ts; }
 
@@ -290,8 +356,15 @@ SessionSummary Session::run(const ProgressFn& progress, const CancelToken* cance
 }
 
 std::vector<std::string> Session::usage_errors() const {
+  // The unnamed interfaces of several files become points at their first packet (decide_point):
+  // a --point naming one is checked once the run has declared them.
+  if (impl_->undecided()) return {};
+  return impl_->unmatched_points();
+}
+
+std::vector<std::string> Session::Impl::unmatched_points() const {
   std::vector<std::string> out;
-  const Engine& e = impl_->engine_;
+  const Engine& e = engine_;
   for (const std::string& name : e.unmatched_role_overrides()) {
     std::string points;
     for (PointId i = 0; i < e.point_count() && i < 20; ++i) points += (i ? ", " : "") + e.point_name(i);

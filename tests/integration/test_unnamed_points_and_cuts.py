@@ -1,0 +1,168 @@
+# SPDX-License-Identifier: GPL-2.0-or-later
+"""Captures without interface names, and snap lengths that cut the headers, end to end through
+the CLI. The reference is the generator's named two-point capture, whose records equal its ground
+truth (test_cli_truth, test_capture_conditions):
+ - one pcap file per point (nanosecond stamps; pcap has no interface names): the same I/O and
+   message records as the named capture, the points named if0 and FILE:if0;
+ - the storage point's file with its clock 2.5 s later (editcap -t), so that it starts after the
+   compute point's file ended: still two points (a ring buffer's files follow each other within a
+   second), with a warning, and every metric unchanged;
+ - pcap ring files of both points (editcap -c): two points, the same records;
+ - --point FILE:if0=ROLE names such a point; a --point naming none is an error;
+ - snap lengths that cut the BTH (IPv4 with a VLAN tag), the UDP header (IPv6) or the RETH of
+   RDMA WRITEs: a warning that says the snap length cut the headers and how much to capture, not a
+   silent empty result; 128 bytes: no such warning."""
+import glob
+import json
+import os
+import subprocess
+import sys
+
+here = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, os.path.join(here, "..", "support"))
+from pcapng_edit import Capture  # noqa: E402
+from rdmatel_testlib import fail_if, run_cli, scratch_dir  # noqa: E402
+
+synth, cli = sys.argv[1], sys.argv[2]
+tmp = scratch_dir("rdmatel_unnamed_")
+problems = []
+CUT = "cut by the snap length inside their headers"
+
+
+def generate(name, *args):
+    out = os.path.join(tmp, name + ".pcapng")
+    subprocess.run([synth, *args, "--seed", "11", "--out", out], check=True, capture_output=True)
+    return out
+
+
+def editcap(*args):
+    subprocess.run(["editcap", *args], check=True, capture_output=True)
+
+
+def export(kind, *caps, check=True):
+    p = run_cli(cli, "export", kind, *caps, "--no-progress", check=check)
+    return p, [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
+
+
+def points(*caps, extra=()):
+    p = run_cli(cli, "analyze", *caps, *extra, "--no-progress")
+    line = next((line for line in p.stdout.splitlines() if "observation points (" in line), "")
+    return line, p
+
+
+def canonical(records, names, drop=()):
+    """Records as sorted JSON texts, point names mapped to the reference's, without `drop`."""
+    out = []
+    for r in records:
+        r = {k: names.get(v, v) if isinstance(v, str) else v for k, v in r.items() if k not in drop}
+        out.append(json.dumps(r, sort_keys=True))
+    return sorted(out)
+
+
+def same(label, got, want):
+    if got != want:
+        only_got, only_want = sorted(set(got) - set(want)), sorted(set(want) - set(got))
+        problems.append(f"{label}: {len(got)} records against {len(want)}; first differing: "
+                        f"{only_got[:1]} / {only_want[:1]}")
+
+
+FRAMES = ("cmd_frame", "rsp_frame", "first_frame", "last_frame")
+STAMPS = ("t1_ns", "t2_ns", "t3_ns", "t4_ns", "t5_ns", "t6_ns", "t7_ns", "first_ns", "last_ns")
+
+# ---- one pcap file per point ----
+named = generate("named", "--scenario", "nvme-2point", "--ios", "100")
+cap = Capture(named)
+per_point = []
+for i, name in enumerate(cap.if_names):
+    one = os.path.join(tmp, f"p{i}.pcapng")
+    cap.write(one, [p for p in cap.packets if Capture.interface(p) == i])
+    pcap = os.path.join(tmp, f"p{i}.pcap")
+    editcap("-F", "nsecpcap", one, pcap)
+    per_point.append(pcap)
+compute, storage = per_point
+names = {"if0": cap.if_names[0], f"{storage}:if0": cap.if_names[1]}
+
+_, ref_io = export("io", named)
+_, ref_msg = export("messages", named)
+if len(ref_io) < 100 or len(ref_msg) < 100:
+    problems.append(f"reference: only {len(ref_io)} I/Os and {len(ref_msg)} messages")
+line, _ = points(compute, storage)
+if "observation points (2)" not in line:
+    problems.append(f"one pcap per point: {line.strip()}")
+_, io = export("io", compute, storage)
+same("I/Os, one pcap per point", canonical(io, names, FRAMES), canonical(ref_io, {}, FRAMES))
+_, msg = export("messages", storage, compute)
+same("messages, one pcap per point (given in the other order)", canonical(msg, names, FRAMES),
+     canonical(ref_msg, {}, FRAMES))
+
+# ---- the storage point's clock 2.5 s later: its file starts after the other's end ----
+shifted = os.path.join(tmp, "p1_late.pcap")
+editcap("-t", "2.5", storage, shifted)
+names_shifted = {"if0": cap.if_names[0], f"{shifted}:if0": cap.if_names[1]}
+line, p = points(compute, shifted)
+if "observation points (2)" not in line:
+    problems.append(f"storage clock +2.5 s: {line.strip()}")
+if "taken as two observation points" not in p.stderr:
+    problems.append(f"storage clock +2.5 s: no warning that the files are two points: {p.stderr.strip()[:300]}")
+_, io = export("io", compute, shifted)
+# Every metric and role unchanged; the storage point's stamps move with its clock (not compared).
+same("I/Os, storage clock +2.5 s", canonical(io, names_shifted, FRAMES + STAMPS), canonical(ref_io, {}, FRAMES + STAMPS))
+# T2 (the command at the storage side) is on the storage point's clock, T1 on the compute point's.
+late = [r for r in io if r.get("t2_ns") and r.get("t1_ns") and r["t2_ns"] - r["t1_ns"] < 2_000_000_000]
+if late or not any(r.get("t2_ns") for r in io):
+    problems.append(f"storage clock +2.5 s: {len(late)} I/Os whose storage-side stamp is not on the storage clock")
+_, msg = export("messages", compute, shifted)
+same("messages, storage clock +2.5 s", canonical(msg, names_shifted, FRAMES + STAMPS),
+     canonical(ref_msg, {}, FRAMES + STAMPS))
+
+# ---- pcap ring files of both points ----
+ring = os.path.join(tmp, "ring")
+os.mkdir(ring)
+editcap("-F", "nsecpcap", "-c", "700", compute, os.path.join(ring, "host0.pcap"))
+editcap("-F", "nsecpcap", "-c", "700", storage, os.path.join(ring, "host1.pcap"))
+files = sorted(glob.glob(os.path.join(ring, "*.pcap")))
+if len(files) < 4:
+    problems.append(f"ring: only {len(files)} files")
+line, p = points(*files)
+if "observation points (2)" not in line:
+    problems.append(f"ring files of two points: {line.strip()}")
+first_storage = next(f for f in files if "host1" in f)
+names_ring = {"if0": cap.if_names[0], f"{first_storage}:if0": cap.if_names[1]}
+for order in (files, list(reversed(files))):
+    _, io = export("io", *order)
+    same("I/Os, ring files of two points", canonical(io, names_ring, FRAMES), canonical(ref_io, {}, FRAMES))
+    _, msg = export("messages", *order)
+    same("messages, ring files of two points", canonical(msg, names_ring, FRAMES), canonical(ref_msg, {}, FRAMES))
+
+# ---- --point names an unnamed point of one of several files ----
+line, _ = points(compute, storage, extra=("--point", f"{storage}:if0=storage"))
+if "[storage, configured" not in line:
+    problems.append(f"--point {storage}:if0=storage: {line.strip()}")
+p = run_cli(cli, "analyze", compute, storage, "--point", "nowhere=storage", "--no-progress", check=False)
+if p.returncode == 0 or "--point nowhere names no observation point" not in p.stderr or "if0" not in p.stderr:
+    problems.append(f"--point nowhere=storage: exit {p.returncode}, stderr {p.stderr.strip()[:300]}")
+
+# ---- snap lengths that cut the headers ----
+vlan = generate("vlan", "--scenario", "nvme-2point", "--ios", "60", "--vlan", "1")
+ipv6 = generate("ipv6", "--scenario", "nvme-2point", "--ios", "60", "--ipv6")
+writes = generate("writes", "--scenario", "write-flows", "--flows", "2", "--messages", "6")
+# Ethernet 14 + tag 4 + IPv4 20 + UDP 8 + BTH 12 = 58; IPv6: 14 + 40 + 8 = 62 before the BTH;
+# an RDMA WRITE FIRST's RETH ends 16 bytes after the BTH.
+cases = [(vlan, 54, "BTH cut by the snap length"), (ipv6, 60, "UDP header cut by the snap length"),
+         (writes, 66, "extension headers cut by the snap length")]
+for src, snap, why in cases:
+    cut = os.path.join(tmp, f"{os.path.basename(src)}.s{snap}.pcapng")
+    editcap("-s", str(snap), src, cut)
+    for kind in ("io", "messages"):
+        p, _ = export(kind, cut)
+        if CUT not in p.stderr or why not in p.stderr or "at least 128 bytes" not in p.stderr:
+            problems.append(f"export {kind}, {os.path.basename(src)} snapped at {snap}: no warning that the snap length "
+                            f"cut the headers ({why}): {p.stderr.strip()[:300]}")
+    whole = os.path.join(tmp, f"{os.path.basename(src)}.s128.pcapng")
+    editcap("-s", "128", src, whole)
+    p, records = export("io" if src != writes else "messages", whole)
+    if CUT in p.stderr or not records:
+        problems.append(f"{os.path.basename(src)} snapped at 128: {len(records)} records, stderr {p.stderr.strip()[:300]}")
+
+fail_if(problems, "problems with unnamed points or header-cutting snaps")
+print("unnamed points and header-cutting snaps: OK")
