@@ -13,7 +13,8 @@
    that cuts the SQE (96 bytes, IPv6 with a tag): a warning that says so;
  - stamp jitter beyond the packet spacing with PSN wrap, small MTUs, 4-5 points;
  - stamps in microseconds: repeated NAKs within one microsecond count each, copies given by two
-   files once."""
+   files once;
+ - every point's role in analyze's header as in the truth (compute, storage, fabric between)."""
 import collections
 import json
 import os
@@ -178,6 +179,29 @@ run_script("test_messages_truth.py", cli, *nvme)
 tshark_caps = [caps["storage_-2s_sorted"], caps["cross_-2s"], caps["ipv6_vlan_snap128"], caps["mixed_3pt_-5ms"]]
 run_script("test_tshark_truth.py", plugin, *tshark_caps)
 run_script("test_cli_vs_tshark.py", cli, plugin, *tshark_caps)
+
+# Point roles in analyze's header against the truth's (SPEC §3: the longest command-to-completion
+# span is the compute side, the shortest the storage side, points in between the fabric). A role
+# may stay unknown (a point that saw no I/O complete along with another); one given must be right.
+fabric_found = 0
+for name, path in caps.items():
+    if "cross" in name:  # hosts and storage behind both leaves: each leaf is both sides
+        continue
+    with open(path.replace(".pcapng", ".truth.json")) as f:
+        truth_roles = {p["name"]: p["role"] for p in json.load(f)["points"]}
+    header = next((l for l in run_cli(cli, "analyze", path, "--no-progress").stdout.splitlines()
+                   if "observation points (" in l), "")
+    for point, role in truth_roles.items():
+        at = header.find(f" {point} [")
+        if at < 0:
+            problems.append(f"{name}: point {point} not in analyze's header {header.strip()[:200]}")
+            continue
+        shown = header[at + len(point) + 3:].split(",")[0].split(":")[0].split("]")[0]
+        if shown != "role unknown" and shown != role:
+            problems.append(f"{name}: point {point} shown as {shown!r}, truth {role}")
+        fabric_found += shown == "fabric" and role == "fabric"
+if fabric_found < 3:
+    problems.append(f"only {fabric_found} fabric points (spines, uplinks) shown as fabric in analyze's header")
 
 # Clock offsets: every pair of points seen together, against the offsets the generator applied
 # (truth points[].clock_offset_ns: added to every stamp of that point), within the uncertainty

@@ -242,9 +242,35 @@ TEST(Roles, PerEndpointLeafMirror) {
   EXPECT_EQ(same.compute, a);
   EXPECT_EQ(same.storage, kNoPoint);
   uint64_t c = 0, st = 0;
-  r.summarize(a, c, st);
+  bool ranked = false;
+  r.summarize(a, c, st, &ranked);
   EXPECT_EQ(c, 1u);
   EXPECT_EQ(st, 1u);
+  EXPECT_TRUE(ranked);
+}
+
+TEST(Roles, APointBetweenTheSidesIsRankedButNearestToNone) {
+  PointTable pts;
+  PointId a = pts.declare("leafA", 0, 0), m = pts.declare("spine", 1, 0), b = pts.declare("leafB", 2, 0);
+  PointId other = pts.declare("elsewhere", 3, 0);
+  Roles r;
+  IpAddress h = ip(10, 1, 0, 1), s = ip(10, 2, 0, 1);
+  // Spans completion - command at each point: longest nearest the host, shortest nearest the storage.
+  Roles::Sighting io[3] = {{a, true, 500}, {m, true, 450}, {b, true, 400}};
+  for (int i = 0; i < 2; ++i) r.add_evidence(h, s, io);
+  uint64_t c = 0, st = 0;
+  bool ranked = false;
+  r.summarize(m, c, st, &ranked);
+  EXPECT_EQ(c, 0u);
+  EXPECT_EQ(st, 0u);
+  EXPECT_TRUE(ranked);
+  r.summarize(a, c, st, &ranked);
+  EXPECT_EQ(c, 1u);
+  EXPECT_TRUE(ranked);
+  // A point that never saw an I/O complete alongside another is not ranked: its role is unknown.
+  r.summarize(other, c, st, &ranked);
+  EXPECT_EQ(c + st, 0u);
+  EXPECT_FALSE(ranked);
 }
 
 TEST(Roles, TtlOrdersPointsWhereTheFabricIsRouted) {

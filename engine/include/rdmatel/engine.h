@@ -62,7 +62,8 @@ struct PointInfo {
   PointRole configured = PointRole::kUnknown;  ///< from --point / the role table
   /// Summary for display: configured, else the role it has for most endpoints it was ranked
   /// for (a leaf mirror can be the compute side of its hosts and the storage side of its
-  /// storage servers: then kCompute if compute-side ranks outnumber storage-side ones).
+  /// storage servers: then kCompute if compute-side ranks outnumber storage-side ones); kFabric
+  /// when it was ranked for some endpoint but is the nearest side of none (a spine between them).
   PointRole role = PointRole::kUnknown;
   uint64_t compute_endpoints = 0;  ///< hosts this point is the compute side of
   uint64_t storage_endpoints = 0;  ///< storage servers it is the storage side of

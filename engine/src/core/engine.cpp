@@ -384,10 +384,13 @@ class Engine::Impl {
     info.configured = p.configured;
     info.packets = p.packets;
     info.speed_bps = p.speed_bps;
-    roles_.summarize(id, info.compute_endpoints, info.storage_endpoints);
+    bool ranked = false;
+    roles_.summarize(id, info.compute_endpoints, info.storage_endpoints, &ranked);
     if (p.configured != PointRole::kUnknown) info.role = p.configured;
     else if (info.compute_endpoints || info.storage_endpoints)
       info.role = info.compute_endpoints >= info.storage_endpoints ? PointRole::kCompute : PointRole::kStorage;
+    else if (ranked)
+      info.role = PointRole::kFabric;  // between the sides: ranked, but nearest to no endpoint (SPEC §3)
     return info;
   }
   const std::string& point_name(PointId id) const {

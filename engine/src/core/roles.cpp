@@ -238,11 +238,15 @@ PointRole Roles::role_for(const PointTable& points, PointId point, const IpAddre
   return ranked ? PointRole::kFabric : PointRole::kUnknown;
 }
 
-void Roles::summarize(PointId point, uint64_t& compute_endpoints, uint64_t& storage_endpoints) const {
+void Roles::summarize(PointId point, uint64_t& compute_endpoints, uint64_t& storage_endpoints, bool* ranked) const {
   compute_endpoints = storage_endpoints = 0;
-  for (const auto& [key, e] : endpoints_)
+  if (ranked) *ranked = false;
+  for (const auto& [key, e] : endpoints_) {
     if (std::binary_search(e.nearest.begin(), e.nearest.end(), point))
       ++(key.side == kHost ? compute_endpoints : storage_endpoints);
+    if (ranked && !*ranked)
+      for (const Pair& p : e.pairs) *ranked |= p.a == point || p.b == point;
+  }
 }
 
 std::vector<std::string> Roles::contradictions(const PointTable& points) const {

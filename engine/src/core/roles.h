@@ -92,8 +92,10 @@ class Roles {
 
   /// The role of `point` for a packet between `a` and `b` (see Engine::role_for).
   PointRole role_for(const PointTable& points, PointId point, const IpAddress& a, const IpAddress& b) const;
-  /// How many hosts a point is the compute side of, and storage servers it is the storage side of.
-  void summarize(PointId point, uint64_t& compute_endpoints, uint64_t& storage_endpoints) const;
+  /// How many hosts a point is the compute side of, and storage servers it is the storage side of;
+  /// `ranked` (when asked): it was compared with another point for some endpoint (saw I/Os
+  /// complete there too).
+  void summarize(PointId point, uint64_t& compute_endpoints, uint64_t& storage_endpoints, bool* ranked = nullptr) const;
 
   /// Changes whenever some endpoint's nearest points change.
   uint64_t version() const { return version_; }
