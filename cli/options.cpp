@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "cli/options.h"
 
+#include <algorithm>
 #include <cerrno>
 #include <cmath>
 #include <cstdlib>
@@ -289,6 +290,11 @@ bool parse_options(int argc, char** argv, Options& o, std::string& error) {
   }
   if (o.captures.empty()) {
     error = "no capture file given";
+    return false;
+  }
+  // Standard input can be read once (a second reader would see the same stream, already read).
+  if (std::count(o.captures.begin(), o.captures.end(), std::string("-")) > 1) {
+    error = "standard input (-) given more than once";
     return false;
   }
   if (!threads_given) o.settings.set("threads", std::to_string(cli_threads()), error);

@@ -44,6 +44,7 @@ expect(["analyze", sample, "--bogus"], 2, "unknown option")
 expect(["analyze", sample, "--point", "nosuch=compute"], 2, "names no observation point")
 expect(["export", "io", sample, "--max-ios", "1.5"], 2, "--max-ios")
 expect(["analyze", sample, "--threads", "0"], 2, "--threads")
+expect(["analyze", "-", "-"], 2, "standard input (-) given more than once")
 expect(["live", "-r", sample, "--threads", "2"], 2, "--threads is for analyze and export")
 # More threads than the engine uses: measured as with 2 (the same report), and said so once.
 p4 = expect(["analyze", sample, "--threads", "4", "--no-progress"], 0, "--threads 4: the measurement uses at most 2 threads")
