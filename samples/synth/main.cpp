@@ -247,6 +247,10 @@ int main(int argc, char** argv) {
   if (c.messages > 0 && c.flows == 0) die("--messages needs --flows");
   if (!c.nvme && c.ios > 0) c.nvme = true;
   if (c.ios == 0 && c.flows == 0) die("nothing to generate: --ios 0 and no --flows");
+  // Faults between NVMe hosts and storage servers need them (write-flows has GPUs only).
+  if (!c.nvme && (!c.path_faults.empty() || !c.slow_storages.empty() || !c.slow_hosts.empty()))
+    die("--slow-path, --lossy-path, --slow-storage and --slow-host need NVMe hosts and storage servers "
+        "(an nvme-* or mixed scenario, or --ios N)");
   // Point names depend on the final configuration (points, NVMe or GPU-only far leaf).
   const auto points = synth::point_list(c);
   for (const auto& o : c.clock_offsets) {
