@@ -28,6 +28,7 @@ std::string render_flow_diagnosis(const FlowReport& flows, const std::vector<Ecn
     return out + b;
   }
   const PointNamer name = [&](PointId p) -> const std::string& { return engine.point_name(p); };
+  const CaptureDrops dropped = [&](PointId p) { return p < engine.point_count() ? engine.point(p).capture_dropped : 0; };
   size_t n = 0;
   for (const FlowFinding& f : findings) {
     if (n == top) {
@@ -36,7 +37,7 @@ std::string render_flow_diagnosis(const FlowReport& flows, const std::vector<Ecn
       break;
     }
     out += "  " + std::to_string(++n) + ". " + f.src.to_string() + " > " + f.dst.to_string() + " " +
-           qpn_text(f.dst_qpn) + ": " + flow_finding_verdict(f, name) + ".\n     " + flow_finding_evidence(f, name) + ".\n";
+           qpn_text(f.dst_qpn) + ": " + flow_finding_verdict(f, name, dropped) + ".\n     " + flow_finding_evidence(f, name) + ".\n";
   }
   return out + "\n";
 }

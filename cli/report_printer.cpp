@@ -46,8 +46,10 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
   std::fprintf(out, "  observation points (%zu):", engine.point_count());
   for (PointId i = 0; i < engine.point_count(); ++i) {
     PointInfo p = engine.point(i);
-    std::fprintf(out, "%s %s [%s, %llu packets]", i ? "," : "", p.name.c_str(), role_text(p).c_str(),
+    std::fprintf(out, "%s %s [%s, %llu packets", i ? "," : "", p.name.c_str(), role_text(p).c_str(),
                  (unsigned long long)p.packets);
+    if (p.capture_dropped) std::fprintf(out, ", %llu dropped by the capture", (unsigned long long)p.capture_dropped);
+    std::fprintf(out, "]");
   }
   std::fprintf(out, "\n");
   if (st.duplicates)

@@ -6,6 +6,7 @@
 #include <wsutil/buffer.h>
 #include <wsutil/wslog.h>
 
+#include <algorithm>
 #include <mutex>
 
 namespace rdmatel::wiretap {
@@ -92,6 +93,7 @@ class WiretapSource final : public CaptureSource {
       wtap_rec_reset(&rec_);
       if (!wtap_read(wth_, &rec_, &buf_, &err, &err_info, &offset)) {
         if (err != 0) error_ = wtap_error(err, err_info) + " after " + std::to_string(frame_) + " packets";
+        read_statistics();
         return false;
       }
       while (wtap_block_t idb = wtap_get_next_interface_description(wth_)) ifaces_.push_back(interface_of(idb));
@@ -108,7 +110,7 @@ class WiretapSource final : public CaptureSource {
       if (out.interface >= ifaces_.size()) {
         // Formats without interface descriptions: one interface carrying the file's encapsulation.
         while (ifaces_.size() <= out.interface && ifaces_.size() < 65536)
-          ifaces_.push_back(CaptureInterface{"", link_type_from_wtap_encap(ph.pkt_encap), 0, 0, 0});
+          ifaces_.push_back(CaptureInterface{"", link_type_from_wtap_encap(ph.pkt_encap), 0, 0, 0, 0});
         if (out.interface >= ifaces_.size()) continue;
       }
       out.link = link_type_from_wtap_encap(ph.pkt_encap);
@@ -119,6 +121,25 @@ class WiretapSource final : public CaptureSource {
   const std::vector<CaptureInterface>& interfaces() const override { return ifaces_; }
   const std::string& error() const override { return error_; }
   uint64_t position() const override { return wth_ ? uint64_t(wtap_read_so_far(wth_)) : 0; }
+
+  // The packets the capture dropped per interface, from the interface statistics blocks wiretap
+  // kept with each interface as it read them (usually at the end of a pcapng file).
+  void read_statistics() {
+    wtapng_iface_descriptions_t* info = wtap_file_get_idb_info(wth_);
+    if (!info) return;
+    for (guint i = 0; info->interface_data && i < info->interface_data->len && i < ifaces_.size(); ++i) {
+      auto* m = static_cast<wtapng_if_descr_mandatory_t*>(
+          wtap_block_get_mandatory_data(g_array_index(info->interface_data, wtap_block_t, i)));
+      for (guint k = 0; m && m->interface_statistics && k < m->num_stat_entries && k < m->interface_statistics->len; ++k) {
+        wtap_block_t isb = g_array_index(m->interface_statistics, wtap_block_t, k);
+        guint64 dropped = 0, n = 0;
+        if (wtap_block_get_uint64_option_value(isb, OPT_ISB_IFDROP, &n) == WTAP_OPTTYPE_SUCCESS) dropped += n;
+        if (wtap_block_get_uint64_option_value(isb, OPT_ISB_OSDROP, &n) == WTAP_OPTTYPE_SUCCESS) dropped += n;
+        ifaces_[i].capture_dropped = std::max<uint64_t>(ifaces_[i].capture_dropped, dropped);
+      }
+    }
+    g_free(info);
+  }
   uint64_t size() const override { return size_; }
   std::string format() const override { return format_; }
 

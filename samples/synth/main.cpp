@@ -74,6 +74,10 @@ void help() {
       "                      (N-1) x 100 us + one pause (a storm from 10 ms)\n"
       "  --drop-between A:B=RATE  packets that passed point A are lost with probability RATE before\n"
       "                      point B (direction A -> B only; repeatable)\n"
+      "  --capture-drops POINT=RATE  the capture at POINT misses RATE of the packets that passed it\n"
+      "                      (the network delivered them: the truth is the network's); every interface\n"
+      "                      gets an interface statistics block with the count (isb_ifdrop), as dumpcap\n"
+      "                      writes them (repeatable)\n"
       "  --help              this text\n");
 }
 
@@ -223,6 +227,10 @@ int main(int argc, char** argv) {
       d.to = v.substr(colon + 1, eq - colon - 1);
       d.rate = to_double(k, v.substr(eq + 1), 0.0, 1.0);
       (k == "--ecn-mark" ? c.marks : c.drops).push_back(d);
+    } else if (k == "--capture-drops") {
+      const auto eq = v.rfind('=');
+      if (eq == std::string::npos || eq == 0) die(k + " needs POINT=RATE, got '" + v + "'");
+      c.capture_drops.emplace_back(v.substr(0, eq), to_double(k, v.substr(eq + 1), 0.0, 1.0));
     } else if (k == "--pfc-pause" || k == "--pfc-storm") {
       const auto colon = v.rfind(':'), eq = v.rfind('='), at = v.rfind('@');
       if (colon == std::string::npos || eq == std::string::npos || at == std::string::npos || !(colon < eq && eq < at))
@@ -261,6 +269,11 @@ int main(int argc, char** argv) {
       names += (names.empty() ? "" : ", ") + p.name;
     }
     if (!known) die("--clock-offset: no point named '" + o.first + "' (points: " + names + ")");
+  }
+  for (const auto& [name, rate] : c.capture_drops) {
+    bool known = false;
+    for (const auto& p : points) known = known || p.name == name;
+    if (!known) die("--capture-drops: no point named '" + name + "'");
   }
   // Both leaves need a host and a storage server, or some endpoint would have no peer.
   if (c.cross && c.nvme && c.ios > 0 && (c.hosts < 2 || c.storages < 2))

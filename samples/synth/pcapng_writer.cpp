@@ -85,6 +85,19 @@ void PcapngWriter::add_packet(uint32_t iface, uint64_t ts_ns, const uint8_t* dat
   put(&total, 4);
 }
 
+void PcapngWriter::add_interface_statistics(uint32_t iface, uint64_t ts_ns, uint64_t dropped) {
+  // Block header, interface, stamp, isb_ifdrop (code 5, 8 bytes), the end of options, the length.
+  const uint32_t total = 12 + 8 + 4 + 8 + 4 + 4;
+  const uint32_t h[5] = {5, total, iface, static_cast<uint32_t>(ts_ns >> 32), static_cast<uint32_t>(ts_ns)};
+  put(h, sizeof h);
+  const uint16_t opt[2] = {5, 8};
+  put(opt, sizeof opt);
+  put(&dropped, 8);
+  const uint32_t end_of_options = 0;
+  put(&end_of_options, 4);
+  put(&total, 4);
+}
+
 void PcapngWriter::put(const void* p, size_t n) {
   const auto* c = static_cast<const uint8_t*>(p);
   buf_.insert(buf_.end(), c, c + n);

@@ -25,6 +25,9 @@ class PcapngWriter {
   // Bytes add_packet writes for a packet of `caplen` captured bytes (an enhanced packet block:
   // 28 bytes of header, the bytes padded to 4, the 4-byte trailing length).
   static uint32_t packet_block_bytes(uint32_t caplen) { return 32 + ((caplen + 3) & ~3u); }
+  // An interface statistics block, as dumpcap writes for each interface when a file ends: the
+  // packets the capture dropped there (isb_ifdrop) up to `ts_ns`.
+  void add_interface_statistics(uint32_t iface, uint64_t ts_ns, uint64_t dropped);
   bool close();  // flushes; false on any I/O error
 
  private:

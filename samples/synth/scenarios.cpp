@@ -321,7 +321,22 @@ int generate(const Config& c, RunStats* stats) {
     meta.cut_ns = choose_cut(fabric, t_start + setup + duration / 5);
     fabric.cut_before(meta.cut_ns);
   }
-  const auto frames = fabric.file_order(c.order_blocks, c.seed);
+  auto frames = fabric.file_order(c.order_blocks, c.seed);
+  // --capture-drops: packets the network delivered past a point that its capture missed. The
+  // truth stays the network's; the file lacks them, and says how many (interface statistics).
+  meta.capture_dropped.assign(pts.size(), 0);
+  if (!c.capture_drops.empty()) {
+    std::vector<double> rate(pts.size(), 0.0);
+    for (const auto& [name, r] : c.capture_drops)
+      for (size_t p = 0; p < pts.size(); ++p)
+        if (pts[p].name == name) rate[p] = r;
+    Rng rng(c.seed ^ 0x63617074757265ull);  // its own stream: the rest of the capture is unchanged
+    std::erase_if(frames, [&](const auto& fr) {
+      const bool dropped = rng.chance(rate[fr.first]);
+      meta.capture_dropped[fr.first] += dropped;
+      return dropped;
+    });
+  }
 
   // pcapng
   std::vector<EndpointWire> wires;
@@ -360,6 +375,10 @@ int generate(const Config& c, RunStats* stats) {
     const Emission& e = fabric.emissions[o.em];
     const uint32_t wl = enc.encode(e, snap, fabric.ttl_at(fr.first, e), buf, o.ce != 0);
     w.add_packet(fr.first, static_cast<uint64_t>(o.stamp), buf.data(), static_cast<uint32_t>(buf.size()), wl);
+  }
+  if (!c.capture_drops.empty()) {
+    const uint64_t end = frames.empty() ? 0 : static_cast<uint64_t>(fabric.obs[frames.back().first][frames.back().second].stamp);
+    for (size_t p = 0; p < pts.size(); ++p) w.add_interface_statistics(static_cast<uint32_t>(p), end, meta.capture_dropped[p]);
   }
   if (!w.close()) {
     std::fprintf(stderr, "rdmatel-synth: write error on %s\n", c.out.c_str());

@@ -37,6 +37,9 @@ struct Config {
   };
   std::vector<Drop> drops;  // --drop-between A:B=RATE
   std::vector<Drop> marks;  // --ecn-mark A:B=RATE
+  // --capture-drops POINT=RATE: the capture at POINT misses RATE of the packets that passed it (the
+  // network delivered them); every interface gets a statistics block with its count at the end.
+  std::vector<std::pair<std::string, double>> capture_drops;
   // --pfc-pause POINT:PRIO=N@T: N pause frames (quanta 0xFFFF) 100 us apart from T seconds into
   // the workload, then a resume 100 us after the last; --pfc-storm: the same without the resume.
   struct PfcBurst {

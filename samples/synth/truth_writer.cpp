@@ -401,6 +401,8 @@ bool write_truth(const std::string& path, const TruthMeta& meta, const Fabric& f
     out.str("role", pts[p].role);
     out.raw(",");
     out.inum("clock_offset_ns", fabric.clock_offset(p));
+    out.raw(",");
+    out.num("capture_dropped", p < meta.capture_dropped.size() ? meta.capture_dropped[p] : 0);
     out.raw("}");
   }
   out.raw("],\n\"ios\":[");

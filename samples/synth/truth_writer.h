@@ -31,6 +31,7 @@ struct TruthMeta {
     bool resume = true;
   };
   std::vector<PfcBurst> pfc;
+  std::vector<uint64_t> capture_dropped;  // by point: packets left out of the file (--capture-drops)
 };
 
 // Earliest time >= target at which no data message (at any point) and no NVMe command

@@ -20,6 +20,10 @@ struct CaptureInterface {
   uint32_t pcap_linktype = 0;
   uint32_t snaplen = 0;
   uint64_t speed_bps = 0;  ///< pcapng if_speed, 0 when unknown
+  /// Packets the capture itself dropped (pcapng interface statistics: isb_ifdrop + isb_osdrop,
+  /// the largest seen: dumpcap counts from the start of the capture and writes them at the end
+  /// of each file). Known only once the statistics block has been read, usually at the end.
+  uint64_t capture_dropped = 0;
 };
 
 struct DecodedFrame;  // engine-internal (engine/src/decode/decoded_frame.h)

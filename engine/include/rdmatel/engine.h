@@ -69,6 +69,9 @@ struct PointInfo {
   uint64_t storage_endpoints = 0;  ///< storage servers it is the storage side of
   uint64_t packets = 0;
   uint64_t speed_bps = 0;
+  /// Packets the capture itself dropped at this point, as its file's interface statistics say
+  /// (0: none, or not recorded): packets missing here may be the capture's, not the network's.
+  uint64_t capture_dropped = 0;
 };
 
 /// The RDMA endpoints of one frame, decoded statelessly (for front ends that show them).
@@ -96,6 +99,10 @@ class Engine {
   /// packet yet. `interface_id` lets a role override name the point by number. Returns
   /// kNoPoint (with a warning) beyond the limit on points.
   PointId declare_point(const std::string& name, uint32_t interface_id = 0, uint64_t speed_bps = 0);
+
+  /// The capture itself dropped `dropped` packets at `point` (its file's interface statistics,
+  /// known at the end of the file): kept as the largest told, for PointInfo and the front ends.
+  void set_capture_dropped(PointId point, uint64_t dropped);
 
   /// Handles one frame. Never throws on packet contents.
   void push(const FrameIn& frame);

@@ -80,7 +80,11 @@ std::vector<FlowFinding> find_flow_findings(const FlowReport& flows, const std::
 
 /// The finding in a sentence (without the final period), as `analyze`, the analyzer and the docs
 /// say it: "the network loses its packets, between leafA-gpu and spine1".
-std::string flow_finding_verdict(const FlowFinding& f, const PointNamer& point_name);
+/// `capture_dropped` (optional): the packets the capture itself dropped at a point
+/// (PointInfo::capture_dropped); a loss located on a hop into such a point says it may be the capture's.
+using CaptureDrops = std::function<uint64_t(PointId)>;
+std::string flow_finding_verdict(const FlowFinding& f, const PointNamer& point_name,
+                                 const CaptureDrops& capture_dropped = nullptr);
 /// Its numbers: the share retransmitted and where, NAKs, the hop's losses, CE marks, CNPs, pauses.
 std::string flow_finding_evidence(const FlowFinding& f, const PointNamer& point_name);
 

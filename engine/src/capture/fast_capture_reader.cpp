@@ -4,6 +4,8 @@
 // byte orders, if_tsresol and if_tsoffset). Anything it cannot trust ends reading with a sentence.
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cstdint>
 #include <cstring>
 #include <limits>
 
@@ -20,6 +22,7 @@ constexpr uint32_t kBlockSectionHeader = 0x0A0D0D0A;
 constexpr uint32_t kBlockInterface = 0x00000001;
 constexpr uint32_t kBlockPacketObsolete = 0x00000002;
 constexpr uint32_t kBlockSimplePacket = 0x00000003;
+constexpr uint32_t kBlockInterfaceStatistics = 0x00000005;
 constexpr uint32_t kBlockEnhancedPacket = 0x00000006;
 constexpr uint32_t kBlockSystemdJournal = 0x00000009;
 constexpr uint32_t kByteOrderMagic = 0x1A2B3C4D;
@@ -178,6 +181,28 @@ class FastCaptureReader final : public CaptureSource {
     return true;
   }
 
+  // The packets the capture dropped at an interface (isb_ifdrop: the interface or its driver,
+  // isb_osdrop: the operating system's buffer). A statistics block that cannot be read is
+  // ignored: it measures nothing.
+  void read_interface_statistics(const uint8_t* b, uint32_t len) {
+    if (len < 24) return;
+    const uint32_t iface = section_base_ + u32(b + 8);
+    if (iface >= ifaces_.size()) return;
+    uint64_t dropped = 0;
+    uint32_t off = 20, end = len - 4;
+    while (off + 4 <= end) {
+      uint32_t code = u16(b + off), olen = u16(b + off + 2);
+      if (code == 0 || off + 4 + olen > end) break;
+      const uint8_t* v = b + off + 4;
+      if ((code == 5 || code == 7) && olen >= 8) {
+        const uint64_t n = swap_ ? load_be64(v) : load_le64(v);
+        dropped = n > UINT64_MAX - dropped ? UINT64_MAX : dropped + n;
+      }
+      off += 4 + ((olen + 3) & ~3u);
+    }
+    ifaces_[iface].capture_dropped = std::max(ifaces_[iface].capture_dropped, dropped);
+  }
+
   bool packet_from(const uint8_t* data, uint32_t local_if, uint64_t ts, uint32_t cap, uint32_t orig,
                    CapturedPacket& out) {
     uint32_t iface = section_base_ + local_if;
@@ -249,6 +274,9 @@ class FastCaptureReader final : public CaptureSource {
           if (!packet_from(b + 28, u16(b + 8), ts, cap, orig, out)) return false;
           return true;
         }
+        case kBlockInterfaceStatistics:
+          read_interface_statistics(b, len);
+          break;
         case kBlockSystemdJournal:
           // Wireshark numbers journal entries as frames too; keep frame numbers aligned.
           ++frame_;

@@ -179,6 +179,11 @@ class ReadAheadSource final : public CaptureSource {
     position_ = current_->position;
     ended_ = true;
     thread_.join();
+    // The capture's own drop counts come at the end of the file (interface statistics): the
+    // source is this thread's to read again now.
+    const std::vector<CaptureInterface>& all = source_->interfaces();
+    for (size_t i = 0; i < interfaces_.size() && i < all.size(); ++i)
+      interfaces_[i].capture_dropped = all[i].capture_dropped;
     give_back_slot();
     current_.reset();
     free_.clear();

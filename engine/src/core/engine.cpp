@@ -157,6 +157,10 @@ class Engine::Impl {
     return id;
   }
 
+  void set_capture_dropped(PointId id, uint64_t dropped) {
+    if (id < points_.size()) points_[id].capture_dropped = std::max(points_[id].capture_dropped, dropped);
+  }
+
   void push(const FrameIn& in) {
     ++stats_.frames;
     shown_push_ = settings_.frame_notes;
@@ -384,6 +388,7 @@ class Engine::Impl {
     info.configured = p.configured;
     info.packets = p.packets;
     info.speed_bps = p.speed_bps;
+    info.capture_dropped = p.capture_dropped;
     bool ranked = false;
     roles_.summarize(id, info.compute_endpoints, info.storage_endpoints, &ranked);
     if (p.configured != PointRole::kUnknown) info.role = p.configured;
@@ -626,6 +631,7 @@ void Engine::subscribe(RecordSink& sink) { impl_->subscribe(sink); }
 PointId Engine::declare_point(const std::string& name, uint32_t interface_id, uint64_t speed_bps) {
   return impl_->declare_point(name, interface_id, speed_bps);
 }
+void Engine::set_capture_dropped(PointId point, uint64_t dropped) { impl_->set_capture_dropped(point, dropped); }
 void Engine::push(const FrameIn& frame) { impl_->push(frame); }
 void Engine::finish() { impl_->finish(); }
 bool Engine::finished() const { return impl_->finished(); }

@@ -35,6 +35,7 @@ struct PointState {
   uint64_t speed_bps = 0;
   PointRole configured = PointRole::kUnknown;
   uint64_t packets = 0;
+  uint64_t capture_dropped = 0;  ///< what the capture itself dropped (Engine::set_capture_dropped)
   bool seen = false;
   TimeNs first = 0;
   TimeNs watermark = 0;

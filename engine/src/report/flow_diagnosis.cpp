@@ -123,8 +123,15 @@ std::vector<FlowFinding> find_flow_findings(const FlowReport& flows, const std::
   return out;
 }
 
-std::string flow_finding_verdict(const FlowFinding& f, const PointNamer& point_name) {
+std::string flow_finding_verdict(const FlowFinding& f, const PointNamer& point_name,
+                                 const CaptureDrops& capture_dropped) {
   std::string v;
+  // A packet missing at the end of a hop may be the capture's loss there, not the network's.
+  auto capture_caveat = [&](const PathRecord& hop) {
+    const uint64_t n = capture_dropped ? capture_dropped(hop.to_point) : 0;
+    if (n)
+      v += " (or the capture does: it dropped " + std::to_string(n) + " packets at " + point_name(hop.to_point) + ")";
+  };
   switch (f.kind) {
     case FlowFinding::Kind::kLoss:
       if (f.lossiest_hop) {
@@ -137,11 +144,13 @@ std::string flow_finding_verdict(const FlowFinding& f, const PointNamer& point_n
         else
           v += ", " + std::to_string(f.hop_lost) + " of its " + std::to_string(f.naks) + " NAKed losses between " + where +
                ", the others before its first observation point or after its last";
+        capture_caveat(*f.lossiest_hop);
       } else if (f.peer_lossiest_hop) {
         // Nothing of its own lost between the points: the other direction's packets were (a READ
         // request lost has its response resent, an ACK lost its data).
         v = "the network loses its packets the other way: its queue pair's requests or acknowledgements, between " +
             point_name(f.peer_lossiest_hop->from_point) + " and " + point_name(f.peer_lossiest_hop->to_point);
+        capture_caveat(*f.peer_lossiest_hop);
       } else if (f.has_hops) {
         v = "it is resent without a loss the capture locates: nothing of it or its queue pair was lost between the "
             "observation points (lost before the first or after the last, or resent after a timeout: a late ACK)";

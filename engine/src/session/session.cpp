@@ -287,10 +287,35 @@ class Session::Impl {
         summary_.errors.push_back(in.label + ": " + not_a_network_capture(in, summary_.formats[i]));
       }
     }
+    report_capture_drops();
     engine_.finish();
     if (checks_points_after_run_)
       for (std::string& e : unmatched_points()) summary_.errors.push_back(std::move(e));
     return summary_;
+  }
+
+  // What the captures themselves dropped (pcapng interface statistics, read by the end of each
+  // file): a hop that loses packets into such a point may have lost them to the capture. One
+  // warning for all, by point.
+  void report_capture_drops() {
+    std::string text;
+    for (const Input& in : inputs_) {
+      const auto& ifaces = in.source->interfaces();
+      for (size_t id = 0; id < in.interfaces.size() && id < ifaces.size(); ++id) {
+        const uint64_t dropped = ifaces[id].capture_dropped;
+        const PointId point = in.interfaces[id].point;
+        if (!dropped || !in.interfaces[id].decided || point == kNoPoint) continue;
+        engine_.set_capture_dropped(point, dropped);
+        text += (text.empty() ? "" : "; ") + std::to_string(dropped) + " at point " + engine_.point_name(point) + " (" +
+                in.label + ")";
+      }
+    }
+    if (!text.empty())
+      summary_.warnings.push_back(
+          "the capture itself dropped packets, as its interface statistics say: " + text +
+          ". Packets missing at these points may be the capture's losses, not the network's: losses on hops into them "
+          "and gaps in their flows' PSNs are not all the network's doing (counted from the start of each capture, "
+          "which may include files not given)");
   }
 
   bool undecided() const {

@@ -149,12 +149,13 @@ static QString flow_findings_html(const Analysis& a) {
                "slow down or paused by PFC.";
   static const std::string unknown = "?";
   const PointNamer name = [&](PointId p) -> const std::string& { return p < a.points.size() ? a.points[p].name : unknown; };
+  const CaptureDrops dropped = [&](PointId p) { return p < a.points.size() ? a.points[p].capture_dropped : 0; };
   constexpr size_t kShown = 10;
   h += "<ol>";
   for (size_t i = 0; i < a.flow_findings.size() && i < kShown; ++i) {
     const FlowFinding& f = a.flow_findings[i];
     const std::string flow = f.src.to_string() + " > " + f.dst.to_string() + " " + qpn_text(f.dst_qpn);
-    h += "<li><b>" + QString::fromStdString(flow + ": " + flow_finding_verdict(f, name)).toHtmlEscaped() + ".</b> " +
+    h += "<li><b>" + QString::fromStdString(flow + ": " + flow_finding_verdict(f, name, dropped)).toHtmlEscaped() + ".</b> " +
          QString::fromStdString(flow_finding_evidence(f, name)).toHtmlEscaped() + ".</li>";
   }
   h += "</ol>";
