@@ -15,7 +15,7 @@ namespace {
 static_assert(WTAP_ENCAP_ETHERNET == kWtapEncapEthernet && WTAP_ENCAP_RAW_IP == kWtapEncapRawIp &&
                   WTAP_ENCAP_NULL == kWtapEncapNull && WTAP_ENCAP_SLL == kWtapEncapSll &&
                   WTAP_ENCAP_RAW_IP4 == kWtapEncapRawIp4 && WTAP_ENCAP_RAW_IP6 == kWtapEncapRawIp6 &&
-                  WTAP_ENCAP_SLL2 == kWtapEncapSll2,
+                  WTAP_ENCAP_SLL2 == kWtapEncapSll2 && WTAP_ENCAP_LOOP == kWtapEncapLoop,
               "wiretap encapsulation numbers changed");
 
 std::string wtap_error(int err, gchar* err_info) {

@@ -148,6 +148,7 @@ inline constexpr int kWtapEncapSll = 25;
 inline constexpr int kWtapEncapRawIp4 = 129;
 inline constexpr int kWtapEncapRawIp6 = 130;
 inline constexpr int kWtapEncapSll2 = 210;
+inline constexpr int kWtapEncapLoop = 174;
 /// "ethernet", "linux-sll", ... for messages.
 const char* link_type_name(LinkType t);
 

@@ -25,6 +25,8 @@ constexpr uint32_t kBlockSimplePacket = 0x00000003;
 constexpr uint32_t kBlockInterfaceStatistics = 0x00000005;
 constexpr uint32_t kBlockEnhancedPacket = 0x00000006;
 constexpr uint32_t kBlockSystemdJournal = 0x00000009;
+constexpr uint32_t kBlockCustom = 0x00000BAD;          // custom block, may be copied
+constexpr uint32_t kBlockCustomNoCopy = 0x40000BAD;    // custom block, not to be copied
 constexpr uint32_t kByteOrderMagic = 0x1A2B3C4D;
 // A packet larger than this is corruption, not data (Wireshark's own limit is 256 MiB).
 constexpr uint32_t kMaxPacketLen = 256u << 20;
@@ -278,7 +280,10 @@ class FastCaptureReader final : public CaptureSource {
           read_interface_statistics(b, len);
           break;
         case kBlockSystemdJournal:
-          // Wireshark numbers journal entries as frames too; keep frame numbers aligned.
+        case kBlockCustom:
+        case kBlockCustomNoCopy:
+          // Wireshark numbers journal entries and custom blocks as frames too (records of their
+          // own): keep frame numbers aligned with its.
           ++frame_;
           break;
         default:

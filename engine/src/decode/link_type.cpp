@@ -12,7 +12,9 @@ LinkType link_type_from_pcap(uint32_t linktype) {
     case 228:  // LINKTYPE_IPV4
     case 229:  // LINKTYPE_IPV6
       return LinkType::kRawIp;
-    case 0: return LinkType::kNull;
+    case 0:    // LINKTYPE_NULL: the address family in the host's byte order
+    case 108:  // LINKTYPE_LOOP (OpenBSD): in network byte order; the decoder reads either
+      return LinkType::kNull;
     default: return LinkType::kUnsupported;
   }
 }
@@ -24,7 +26,9 @@ LinkType link_type_from_wtap_encap(int encap) {
     case kWtapEncapRawIp4:
     case kWtapEncapRawIp6:
       return LinkType::kRawIp;
-    case kWtapEncapNull: return LinkType::kNull;
+    case kWtapEncapNull:
+    case kWtapEncapLoop:
+      return LinkType::kNull;
     case kWtapEncapSll: return LinkType::kLinuxSll;
     case kWtapEncapSll2: return LinkType::kLinuxSll2;
     default: return LinkType::kUnsupported;

@@ -28,7 +28,13 @@ struct Cursor {
   uint32_t cap_len;
   uint32_t wire_len;
   int depth = 0;
+  /// Decoding the first fragment of an outer IP packet: only a tunnel may follow (its inner frame
+  /// then ends with the fragment: cut, as by a mirror's truncation).
+  bool first_fragment = false;
   bool has(uint32_t off, uint32_t n) const { return off <= cap_len && n <= cap_len - off; }
+  /// Inside a tunnel: the inner frame's own lengths count, and a mirror may have cut it short
+  /// (ERSPAN truncation, an outer packet fragmented on the way), like a snap length.
+  bool tunnelled() const { return depth > 1; }
 };
 
 FrameKind malformed(RoceFrame& out, const char* why) {
@@ -41,7 +47,7 @@ FrameKind malformed(RoceFrame& out, const char* why) {
 // frame: the bytes are on the wire). It stays kOther, with the reason, so that the engine can say
 // why such a capture measures nothing instead of reporting no traffic.
 FrameKind cut_before_roce(const Cursor& c, RoceFrame& out, const char* why) {
-  if (c.cap_len < c.wire_len) out.error = why;
+  if (c.cap_len < c.wire_len || c.tunnelled()) out.error = why;
   return FrameKind::kOther;
 }
 
@@ -71,17 +77,20 @@ FrameKind decode_ethernet(Cursor& c, uint32_t off, RoceFrame& out) {
   if (!c.has(off, 14)) return cut_before_roce(c, out, "Ethernet header cut by the snap length");
   uint16_t type = load_be16(c.base + off + 12);
   off += 14;
+  // The tags of the innermost Ethernet header are the flow's (those of a tunnel's outer header
+  // are the mirror's transport), as its innermost IP header is; of its tags, the outermost.
+  out.vlan_count = 0;
+  out.vlan_id = 0;
+  out.vlan_pcp = 0;
   for (int tags = 0; type == kEtherVlan || type == kEtherQinQ || type == kEtherQinQOld; ++tags) {
     if (tags >= kMaxVlanTags) return FrameKind::kOther;
     if (!c.has(off, 4)) return cut_before_roce(c, out, "VLAN tag cut by the snap length");
-    if (c.depth == 1) {
-      if (out.vlan_count == 0) {
-        uint16_t tci = load_be16(c.base + off);
-        out.vlan_id = tci & 0x0fff;
-        out.vlan_pcp = uint8_t(tci >> 13);
-      }
-      ++out.vlan_count;
+    if (out.vlan_count == 0) {
+      uint16_t tci = load_be16(c.base + off);
+      out.vlan_id = tci & 0x0fff;
+      out.vlan_pcp = uint8_t(tci >> 13);
     }
+    ++out.vlan_count;
     type = load_be16(c.base + off + 2);
     off += 4;
   }
@@ -95,6 +104,7 @@ FrameKind decode_gre(Cursor& c, uint32_t off, uint32_t len, RoceFrame& out) {
   uint16_t flags = load_be16(c.base + off);
   uint16_t proto = load_be16(c.base + off + 2);
   if ((flags & 0x7) != 0) return FrameKind::kOther;  // GRE version 0 only
+  c.first_fragment = false;  // what follows is the tunnel's inner packet
   uint32_t hdr = 4 + ((flags & 0x8000) ? 4 : 0) + ((flags & 0x2000) ? 4 : 0) + ((flags & 0x1000) ? 4 : 0);
   bool has_seq = flags & 0x1000;
   off += hdr;
@@ -109,6 +119,10 @@ FrameKind decode_gre(Cursor& c, uint32_t off, uint32_t len, RoceFrame& out) {
     }
     default:
       if (++c.depth > kMaxEncapsulation) return FrameKind::kOther;
+      // IP in GRE: the flow's own Ethernet header, and its tags, are not carried.
+      out.vlan_count = 0;
+      out.vlan_id = 0;
+      out.vlan_pcp = 0;
       return decode_ethertype(c, proto, off, out);
   }
 }
@@ -209,13 +223,17 @@ FrameKind decode_udp(Cursor& c, uint32_t off, uint32_t ip_payload_len, RoceFrame
   uint16_t udp_len = load_be16(c.base + off + 4);
   if (dport == kVxlanPort) {
     if (udp_len < 16 || !c.has(off + 8, 8)) return FrameKind::kOther;
+    c.first_fragment = false;
     return decode_ethernet(c, off + 16, out);
   }
-  if (dport != kRoceV2Port) return FrameKind::kOther;
+  if (dport != kRoceV2Port || c.first_fragment) return FrameKind::kOther;
   out.src_port = sport;
   out.dst_port = dport;
   if (udp_len < 8 || udp_len > ip_payload_len) return malformed(out, "UDP length inconsistent with IP length");
-  if (off + uint64_t(udp_len) > c.wire_len) return malformed(out, "UDP datagram longer than the frame");
+  // Inside a tunnel the datagram may go on past the outer frame: the mirror cut it (its bytes are
+  // then missing as beyond a snap length, the lengths still say the packet's size).
+  if (off + uint64_t(udp_len) > c.wire_len && !c.tunnelled())
+    return malformed(out, "UDP datagram longer than the frame");
   return decode_bth(c, off + 8, udp_len - 8u, out);
 }
 
@@ -236,7 +254,14 @@ FrameKind decode_ipv4(Cursor& c, uint32_t off, RoceFrame& out) {
   if (ihl < 20 || total < ihl) return FrameKind::kOther;
   if (!c.has(off, ihl)) return cut_before_roce(c, out, "IPv4 options cut by the snap length");
   uint16_t frag = load_be16(p + 6);
-  if ((frag & 0x2000) || (frag & 0x1fff)) return FrameKind::kOther;  // fragments are not RoCEv2
+  // Fragments are not RoCEv2. But a mirror's tunnel packet fragmented on its way (a 4 KB frame
+  // mirrored over a 1500-byte path) carries the mirrored frame's headers in its first fragment:
+  // decoded as a truncated mirror (the later fragments hold the rest of the payload only).
+  if (frag & 0x1fff) return FrameKind::kOther;
+  if (frag & 0x2000) {
+    if (p[9] != 47 && p[9] != 17) return FrameKind::kOther;
+    c.first_fragment = true;
+  }
   // Only the outermost IP header of a tunnel is the mirror's; the innermost one is the flow's.
   read_ipv4_fields(p, out);
   return decode_transport(c, p[9], off + ihl, total - ihl, out);
@@ -264,7 +289,9 @@ FrameKind decode_ipv6(Cursor& c, uint32_t off, RoceFrame& out) {
       // RFC 6946: offset 0 and no more fragments is an "atomic fragment", a whole packet that
       // carries a fragment header; any real fragment is not a RoCEv2 packet we can read.
       uint16_t frag = load_be16(c.base + off + 2);
-      if ((frag & 0xFFF9) != 0) return FrameKind::kOther;
+      // The first fragment of a mirror's tunnel packet carries the mirrored headers (decode_ipv4).
+      if ((frag & 0xFFF8) == 0 && (frag & 1)) c.first_fragment = true;
+      else if ((frag & 0xFFF9) != 0) return FrameKind::kOther;
       hlen = 8;
     }
     if (hlen > len) return FrameKind::kOther;
