@@ -90,7 +90,7 @@ class Session::Impl {
   static std::string not_a_network_capture(const Input& in, const std::string& format) {
     return "not a capture rdmatel can measure: it reads as " + format + " with " +
            link_description(in.source->interfaces().front()) +
-           ", and rdmatel decodes Ethernet, Linux cooked (SLL, SLL2), raw IP and BSD loopback captures";
+           ", and rdmatel decodes Ethernet, Linux cooked (SLL, SLL2), raw IP and BSD or OpenBSD loopback captures";
   }
   // Link type 0 is BSD loopback (decoded): on an undecodable interface it means the reader
   // (libwiretap) had no pcap link type for the file's encapsulation.
