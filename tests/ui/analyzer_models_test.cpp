@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "core/analysis.h"
+#include "rdmatel/capture.h"
 #include "core/csv_export.h"
 #include "core/wireshark_link.h"
 #include "models/diagnosis_model.h"
@@ -403,6 +404,52 @@ TEST(AnalyzerWiresharkLink, FilterHasExactlyTheFramesOfTheIo) {
     EXPECT_EQ(r.cmd_frame, expected.first);
     EXPECT_EQ(r.rsp_frame, expected.second);
   }
+}
+
+// One pcap file per observation point (pcap has no interface names): the analysis has a point per
+// file, and so must the merge Wireshark opens (mergecap merges alike interfaces unless -I none).
+TEST(AnalyzerWireshark, PcapFilesPerPointStayPointsInTheMerge) {
+  std::unique_ptr<CaptureSource> src;
+  std::string error;
+  ASSERT_EQ(open_fast_capture(kSamples + "nvme_2point.pcapng", src, error), OpenStatus::kOk) << error;
+  QString merge_error;
+  test::Bytes per_point[2] = {test::pcap::header(), test::pcap::header()};
+  CapturedPacket p;
+  while (src->next(p)) {
+    ASSERT_LT(p.interface, 2u);
+    test::Bytes data(p.data, p.data + p.cap_len);
+    const test::Bytes r = test::pcap::record(uint32_t(p.ts / 1000000000), uint32_t(p.ts % 1000000000), data, p.wire_len);
+    per_point[p.interface].insert(per_point[p.interface].end(), r.begin(), r.end());
+  }
+  test::TempCapture a(per_point[0], ".pcap"), b(per_point[1], ".pcap");
+  auto named = analyse({kSamples + "nvme_2point.pcapng"});
+  auto files = analyse({a.path, b.path});
+  ASSERT_TRUE(named && files);
+  ASSERT_EQ(files->points.size(), 2u);
+  EXPECT_EQ(files->ios.size(), named->ios.size());
+  WiresharkCommand c = wireshark_command(*files, "", QString::fromStdString(scratch()));
+  EXPECT_EQ(c.merge_options, (QStringList{"-I", "none"}));
+  if (!have("mergecap")) GTEST_SKIP() << "mergecap is not installed";
+  c.program = "true";  // merge only
+  ASSERT_TRUE(open_in_wireshark(c, merge_error)) << merge_error.toStdString();
+  auto merged = analyse({c.merged_file.toStdString()});
+  std::remove(c.merged_file.toStdString().c_str());
+  ASSERT_TRUE(merged);
+  EXPECT_EQ(merged->points.size(), 2u);
+  // The same I/Os with the same latencies (two points: RTT measured), frame numbers included.
+  ASSERT_EQ(merged->ios.size(), files->ios.size());
+  size_t with_rtt = 0;
+  for (size_t i = 0; i < merged->ios.size(); ++i) {
+    const std::optional<DurationNs> rtt = io_metrics(merged->ios[i]).rtt;
+    EXPECT_EQ(rtt, io_metrics(files->ios[i]).rtt) << i;
+    EXPECT_EQ(merged->ios[i].cmd_frame, files->ios[i].cmd_frame) << i;
+    with_rtt += rtt.has_value();
+  }
+  EXPECT_GT(with_rtt, 100u);
+  // Named interfaces (pcapng files) keep mergecap's default, which merges a name's ring files.
+  auto one = analyse({kSamples + "nvme_2point.pcapng", kSamples + "mixed.pcapng"});
+  ASSERT_TRUE(one);
+  EXPECT_TRUE(wireshark_command(*one, "", QString::fromStdString(scratch())).merge_options.isEmpty());
 }
 
 // CSV: a header and one line per row; absent values empty, as the CLI writes them.

@@ -285,7 +285,8 @@ void IoQuality::emit_final(const IoRecord& r, Ctx& ctx) {
       return "some NVMe I/Os have a negative latency, which no I/O can have (first: host " +
              r.host.to_string() + ", storage " + r.storage.to_string() + ", CID " +
              std::to_string(r.cid) + ", command frame " + std::to_string(r.cmd_frame) +
-             "): a completion tied to the wrong command, or point roles the "
+             "): a completion tied to the wrong command, a packet one point's capture missed (its "
+             "resend then stands for it there, later: see the capture's own drops), or point roles the "
              "traffic contradicts (--point); their records are kept as measured";
     });
   }

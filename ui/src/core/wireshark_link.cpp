@@ -37,6 +37,14 @@ WiresharkCommand wireshark_command(const Analysis& a, const QString& filter,
     file = QString::fromStdString(a.paths.front());
   } else {
     for (const std::string& p : a.paths) c.merge_inputs << QString::fromStdString(p);
+    // mergecap merges identical interface descriptions (its default, -I all): the unnamed
+    // interfaces of pcap files all look alike, and the plugin would see one point where the
+    // analysis has one per file ("FILE:if0"). Ring files of one point stay one interface.
+    bool points_per_file = false;
+    for (const PointInfo& p : a.points)
+      for (const std::string& path : a.paths)
+        points_per_file |= p.name.size() > path.size() && p.name.compare(0, path.size() + 1, path + ":") == 0;
+    if (points_per_file) c.merge_options << "-I" << "none";
     // Per process: Wireshark reads it after we return, and other users' analyzers use the same
     // folder.
     c.merged_file =
@@ -52,7 +60,7 @@ WiresharkCommand wireshark_command(const Analysis& a, const QString& filter,
 bool open_in_wireshark(const WiresharkCommand& c, QString& error) {
   if (!c.merge_inputs.isEmpty()) {
     QProcess merge;
-    merge.start("mergecap", QStringList{"-w", c.merged_file} + c.merge_inputs);
+    merge.start("mergecap", c.merge_options + QStringList{"-w", c.merged_file} + c.merge_inputs);
     if (!merge.waitForFinished(120000) || merge.exitStatus() != QProcess::NormalExit ||
         merge.exitCode() != 0) {
       error = "mergecap could not merge the captures into " + c.merged_file + ": " +

@@ -25,6 +25,9 @@ struct WiresharkCommand {
   /// Several files are one capture merged by timestamp (frame numbers count over the merge, as
   /// mergecap numbers them): they are merged into this file first.
   QStringList merge_inputs;
+  /// mergecap's options: `-I none` when unnamed interfaces of several files (pcap files) are
+  /// different points in the analysis, which mergecap would otherwise merge into one interface.
+  QStringList merge_options;
   QString merged_file;
 };
 

@@ -72,7 +72,8 @@ QString overview_html(const Analysis& a) {
   QString points;
   for (const PointInfo& p : a.points)
     points += (points.isEmpty() ? "" : "<br>") + QString::fromStdString(p.name).toHtmlEscaped() +
-              " (" + role_text(p).toHtmlEscaped() + ", " + QString::number(p.packets) + " packets)";
+              " (" + role_text(p).toHtmlEscaped() + ", " + QString::number(p.packets) + " packets" +
+              (p.capture_dropped ? QString(", %1 dropped by the capture").arg(p.capture_dropped) : QString()) + ")";
   row(QString("Observation points (%1)").arg(a.points.size()), points.isEmpty() ? kAbsent : points);
   row("NVMe commands", QString("%1 (read %2, write %3, other %4), incomplete %5, error status %6")
                            .arg(t.ios)
