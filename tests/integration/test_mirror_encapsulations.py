@@ -11,6 +11,8 @@ records equal the generator's ground truth: test_cli_truth), through the CLI:
    capture's priority;
  - pcapng custom blocks between packets, which Wireshark numbers as frames: every frame number
    moves by the custom blocks before it;
+ - one collector interface receiving an ERSPAN session per point: a point per session, the
+   records of the plain capture;
  - LINKTYPE_LOOP (OpenBSD loopback, the address family in network byte order): the records of the
    plain capture."""
 import json
@@ -44,9 +46,9 @@ def with_bytes(pkt, data, stamp_add=0):
     return Block(EPB, body + data + b"\0" * (-len(data) % 4))
 
 
-def ipv4(proto, payload, ident=0, flags_offset=0):
+def ipv4(proto, payload, ident=0, flags_offset=0, src=OUTER_SRC):
     return struct.pack("!BBHHHBBH4s4s", 0x45, 0, 20 + len(payload), ident, flags_offset, 64, proto, 0,
-                       OUTER_SRC, OUTER_DST) + payload
+                       src, OUTER_DST) + payload
 
 
 def outer_ethernet(l3, tags=b""):
@@ -54,14 +56,14 @@ def outer_ethernet(l3, tags=b""):
     return b"\x02\0\0\0\0\x01" + b"\x02\0\0\0\0\x02" + tags + b"\x08\x00" + l3
 
 
-def erspan(inner, version, truncated, seq):
+def erspan(inner, version, truncated, seq, session=7):
     t = 1 if truncated else 0
     if version == 2:
         gre = struct.pack("!HHI", 0x1000, 0x88BE, seq)
-        header = struct.pack("!HHI", 1 << 12, (t << 10) | 7, 0)
+        header = struct.pack("!HHI", 1 << 12, (t << 10) | session, 0)
     else:
         gre = struct.pack("!HHI", 0x1000, 0x22EB, seq)
-        header = struct.pack("!HHIHH", 2 << 12, (t << 10) | 7, 0x12345678, 0, 0)
+        header = struct.pack("!HHIHH", 2 << 12, (t << 10) | session, 0x12345678, 0, 0)
     return gre + header + inner
 
 
@@ -164,6 +166,41 @@ moved = [{k: (r[k] + before[r[k] - 1] if k in FRAMES and r.get(k) else r[k]) for
 if canonical(got) != canonical(moved):
     problems.append(f"custom blocks: frame numbers not moved by the blocks before them "
                     f"(first I/O: {got[:1]} against {moved[:1]})")
+
+# ---- one collector interface receiving an ERSPAN session per point ----
+# Each point's frames mirrored by a switch of its own (session 1 from 192.0.2.1, session 2 from
+# 192.0.2.2), all captured on one interface: one observation point per session, the records of
+# the plain capture (the first session seen keeps the interface's name).
+c = Capture(plain)
+sessions = [(1, bytes([192, 0, 2, 1])), (2, bytes([192, 0, 2, 2]))]
+name_option = b"collector"
+idb_body = struct.pack("<HHI", 1, 0, 0) + struct.pack("<HH", 2, len(name_option)) + name_option + \
+    b"\0" * (-len(name_option) % 4) + struct.pack("<HHB3x", 9, 1, 9) + struct.pack("<HH", 0, 0)
+collector_packets = []
+for i, pkt in enumerate(c.packets):
+    point = Capture.interface(pkt)
+    session, mirror = sessions[point]
+    frame = outer_ethernet(ipv4(47, erspan(packet_bytes(pkt), 2, False, i, session=session), src=mirror))
+    b = with_bytes(pkt, frame)
+    b.body = struct.pack("<I", 0) + b.body[4:]
+    collector_packets.append(b)
+c.head = [b for b in c.head if b.type != IDB] + [Block(IDB, idb_body)]
+collector = os.path.join(tmp, "collector.pcapng")
+c.write(collector, collector_packets)
+first = Capture.interface(Capture(plain).packets[0])
+other = 1 - first
+names = {"collector": Capture(plain).if_names[first],
+         f"collector/ERSPAN {sessions[other][0]} from 192.0.2.{other + 1}": Capture(plain).if_names[other]}
+for kind in ("io", "messages"):
+    p, got = export(kind, collector)
+    _, want = export(kind, plain)
+    renamed = [{k: names.get(v, v) if isinstance(v, str) else v for k, v in r.items()} for r in got]
+    if canonical(renamed) != canonical(want) or not want:
+        only = sorted(set(canonical(renamed)) - set(canonical(want)))[:1]
+        problems.append(f"one collector, two ERSPAN sessions, export {kind}: {len(got)} records against {len(want)}; "
+                        f"first differing: {only}; stderr {p.stderr.strip()[:200]}")
+    if "receives more than one ERSPAN session" not in p.stderr:
+        problems.append(f"one collector, two ERSPAN sessions: no warning that they are two points: {p.stderr[:200]}")
 
 # ---- LINKTYPE_LOOP ----
 loop = Capture(plain)

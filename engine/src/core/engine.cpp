@@ -186,6 +186,23 @@ class Engine::Impl {
       });
       return;
     }
+    // Decoded on the reading thread when read ahead (decoded_frame.h), else here.
+    if (!in.decoded) decode_frame(in.link, in.data, in.cap_len, in.wire_len, decoded_);
+    const DecodedFrame& decoded = in.decoded ? *in.decoded : decoded_;
+    if (decoded.roce.mirror_id) [[unlikely]] {
+      const PointId session_point = mirror_point(in, decoded.roce);
+      if (session_point != in.point) {
+        FrameIn routed = in;
+        routed.point = session_point;
+        measure(routed, decoded);
+        return;
+      }
+    }
+    measure(in, decoded);
+  }
+
+  // The rest of push(), for the frame's observation point (its ERSPAN session's, if any).
+  void measure(const FrameIn& in, const DecodedFrame& decoded) {
     if (points_.progress() >= next_quiet_scan_) mark_quiet_points();
     const TimeNs ts = std::clamp(in.ts, -kStampLimit, kStampLimit);
     const uint32_t wire_len = std::max(in.wire_len, in.cap_len);
@@ -197,9 +214,6 @@ class Engine::Impl {
       const PointState& at = points_[in.point];
       shown_push_ = ts > at.watermark || ts <= at.horizon || ts <= points_.next_horizon(in.point, window_);
     }
-    // Decoded on the reading thread when read ahead (decoded_frame.h), else here.
-    if (!in.decoded) decode_frame(in.link, in.data, in.cap_len, in.wire_len, decoded_);
-    const DecodedFrame& decoded = in.decoded ? *in.decoded : decoded_;
     const RoceFrame& roce = decoded.roce;
     switch (roce.kind) {
       case FrameKind::kRoce: break;
@@ -299,6 +313,53 @@ class Engine::Impl {
       fill(*point.buffer.emplace(ts, order_key, seq, wire_len, hash));
     }
     release(in.point);
+  }
+
+  // One capture interface receiving several ERSPAN sessions (each port or switch mirrors with a
+  // session of its own, to one collector) holds several observation points: one per session, or
+  // a packet two of them mirrored would read as a copy or a resend and no hop between them would
+  // be measured. The first session seen at an interface is its point; each other one a point
+  // "NAME/ERSPAN ID from MIRROR", declared at its first packet (as a front end declares an
+  // interface's). Frames without ERSPAN stay at the interface's point.
+  struct MirrorSession {
+    PointId interface_point;
+    uint16_t id;
+    IpAddress mirror;
+    PointId point;
+  };
+  std::vector<MirrorSession> mirror_sessions_;
+  size_t last_session_ = 0;
+
+  [[gnu::noinline]] PointId mirror_point(const FrameIn& in, const RoceFrame& f) {
+    auto same = [&](const MirrorSession& m) {
+      return m.interface_point == in.point && m.id == f.mirror_id && m.mirror == f.mirror_src;
+    };
+    if (last_session_ < mirror_sessions_.size() && same(mirror_sessions_[last_session_]))
+      return mirror_sessions_[last_session_].point;
+    for (size_t i = 0; i < mirror_sessions_.size(); ++i)
+      if (same(mirror_sessions_[i])) {
+        last_session_ = i;
+        return mirror_sessions_[i].point;
+      }
+    bool first = true;
+    for (const MirrorSession& m : mirror_sessions_) first &= m.interface_point != in.point;
+    PointId point = in.point;
+    if (!first) {
+      // Copied: declaring a point may move the point table.
+      const std::string interface_name = points_[in.point].name;
+      const std::string name =
+          interface_name + "/ERSPAN " + std::to_string(f.mirror_id - 1) + " from " + f.mirror_src.to_string();
+      point = declare_point(name, points_[in.point].interface_id, points_[in.point].speed_bps);
+      if (point == kNoPoint) point = in.point;
+      warnings_.warn("mirror_sessions", [&] {
+        return "point " + interface_name + " receives more than one ERSPAN session (from frame " + std::to_string(in.frame) +
+               "): each session mirrors a port or switch of its own and is taken as an observation point of its own ('" +
+               name + "', ...)";
+      });
+    }
+    mirror_sessions_.push_back(MirrorSession{in.point, f.mirror_id, f.mirror_src, point});
+    last_session_ = mirror_sessions_.size() - 1;
+    return point;
   }
 
   // A frame the engine cannot read: cut by the snap length inside its headers, or malformed. A

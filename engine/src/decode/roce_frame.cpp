@@ -18,6 +18,7 @@ constexpr uint16_t kEtherTransparentBridging = 0x6558;
 constexpr uint16_t kEtherErspan2 = 0x88BE;
 constexpr uint16_t kEtherErspan3 = 0x22EB;
 constexpr uint16_t kVxlanPort = 4789;
+constexpr uint16_t kVxlanLinuxPort = 8472;  // Linux's VXLAN port before IANA's
 constexpr uint8_t kIpv6Fragment = 44;
 constexpr int kMaxVlanTags = 4;
 constexpr int kMaxEncapsulation = 3;  // tunnels inside tunnels are bounded
@@ -98,6 +99,14 @@ FrameKind decode_ethernet(Cursor& c, uint32_t off, RoceFrame& out) {
   return decode_ethertype(c, type, off, out);
 }
 
+// The ERSPAN session of the outermost tunnel: its session ID with the mirror's address (the outer
+// IP header's source, read just before; sessions are numbered per switch).
+void note_mirror_session(uint32_t session_id, RoceFrame& out) {
+  if (out.mirror_id) return;
+  out.mirror_id = uint16_t(session_id + 1);
+  out.mirror_src = out.src;
+}
+
 // GRE (RFC 2784/2890) carrying Ethernet, ERSPAN II/III or IP: how mirrored traffic arrives.
 FrameKind decode_gre(Cursor& c, uint32_t off, uint32_t len, RoceFrame& out) {
   if (len < 4 || !c.has(off, 4)) return FrameKind::kOther;
@@ -111,9 +120,11 @@ FrameKind decode_gre(Cursor& c, uint32_t off, uint32_t len, RoceFrame& out) {
   switch (proto) {
     case kEtherTransparentBridging: return decode_ethernet(c, off, out);
     case kEtherErspan2:  // type I has no sequence number and no ERSPAN header
+      if (has_seq && c.has(off, 8)) note_mirror_session(load_be16(c.base + off + 2) & 0x3FF, out);
       return decode_ethernet(c, has_seq ? off + 8 : off, out);
     case kEtherErspan3: {
       if (!c.has(off, 12)) return FrameKind::kOther;
+      note_mirror_session(load_be16(c.base + off + 2) & 0x3FF, out);
       bool optional_subheader = c.base[off + 11] & 0x01;
       return decode_ethernet(c, off + 12 + (optional_subheader ? 8 : 0), out);
     }
@@ -221,7 +232,7 @@ FrameKind decode_udp(Cursor& c, uint32_t off, uint32_t ip_payload_len, RoceFrame
   uint16_t sport = load_be16(c.base + off);
   uint16_t dport = load_be16(c.base + off + 2);
   uint16_t udp_len = load_be16(c.base + off + 4);
-  if (dport == kVxlanPort) {
+  if (dport == kVxlanPort || dport == kVxlanLinuxPort) {
     if (udp_len < 16 || !c.has(off + 8, 8)) return FrameKind::kOther;
     c.first_fragment = false;
     return decode_ethernet(c, off + 16, out);

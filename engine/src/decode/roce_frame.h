@@ -70,6 +70,11 @@ struct RoceFrame {
   uint8_t vlan_count = 0;
   uint16_t vlan_id = 0;  ///< outermost VLAN id
   uint8_t vlan_pcp = 0;
+  /// The ERSPAN session that mirrored the frame: its 10-bit session ID + 1 (0: not ERSPAN), and
+  /// the mirror's address (the outer IP source). One capture interface receiving several sessions
+  /// (ports, switches) holds several observation points in one.
+  uint16_t mirror_id = 0;
+  IpAddress mirror_src;
 
   // Transport.
   Bth bth;
