@@ -4,6 +4,7 @@ records equal the generator's ground truth: test_cli_truth), through the CLI:
  - ERSPAN II and III, and VXLAN, whose mirror truncated each frame to 128 bytes (the T bit; the
    outer frame is whole, the inner lengths say the original size): the records of the plain
    capture snapped at 128 bytes;
+ - VXLAN on Linux's port 8472 as on 4789;
  - ERSPAN II over a mirror path with a 1500-byte MTU, so that the outer IPv4 packet of a 4 KB frame
    is fragmented: the first fragment carries the mirrored headers; the records of the plain capture
    (frame numbers aside: one frame became several);
@@ -67,9 +68,9 @@ def erspan(inner, version, truncated, seq, session=7):
     return gre + header + inner
 
 
-def vxlan(inner):
+def vxlan(inner, port=4789):
     udp_payload = struct.pack("!II", 0x08000000, 0x000A0000) + inner
-    return struct.pack("!HHHH", 49152, 4789, 8 + len(udp_payload), 0) + udp_payload
+    return struct.pack("!HHHH", 49152, port, 8 + len(udp_payload), 0) + udp_payload
 
 
 def rewrite(src, dst, frames_of):
@@ -119,6 +120,11 @@ for name, wrap in (("erspan2", lambda i, f: outer_ethernet(ipv4(47, erspan(f[:12
     path = os.path.join(tmp, f"{name}_truncated.pcapng")
     rewrite(plain, path, lambda i, f, wrap=wrap: [wrap(i, f)])
     same(f"{name} truncated to 128 bytes by the mirror", path, snapped)
+
+# ---- VXLAN on Linux's own port (8472) ----
+linux_vxlan = os.path.join(tmp, "vxlan8472.pcapng")
+rewrite(plain, linux_vxlan, lambda i, f: [outer_ethernet(ipv4(17, vxlan(f, port=8472)))])
+same("VXLAN on UDP 8472", linux_vxlan, plain)
 
 # ---- the outer packet fragmented on the mirror's path ----
 def fragments(i, frame):
