@@ -194,6 +194,17 @@ TEST(ReorderBuffer, BackwardsStampsLeaveInOrder) {
 
 // ---- roles ----
 
+// Roles::summarize's three answers for one point.
+struct RoleSummary {
+  uint64_t compute = 0, storage = 0;
+  bool ranked = false;
+};
+RoleSummary summary_of(const Roles& r, PointId point) {
+  RoleSummary s;
+  r.summarize(point, s.compute, s.storage, &s.ranked);
+  return s;
+}
+
 TEST(Roles, LongestSpanIsNearestTheHost) {
   PointTable pts;
   PointId leaf_a = pts.declare("leafA", 0, 0), spine = pts.declare("spine", 1, 0), leaf_b = pts.declare("leafB", 2, 0);
@@ -241,12 +252,10 @@ TEST(Roles, PerEndpointLeafMirror) {
   Roles::Sides same = r.sides(h1, s2, only_a, pts, false);
   EXPECT_EQ(same.compute, a);
   EXPECT_EQ(same.storage, kNoPoint);
-  uint64_t c = 0, st = 0;
-  bool ranked = false;
-  r.summarize(a, c, st, &ranked);
-  EXPECT_EQ(c, 1u);
-  EXPECT_EQ(st, 1u);
-  EXPECT_TRUE(ranked);
+  const RoleSummary sa = summary_of(r, a);
+  EXPECT_EQ(sa.compute, 1u);
+  EXPECT_EQ(sa.storage, 1u);
+  EXPECT_TRUE(sa.ranked);
 }
 
 TEST(Roles, APointBetweenTheSidesIsRankedButNearestToNone) {
@@ -258,19 +267,15 @@ TEST(Roles, APointBetweenTheSidesIsRankedButNearestToNone) {
   // Spans completion - command at each point: longest nearest the host, shortest nearest the storage.
   Roles::Sighting io[3] = {{a, true, 500}, {m, true, 450}, {b, true, 400}};
   for (int i = 0; i < 2; ++i) r.add_evidence(h, s, io);
-  uint64_t c = 0, st = 0;
-  bool ranked = false;
-  r.summarize(m, c, st, &ranked);
-  EXPECT_EQ(c, 0u);
-  EXPECT_EQ(st, 0u);
-  EXPECT_TRUE(ranked);
-  r.summarize(a, c, st, &ranked);
-  EXPECT_EQ(c, 1u);
-  EXPECT_TRUE(ranked);
+  const RoleSummary between = summary_of(r, m);
+  EXPECT_EQ(between.compute + between.storage, 0u);
+  EXPECT_TRUE(between.ranked);
+  EXPECT_EQ(summary_of(r, a).compute, 1u);
+  EXPECT_EQ(summary_of(r, b).storage, 1u);
   // A point that never saw an I/O complete alongside another is not ranked: its role is unknown.
-  r.summarize(other, c, st, &ranked);
-  EXPECT_EQ(c + st, 0u);
-  EXPECT_FALSE(ranked);
+  const RoleSummary elsewhere = summary_of(r, other);
+  EXPECT_EQ(elsewhere.compute + elsewhere.storage, 0u);
+  EXPECT_FALSE(elsewhere.ranked);
 }
 
 TEST(Roles, TtlOrdersPointsWhereTheFabricIsRouted) {
