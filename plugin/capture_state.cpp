@@ -381,6 +381,8 @@ bool CaptureState::endpoints(int wtap_encap, const uint8_t* data, uint32_t cap_l
   out.src = h.src;
   out.dst = h.dst;
   out.dst_qpn = h.dst_qpn;
+  out.mirror_id = h.mirror_id;
+  out.mirror_src = h.mirror_src;
   out.src_qpn_known = false;
   if (h.has_src_qpn) {
     out.src_qpn = h.src_qpn;  // UD: the sender names its QP

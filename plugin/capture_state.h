@@ -51,6 +51,8 @@ struct FrameEndpoints {
   uint32_t src_qpn = 0;  ///< valid when src_qpn_known
   uint32_t dst_qpn = 0;
   bool src_qpn_known = false;
+  uint16_t mirror_id = 0;  ///< ERSPAN session + 1 (RoceHeaders): the frame's point may be its session's
+  IpAddress mirror_src;
 };
 
 /// Note kinds the display knows, resolved by name once.

@@ -319,13 +319,20 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
   proto_tree* t = proto_item_add_subtree(root, fields.ett);
   // What the CLI prints as "rdmatel: warning: ...", where Wireshark users look (Expert Info).
   for (const std::string& w : view.warnings) expert_add_info_format(pinfo, root, &fields.ei_engine_warning, "%s", w.c_str());
-  if (view.point) proto_item_set_generated(proto_tree_add_string(t, fields.point, tvb, 0, 0, view.point));
+  // A frame one of several ERSPAN sessions into this interface mirrored: its session's point.
+  PointId point_id = view.point_id;
+  const char* point_name = view.point;
+  if (view.point && endpoints && endpoints->mirror_id) {
+    point_id = state.engine().session_point(view.point_id, endpoints->mirror_id, endpoints->mirror_src);
+    if (point_id != view.point_id) point_name = state.engine().point_name(point_id).c_str();
+  }
+  if (point_name) proto_item_set_generated(proto_tree_add_string(t, fields.point, tvb, 0, 0, point_name));
   // The point's role for this frame's endpoints (a leaf mirror is the compute side of its hosts
   // and the storage side of its storage servers); for other frames its role for most endpoints.
   // Only for a tree (a filter or a column builds one): looking roles up costs on every frame.
-  if (view.point && t) {
-    const PointRole role = endpoints ? state.engine().role_for(view.point_id, endpoints->src, endpoints->dst)
-                                     : state.engine().point(view.point_id).role;
+  if (point_name && t) {
+    const PointRole role = endpoints ? state.engine().role_for(point_id, endpoints->src, endpoints->dst)
+                                     : state.engine().point(point_id).role;
     if (role != PointRole::kUnknown)
       proto_item_set_generated(proto_tree_add_string(t, fields.point_role, tvb, 0, 0, point_role_name(role)));
   }

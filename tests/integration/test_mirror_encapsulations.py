@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: GPL-2.0-or-later
 """Mirrored traffic as switches deliver it, against the same traffic captured plainly (whose
-records equal the generator's ground truth: test_cli_truth), through the CLI:
+records equal the generator's ground truth: test_cli_truth), through the CLI (and, for a
+collector of two sessions and a truncating mirror, tshark with the plugin against the CLI):
  - ERSPAN II and III, and VXLAN, whose mirror truncated each frame to 128 bytes (the T bit; the
    outer frame is whole, the inner lengths say the original size): the records of the plain
    capture snapped at 128 bytes;
@@ -25,9 +26,9 @@ import sys
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "support"))
 from pcapng_edit import EPB, IDB, Block, Capture  # noqa: E402
-from rdmatel_testlib import fail_if, run_cli, scratch_dir  # noqa: E402
+from rdmatel_testlib import Tshark, fail_if, run_cli, scratch_dir  # noqa: E402
 
-synth, cli = sys.argv[1], sys.argv[2]
+synth, cli, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
 tmp = scratch_dir("rdmatel_mirrors_")
 problems = []
 FRAMES = ("cmd_frame", "rsp_frame", "first_frame", "last_frame")
@@ -207,6 +208,22 @@ for kind in ("io", "messages"):
                         f"first differing: {only}; stderr {p.stderr.strip()[:200]}")
     if "receives more than one ERSPAN session" not in p.stderr:
         problems.append(f"one collector, two ERSPAN sessions: no warning that they are two points: {p.stderr[:200]}")
+
+# The Wireshark plugin on the same files: the CLI's numbers on every I/O's and message's frames,
+# and each frame of the collector at its session's point.
+p = subprocess.run([sys.executable, os.path.join(here, "test_cli_vs_tshark.py"), cli, plugin, collector,
+                    os.path.join(tmp, "erspan2_truncated.pcapng")], capture_output=True, text=True, timeout=900)
+if p.returncode != 0:
+    problems.append(f"plugin against CLI on mirrored captures:\n{p.stdout[-2000:]}{p.stderr[-800:]}")
+ts = Tshark(plugin)
+try:
+    shown = {}
+    for row in ts.fields(collector, ["rdmatel.point"], "rdmatel.point"):
+        shown[row["rdmatel.point"]] = shown.get(row["rdmatel.point"], 0) + 1
+finally:
+    ts.close()
+if sorted(shown) != sorted(names) or min(shown.values()) < 1000:
+    problems.append(f"plugin: the collector's frames at points {shown}, wanted {sorted(names)}")
 
 # ---- LINKTYPE_LOOP ----
 loop = Capture(plain)

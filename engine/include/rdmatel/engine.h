@@ -80,6 +80,8 @@ struct RoceHeaders {
   uint32_t dst_qpn = 0;
   bool has_src_qpn = false;  ///< UD packets name their sender (DETH)
   uint32_t src_qpn = 0;
+  uint16_t mirror_id = 0;  ///< ERSPAN session ID + 1 of a mirrored frame (0: none), see Engine::session_point
+  IpAddress mirror_src;    ///< the mirror's address (the tunnel's source)
 };
 /// True when the frame is a RoCEv2 packet; fills `out`.
 bool peek_roce(LinkType link, const uint8_t* data, uint32_t cap_len, uint32_t wire_len, RoceHeaders& out);
@@ -119,6 +121,10 @@ class Engine {
   void release_measurement_state();
 
   size_t point_count() const;
+  /// The point a frame of `interface_point` mirrored by ERSPAN session `mirror_id` (RoceHeaders)
+  /// was measured at: one capture interface receiving several sessions holds a point per session.
+  /// `interface_point` when the frame has no session or its session has no point of its own.
+  PointId session_point(PointId interface_point, uint16_t mirror_id, const IpAddress& mirror_src) const;
   PointInfo point(PointId id) const;
   const std::string& point_name(PointId id) const;
   /// The role of `point` for a packet between `a` and `b` (an I/O's host and storage in either

@@ -65,6 +65,8 @@ bool peek_roce(LinkType link, const uint8_t* data, uint32_t cap_len, uint32_t wi
   out.dst_qpn = f.bth.dest_qp;
   out.has_src_qpn = f.has(kExtDeth);
   out.src_qpn = f.deth_src_qp;
+  out.mirror_id = f.mirror_id;
+  out.mirror_src = f.mirror_src;
   return true;
 }
 
@@ -329,6 +331,13 @@ class Engine::Impl {
   };
   std::vector<MirrorSession> mirror_sessions_;
   size_t last_session_ = 0;
+
+  PointId session_point(PointId interface_point, uint16_t id, const IpAddress& mirror) const {
+    if (!id) return interface_point;
+    for (const MirrorSession& m : mirror_sessions_)
+      if (m.interface_point == interface_point && m.id == id && m.mirror == mirror) return m.point;
+    return interface_point;
+  }
 
   [[gnu::noinline]] PointId mirror_point(const FrameIn& in, const RoceFrame& f) {
     auto same = [&](const MirrorSession& m) {
@@ -698,6 +707,9 @@ void Engine::finish() { impl_->finish(); }
 bool Engine::finished() const { return impl_->finished(); }
 void Engine::release_measurement_state() { impl_->release_measurement_state(); }
 size_t Engine::point_count() const { return impl_->point_count(); }
+PointId Engine::session_point(PointId interface_point, uint16_t mirror_id, const IpAddress& mirror_src) const {
+  return impl_->session_point(interface_point, mirror_id, mirror_src);
+}
 PointInfo Engine::point(PointId id) const { return impl_->point(id); }
 const std::string& Engine::point_name(PointId id) const { return impl_->point_name(id); }
 PointRole Engine::role_for(PointId point, const IpAddress& a, const IpAddress& b) const {
