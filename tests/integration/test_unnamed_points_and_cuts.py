@@ -9,18 +9,22 @@ truth (test_cli_truth, test_capture_conditions):
    second), with a warning, and every metric unchanged;
  - pcap ring files of both points (editcap -c): two points, the same records;
  - --point FILE:if0=ROLE names such a point; a --point naming none is an error;
+ - two hosts' files whose interfaces share a name (eth0): a warning that they look like two
+   sniffers, and with --points-by-file the records of the named capture; ring files and a file
+   given twice get no such warning;
  - snap lengths that cut the BTH (IPv4 with a VLAN tag), the UDP header (IPv6) or the RETH of
    RDMA WRITEs: a warning that says the snap length cut the headers and how much to capture, not a
    silent empty result; 128 bytes: no such warning."""
 import glob
 import json
 import os
+import struct
 import subprocess
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "support"))
-from pcapng_edit import Capture  # noqa: E402
+from pcapng_edit import IDB, Block, Capture  # noqa: E402
 from rdmatel_testlib import fail_if, run_cli, scratch_dir  # noqa: E402
 
 synth, cli = sys.argv[1], sys.argv[2]
@@ -141,6 +145,38 @@ if "[storage, configured" not in line:
 p = run_cli(cli, "analyze", compute, storage, "--point", "nowhere=storage", "--no-progress", check=False)
 if p.returncode == 0 or "--point nowhere names no observation point" not in p.stderr or "if0" not in p.stderr:
     problems.append(f"--point nowhere=storage: exit {p.returncode}, stderr {p.stderr.strip()[:300]}")
+
+# ---- two hosts' files whose interfaces share a name (eth0) ----
+# Interfaces of one name are one point (ring files); two files of one name overlapping in time
+# without the same packets are two sniffers: a warning, and --points-by-file makes them two points.
+def idb(name):
+    opt = name.encode()
+    return Block(IDB, struct.pack("<HHI", 1, 0, 0) + struct.pack("<HH", 2, len(opt)) + opt + b"\0" * (-len(opt) % 4) +
+                 struct.pack("<HHB3x", 9, 1, 9) + struct.pack("<HH", 0, 0))
+
+
+hosts = []
+for i in range(2):
+    host = os.path.join(tmp, f"host{i}.pcapng")
+    one = Capture(named)
+    packets = [p for p in one.packets if Capture.interface(p) == i]
+    for p in packets:
+        p.body = struct.pack("<I", 0) + p.body[4:]
+    one.head = [b for b in one.head if b.type != IDB] + [idb("eth0")]
+    one.write(host, packets)
+    hosts.append(host)
+p = run_cli(cli, "analyze", *hosts, "--no-progress")
+if "without holding the same packets" not in p.stderr or "--points-by-file" not in p.stderr:
+    problems.append(f"two hosts' eth0: no warning that they are two sniffers: {p.stderr.strip()[:300]}")
+by_file = {f"{hosts[0]}:eth0": cap.if_names[0], f"{hosts[1]}:eth0": cap.if_names[1]}
+_, io = export("io", *hosts, "--points-by-file")
+same("I/Os, two hosts' eth0 with --points-by-file", canonical(io, by_file, FRAMES), canonical(ref_io, {}, FRAMES))
+# Ring files of the named capture, and the capture given twice: no such warning.
+for label, files in (("ring files", Capture(named).split(os.path.join(tmp, "named_ring"), 500)),
+                     ("the capture given twice", [named, named])):
+    p = run_cli(cli, "analyze", *files, "--no-progress")
+    if "without holding the same packets" in p.stderr:
+        problems.append(f"{label}: taken for two sniffers: {p.stderr.strip()[:300]}")
 
 # ---- snap lengths that cut the headers ----
 vlan = generate("vlan", "--scenario", "nvme-2point", "--ios", "60", "--vlan", "1")

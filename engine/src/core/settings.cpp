@@ -50,6 +50,11 @@ const SettingSpec kCoreSettings[] = {
      "on a second thread (more run as 2 for now, with a warning; an export that needs none of them runs on one). Results are "
      "byte for byte those of one thread",
      true, false},
+    {"points_by_file", SettingType::kFlag, "", "off", 0, 1, "",
+     "Several files: each file's interfaces are observation points of their own (FILE:NAME), even where "
+     "interfaces of several files share a name (two hosts' sniffers on eth0). Without it, a name's "
+     "interfaces are one point (ring files), and an unnamed interface continues a file that has ended",
+     true, false},
     {"point", SettingType::kList, "", "", 0, 0, "NAME=ROLE",
      "Role of an observation point: compute, storage or fabric; NAME is the interface name or its numeric "
      "id. Default: learned from the traffic (the point with the longest command-to-completion "

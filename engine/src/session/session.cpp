@@ -5,6 +5,7 @@
 
 #include "engine/src/capture/read_ahead_source.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -33,6 +34,8 @@ struct Input {
     PointId point = kNoPoint;  ///< kNoPoint until decided
     bool decided = false;
     uint32_t source = kUnnumbered;  ///< FrameIn::source, numbered in first use
+    uint64_t packets = 0;           ///< with a stamp: when they began and ended (named_overlaps())
+    TimeNs first_ts = 0, last_ts = 0;
   };
   std::vector<Interface> interfaces;
 };
@@ -41,7 +44,8 @@ struct Input {
 
 class Session::Impl {
  public:
-  Impl(std::vector<SessionInput> inputs, const Settings& settings) : engine_(settings) {
+  Impl(std::vector<SessionInput> inputs, const Settings& settings)
+      : engine_(settings), by_file_(settings.flag("points_by_file") && inputs.size() > 1) {
     for (SessionInput& in : inputs) {
       Input x;
       x.label = in.label;
@@ -57,6 +61,7 @@ class Session::Impl {
   }
 
   Engine engine_;
+  const bool by_file_;  ///< --points-by-file: every file's interfaces are points of their own
   std::vector<Input> inputs_;
   SessionSummary summary_;
   uint32_t next_source_ = 0;
@@ -73,7 +78,8 @@ class Session::Impl {
       if (iface.link == LinkType::kUnsupported)
         summary_.warnings.push_back(in.label + ": interface " + display_name(iface, id) + " has " +
                                     link_description(iface) + ", which rdmatel does not decode; its packets are skipped");
-      if (!iface.name.empty() || inputs_.size() == 1) decide(in, id, point_name(iface, id));
+      if (by_file_) decide(in, id, in.label + ":" + point_name(iface, id));
+      else if (!iface.name.empty() || inputs_.size() == 1) decide(in, id, point_name(iface, id));
     }
   }
 
@@ -249,6 +255,11 @@ class Session::Impl {
       engine_.push(f);
       if (c.has_ts) {
         in.last_ts = c.ts;
+        if (c.interface < in.interfaces.size()) {
+          Input::Interface& i = in.interfaces[c.interface];
+          if (i.packets++ == 0) i.first_ts = c.ts;
+          i.last_ts = c.ts;
+        }
         if (summary_.frames == 0 || c.ts < summary_.first_ts) summary_.first_ts = c.ts;
         if (summary_.frames == 0 || c.ts > summary_.last_ts) summary_.last_ts = c.ts;
       }
@@ -289,6 +300,7 @@ class Session::Impl {
     }
     report_capture_drops();
     engine_.finish();
+    warn_named_overlaps();
     if (checks_points_after_run_)
       for (std::string& e : unmatched_points()) summary_.errors.push_back(std::move(e));
     return summary_;
@@ -316,6 +328,42 @@ class Session::Impl {
           ". Packets missing at these points may be the capture's losses, not the network's: losses on hops into them "
           "and gaps in their flows' PSNs are not all the network's doing (counted from the start of each capture, "
           "which may include files not given)");
+  }
+
+  // Interfaces of one name in several files are one point: ring files, split files, or a file
+  // given twice (its packets then counted once, as duplicates). Two files of one name that
+  // overlap in time yet hold few of the same packets are neither: two sniffers whose interfaces
+  // share a name (eth0 on two hosts), every packet both saw then read as a resend at one point.
+  void warn_named_overlaps() {
+    if (by_file_ || inputs_.size() < 2) return;
+    const uint64_t duplicates = engine_.stats().duplicates;
+    for (size_t a = 0; a < inputs_.size(); ++a)
+      for (size_t b = a + 1; b < inputs_.size(); ++b)
+        for (size_t i = 0; i < inputs_[a].interfaces.size(); ++i)
+          for (size_t j = 0; j < inputs_[b].interfaces.size(); ++j) {
+            const Input::Interface& x = inputs_[a].interfaces[i];
+            const Input::Interface& y = inputs_[b].interfaces[j];
+            if (!x.decided || x.point != y.point || x.point == kNoPoint || !x.packets || !y.packets) continue;
+            if (!(x.first_ts < y.last_ts && y.first_ts < x.last_ts)) continue;
+            // The packets each holds in the time both cover (at its own average rate): overlapping
+            // copies of one capture give about that many duplicates, two sniffers none.
+            const double both = double(std::min(x.last_ts, y.last_ts) - std::max(x.first_ts, y.first_ts));
+            auto within = [&](const Input::Interface& z) {
+              return double(z.packets) * both / double(std::max<TimeNs>(1, z.last_ts - z.first_ts));
+            };
+            // Ring files of a point whose stamps step back a little across a file's end overlap
+            // by a few packets: not what two sniffers of the same traffic do.
+            const double overlapped = std::min(within(x), within(y));
+            if (overlapped < std::max(50.0, 0.1 * double(std::min(x.packets, y.packets)))) continue;
+            if (2.0 * double(duplicates) >= overlapped) continue;
+            summary_.warnings.push_back(
+                inputs_[a].label + " and " + inputs_[b].label + " both have interface " + engine_.point_name(x.point) +
+                " and overlap in time without holding the same packets: two sniffers whose interfaces share a name? "
+                "They are taken as one observation point (interfaces of one name are one point, as ring files are), "
+                "where a packet both saw reads as a resend and no hop between them is measured; --points-by-file "
+                "makes each file's interfaces points of their own");
+            return;
+          }
   }
 
   bool undecided() const {
