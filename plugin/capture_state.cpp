@@ -215,7 +215,8 @@ void CaptureState::index_io_frames() {
   for (const FrameNote& n : store_.all_notes()) {
     const int stage = k.stage_of(n.kind);
     if (stage < 0 || !n.ref || n.detail == 1) continue;  // detail 1: a repeated copy
-    const PointId point = n.frame && n.frame <= frame_points_.size() ? frame_points_[n.frame - 1] : kNoPoint;
+    PointId point = n.frame && n.frame <= frame_points_.size() ? frame_points_[n.frame - 1] : kNoPoint;
+    if (point != kNoPoint) point = engine_.frame_point(n.frame, point);  // an ERSPAN session's
     entries.push_back({n.ref, {n.frame, point, uint8_t(stage)}});
   }
   // The notes come sorted by frame (RecordStore::index), so grouped by I/O (ids are dense from 1)

@@ -209,6 +209,47 @@ for kind in ("io", "messages"):
     if "receives more than one ERSPAN session" not in p.stderr:
         problems.append(f"one collector, two ERSPAN sessions: no warning that they are two points: {p.stderr[:200]}")
 
+# --point names a session's point; an interface's number names the interface's point only.
+other_name = f"collector/ERSPAN {sessions[other][0]} from 192.0.2.{other + 1}"
+p = run_cli(cli, "analyze", collector, "--point", f"{other_name}=fabric", "--no-progress", check=False)
+if p.returncode != 0 or f"{other_name} [fabric, configured" not in p.stdout:
+    problems.append(f"--point '{other_name}=fabric': exit {p.returncode}, {p.stderr.strip()[:200]}")
+p = run_cli(cli, "analyze", collector, "--point", "0=fabric", "--no-progress")
+if f"{other_name} [fabric, configured" in p.stdout or "collector [fabric, configured" not in p.stdout:
+    problems.append("--point 0=fabric: not the interface's point alone: " +
+                    next((l for l in p.stdout.splitlines() if "observation points" in l), "")[:300])
+
+# Hostile: a packet per made-up mirror address. Sessions get points up to a bound, then the rest
+# are measured at the interface's point, with a warning.
+c = Capture(plain)
+pkt = c.packets[0]
+hostile = [with_bytes(pkt, outer_ethernet(ipv4(47, erspan(packet_bytes(pkt), 2, False, k, session=k % 1000),
+                                                 src=struct.pack("!I", 0x0A000000 + k))), stamp_add=k)
+           for k in range(3000)]
+c.head = [b for b in c.head if b.type != IDB] + [Block(IDB, idb_body)]
+many = os.path.join(tmp, "many_sessions.pcapng")
+c.write(many, hostile)
+p = run_cli(cli, "analyze", many, "--no-progress", check=False)
+points_line = next((l for l in p.stdout.splitlines() if "observation points (" in l), "")
+count = int(points_line.split("(")[1].split(")")[0]) if points_line else -1
+if p.returncode != 0 or "ERSPAN sessions: the frames of further ones" not in p.stderr or not 2 <= count <= 1024:
+    problems.append(f"3000 made-up ERSPAN sessions: exit {p.returncode}, {count} points, {p.stderr.strip()[:200]}")
+
+# Tunnels inside captures of another link type (a collector captured with tcpdump -i any: SLL;
+# raw IP): the truncating mirror read the same way.
+c = Capture(plain)
+for link, name, strip in ((101, "raw IP", lambda f: f[14:]),
+                          (113, "Linux cooked", lambda f: struct.pack("!HHH8sH", 0, 1, 6, b"\x02\0\0\0\0\x01\0\0", 0x0800) + f[14:])):
+    wrapped = Capture(plain)
+    for b in wrapped.head:
+        if b.type == IDB:
+            b.body = struct.pack("<HH", link, 0) + b.body[4:]
+    out = [with_bytes(pk, strip(outer_ethernet(ipv4(47, erspan(packet_bytes(pk)[:128], 2, True, i)))))
+           for i, pk in enumerate(wrapped.packets)]
+    path = os.path.join(tmp, f"erspan_link{link}.pcapng")
+    wrapped.write(path, out)
+    same(f"ERSPAN truncated to 128 bytes in a {name} capture", path, snapped)
+
 # The Wireshark plugin on the same files: the CLI's numbers on every I/O's and message's frames,
 # and each frame of the collector at its session's point.
 p = subprocess.run([sys.executable, os.path.join(here, "test_cli_vs_tshark.py"), cli, plugin, collector,
@@ -220,6 +261,15 @@ try:
     shown = {}
     for row in ts.fields(collector, ["rdmatel.point"], "rdmatel.point"):
         shown[row["rdmatel.point"]] = shown.get(row["rdmatel.point"], 0) + 1
+    # Each I/O's frames at every point, linked from each of its frames, as on the plain capture.
+    def links(path):
+        return {r["frame.number"]: r["rdmatel.io.frame"] for r in ts.fields(path, ["frame.number", "rdmatel.io.frame"],
+                                                                            "rdmatel.io.frame")}
+    plain_links, collector_links = links(plain), links(collector)
+    if not plain_links or plain_links != collector_links:
+        differ = [f for f in plain_links if plain_links[f] != collector_links.get(f)]
+        problems.append(f"plugin: the I/O frame links of {len(differ)} frames differ from the plain capture's "
+                        f"(first: frame {differ[:1]})")
 finally:
     ts.close()
 if sorted(shown) != sorted(names) or min(shown.values()) < 1000:

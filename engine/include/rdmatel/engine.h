@@ -125,6 +125,9 @@ class Engine {
   /// was measured at: one capture interface receiving several sessions holds a point per session.
   /// `interface_point` when the frame has no session or its session has no point of its own.
   PointId session_point(PointId interface_point, uint16_t mirror_id, const IpAddress& mirror_src) const;
+  /// After finish(), with frame notes: the point frame `frame` of `interface_point` was measured at
+  /// (its ERSPAN session's, see session_point), for front ends that link frames to points.
+  PointId frame_point(uint64_t frame, PointId interface_point) const;
   PointInfo point(PointId id) const;
   const std::string& point_name(PointId id) const;
   /// The role of `point` for a packet between `a` and `b` (an I/O's host and storage in either

@@ -7,6 +7,8 @@
 #include <bit>
 #include <string>
 #include <string_view>
+#include <unordered_map>
+#include <unordered_set>
 #include <vector>
 
 #include "engine/src/core/component.h"
@@ -194,6 +196,7 @@ class Engine::Impl {
     if (decoded.roce.mirror_id) [[unlikely]] {
       const PointId session_point = mirror_point(in, decoded.roce);
       if (session_point != in.point) {
+        if (settings_.frame_notes) routed_frames_.emplace_back(in.frame, session_point);
         FrameIn routed = in;
         routed.point = session_point;
         measure(routed, decoded);
@@ -323,51 +326,70 @@ class Engine::Impl {
   // be measured. The first session seen at an interface is its point; each other one a point
   // "NAME/ERSPAN ID from MIRROR", declared at its first packet (as a front end declares an
   // interface's). Frames without ERSPAN stay at the interface's point.
-  struct MirrorSession {
+  // At most this many sessions get points of their own (outer addresses come from the packets:
+  // a hostile file must not create points, or lookups, without bound); further ones are measured
+  // at their interface's point.
+  static constexpr size_t kMaxMirrorSessions = 1024;
+  struct SessionKey {
     PointId interface_point;
     uint16_t id;
     IpAddress mirror;
-    PointId point;
+    friend bool operator==(const SessionKey&, const SessionKey&) = default;
   };
-  std::vector<MirrorSession> mirror_sessions_;
-  size_t last_session_ = 0;
+  struct SessionKeyHash {
+    size_t operator()(const SessionKey& k) const {
+      return hash_mix(hash_ip(k.mirror) ^ (uint64_t(k.interface_point) << 16 | k.id));
+    }
+  };
+  std::unordered_map<SessionKey, PointId, SessionKeyHash> mirror_sessions_;
+  std::unordered_set<PointId> points_with_sessions_;  ///< interface points whose first session is seen
+  SessionKey last_session_key_{kNoPoint, 0, {}};
+  PointId last_session_point_ = kNoPoint;
+
+  /// Frames measured at an ERSPAN session's point rather than their interface's, with it (kept
+  /// with frame notes, for front ends that link frames to points afterwards), by frame.
+  std::vector<std::pair<uint64_t, PointId>> routed_frames_;
+
+  PointId frame_point(uint64_t frame, PointId interface_point) const {
+    auto it = std::lower_bound(routed_frames_.begin(), routed_frames_.end(), std::make_pair(frame, PointId(0)));
+    return it != routed_frames_.end() && it->first == frame ? it->second : interface_point;
+  }
 
   PointId session_point(PointId interface_point, uint16_t id, const IpAddress& mirror) const {
     if (!id) return interface_point;
-    for (const MirrorSession& m : mirror_sessions_)
-      if (m.interface_point == interface_point && m.id == id && m.mirror == mirror) return m.point;
-    return interface_point;
+    auto it = mirror_sessions_.find(SessionKey{interface_point, id, mirror});
+    return it == mirror_sessions_.end() ? interface_point : it->second;
   }
 
   [[gnu::noinline]] PointId mirror_point(const FrameIn& in, const RoceFrame& f) {
-    auto same = [&](const MirrorSession& m) {
-      return m.interface_point == in.point && m.id == f.mirror_id && m.mirror == f.mirror_src;
-    };
-    if (last_session_ < mirror_sessions_.size() && same(mirror_sessions_[last_session_]))
-      return mirror_sessions_[last_session_].point;
-    for (size_t i = 0; i < mirror_sessions_.size(); ++i)
-      if (same(mirror_sessions_[i])) {
-        last_session_ = i;
-        return mirror_sessions_[i].point;
-      }
-    bool first = true;
-    for (const MirrorSession& m : mirror_sessions_) first &= m.interface_point != in.point;
+    const SessionKey key{in.point, f.mirror_id, f.mirror_src};
+    if (key == last_session_key_) return last_session_point_;
     PointId point = in.point;
-    if (!first) {
+    if (auto it = mirror_sessions_.find(key); it != mirror_sessions_.end()) {
+      point = it->second;
+    } else if (points_with_sessions_.insert(in.point).second) {
+      mirror_sessions_.emplace(key, in.point);  // the interface's first session: its own point
+    } else if (mirror_sessions_.size() < kMaxMirrorSessions) {
       // Copied: declaring a point may move the point table.
       const std::string interface_name = points_[in.point].name;
       const std::string name =
           interface_name + "/ERSPAN " + std::to_string(f.mirror_id - 1) + " from " + f.mirror_src.to_string();
-      point = declare_point(name, points_[in.point].interface_id, points_[in.point].speed_bps);
+      point = declare_point(name, PointState::kNoInterfaceId, points_[in.point].speed_bps);
       if (point == kNoPoint) point = in.point;
+      mirror_sessions_.emplace(key, point);
       warnings_.warn("mirror_sessions", [&] {
         return "point " + interface_name + " receives more than one ERSPAN session (from frame " + std::to_string(in.frame) +
                "): each session mirrors a port or switch of its own and is taken as an observation point of its own ('" +
                name + "', ...)";
       });
+    } else {
+      warnings_.warn("max_mirror_sessions", [] {
+        return "more than " + std::to_string(kMaxMirrorSessions) +
+               " ERSPAN sessions: the frames of further ones are measured at their capture interface's point";
+      });
     }
-    mirror_sessions_.push_back(MirrorSession{in.point, f.mirror_id, f.mirror_src, point});
-    last_session_ = mirror_sessions_.size() - 1;
+    last_session_key_ = key;
+    last_session_point_ = point;
     return point;
   }
 
@@ -393,6 +415,8 @@ class Engine::Impl {
 
   void finish() {
     if (finished_) return;
+    std::stable_sort(routed_frames_.begin(), routed_frames_.end(),
+                     [](const auto& a, const auto& b) { return a.first < b.first; });
     // The packets still held (a reorder window of each point's) leave as they would have had the
     // capture gone on: each point's horizon moves up through them a quantum at a time, the points
     // in turn, and components hear of every step. What ended long before the last packet is
@@ -709,6 +733,9 @@ void Engine::release_measurement_state() { impl_->release_measurement_state(); }
 size_t Engine::point_count() const { return impl_->point_count(); }
 PointId Engine::session_point(PointId interface_point, uint16_t mirror_id, const IpAddress& mirror_src) const {
   return impl_->session_point(interface_point, mirror_id, mirror_src);
+}
+PointId Engine::frame_point(uint64_t frame, PointId interface_point) const {
+  return impl_->frame_point(frame, interface_point);
 }
 PointInfo Engine::point(PointId id) const { return impl_->point(id); }
 const std::string& Engine::point_name(PointId id) const { return impl_->point_name(id); }

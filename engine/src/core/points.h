@@ -56,7 +56,12 @@ struct PointState {
 
   /// Whether a user names this point by `name`: its interface name or numeric interface id (as
   /// --point, --clock-offset and --point-speed do).
-  bool named(const std::string& n) const { return n == name || n == std::to_string(interface_id); }
+  /// By its name, or by its interface's number (not a point found inside an interface's traffic,
+  /// an ERSPAN session's: kNoInterfaceId).
+  bool named(const std::string& n) const {
+    return n == name || (interface_id != kNoInterfaceId && n == std::to_string(interface_id));
+  }
+  static constexpr uint32_t kNoInterfaceId = UINT32_MAX;
 };
 
 class PointTable {

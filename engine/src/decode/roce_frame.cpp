@@ -33,9 +33,11 @@ struct Cursor {
   /// then ends with the fragment: cut, as by a mirror's truncation).
   bool first_fragment = false;
   bool has(uint32_t off, uint32_t n) const { return off <= cap_len && n <= cap_len - off; }
-  /// Inside a tunnel: the inner frame's own lengths count, and a mirror may have cut it short
-  /// (ERSPAN truncation, an outer packet fragmented on the way), like a snap length.
-  bool tunnelled() const { return depth > 1; }
+  /// Inside a tunnel (GRE, ERSPAN, VXLAN, whatever the capture's link type): the inner frame's own
+  /// lengths count, and a mirror may have cut it short (ERSPAN truncation, an outer packet
+  /// fragmented on the way), like a snap length.
+  bool in_tunnel = false;
+  bool tunnelled() const { return in_tunnel; }
 };
 
 FrameKind malformed(RoceFrame& out, const char* why) {
@@ -114,6 +116,7 @@ FrameKind decode_gre(Cursor& c, uint32_t off, uint32_t len, RoceFrame& out) {
   uint16_t proto = load_be16(c.base + off + 2);
   if ((flags & 0x7) != 0) return FrameKind::kOther;  // GRE version 0 only
   c.first_fragment = false;  // what follows is the tunnel's inner packet
+  c.in_tunnel = true;
   uint32_t hdr = 4 + ((flags & 0x8000) ? 4 : 0) + ((flags & 0x2000) ? 4 : 0) + ((flags & 0x1000) ? 4 : 0);
   bool has_seq = flags & 0x1000;
   off += hdr;
@@ -235,6 +238,7 @@ FrameKind decode_udp(Cursor& c, uint32_t off, uint32_t ip_payload_len, RoceFrame
   if (dport == kVxlanPort || dport == kVxlanLinuxPort) {
     if (udp_len < 16 || !c.has(off + 8, 8)) return FrameKind::kOther;
     c.first_fragment = false;
+    c.in_tunnel = true;
     return decode_ethernet(c, off + 16, out);
   }
   if (dport != kRoceV2Port || c.first_fragment) return FrameKind::kOther;

@@ -178,7 +178,7 @@ class Session::Impl {
         busy = &c;
         continue;
       }
-      if (first - c.last->last_ts > kChainGap) {
+      if (gap(c.last->last_ts, first) > uint64_t(kChainGap)) {
         far = &c;
         continue;
       }
@@ -193,23 +193,27 @@ class Session::Impl {
       join->last = &in;
       return join->point;
     }
-    const bool named_after_file = busy || far;
-    decide(in, id, named_after_file ? in.label + ":" + base : base);
-    chains_.push_back(Chain{base, in.interfaces[id].point, &in});
+    // The warning first: the chains may move as one is added.
+    std::string warning;
     if (busy)
-      summary_.warnings.push_back(in.label + " and " + busy->last->label + " both have an unnamed interface " + base +
-                                  " and overlap in time: they are taken as two observation points (" + in.label +
-                                  ":" + base + ")");
+      warning = in.label + " and " + busy->last->label + " both have an unnamed interface " + base +
+                " and overlap in time: they are taken as two observation points (" + in.label + ":" + base + ")";
     else if (far)
-      summary_.warnings.push_back(
-          in.label + " starts " + seconds(first - far->last->last_ts) + " after " + far->last->label +
-          " ended, both with an unnamed interface " + base + ": they are taken as two observation points (" +
-          in.label + ":" + base + "), as ring-buffer files follow each other within a second; two sniffers' clocks "
-          "that far apart would otherwise show every packet twice at one point");
+      warning = in.label + " starts " + seconds(gap(far->last->last_ts, first)) + " after " + far->last->label +
+                " ended, both with an unnamed interface " + base + ": they are taken as two observation points (" +
+                in.label + ":" + base + "), as ring-buffer files follow each other within a second; two sniffers' "
+                "clocks that far apart would otherwise show every packet twice at one point";
+    decide(in, id, busy || far ? in.label + ":" + base : base);
+    chains_.push_back(Chain{base, in.interfaces[id].point, &in});
+    if (!warning.empty()) summary_.warnings.push_back(std::move(warning));
     return in.interfaces[id].point;
   }
 
-  static std::string seconds(TimeNs ns) {
+  // How far `to` is after `from` (0 when it is not): stamps span the whole 64-bit range (a
+  // hostile if_tsoffset), where their plain difference would overflow.
+  static uint64_t gap(TimeNs from, TimeNs to) { return to > from ? uint64_t(to) - uint64_t(from) : 0; }
+
+  static std::string seconds(uint64_t ns) {
     char b[32];
     std::snprintf(b, sizeof b, "%.3f s", double(ns) / 1e9);
     return b;
@@ -217,6 +221,7 @@ class Session::Impl {
 
   SessionSummary run(const ProgressFn& progress, const CancelToken* cancel) {
     checks_points_after_run_ = undecided();
+    for (const std::string& e : unmatched_points()) checks_points_after_run_ |= e.find("/ERSPAN ") != std::string::npos;
     uint64_t total = 0;
     for (const Input& in : inputs_) total += in.source->size();
     const auto start = std::chrono::steady_clock::now();
@@ -429,10 +434,13 @@ SessionSummary Session::run(const ProgressFn& progress, const CancelToken* cance
 }
 
 std::vector<std::string> Session::usage_errors() const {
-  // The unnamed interfaces of several files become points at their first packet (decide_point):
-  // a --point naming one is checked once the run has declared them.
+  // The unnamed interfaces of several files become points at their first packet (decide_point),
+  // an ERSPAN session's point at its own (Engine): a --point naming one is checked once the run
+  // has declared them.
   if (impl_->undecided()) return {};
-  return impl_->unmatched_points();
+  std::vector<std::string> out = impl_->unmatched_points();
+  std::erase_if(out, [](const std::string& e) { return e.find("/ERSPAN ") != std::string::npos; });
+  return out;
 }
 
 std::vector<std::string> Session::Impl::unmatched_points() const {

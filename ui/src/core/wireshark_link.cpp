@@ -39,12 +39,14 @@ WiresharkCommand wireshark_command(const Analysis& a, const QString& filter,
     for (const std::string& p : a.paths) c.merge_inputs << QString::fromStdString(p);
     // mergecap merges identical interface descriptions (its default, -I all): the unnamed
     // interfaces of pcap files all look alike, and the plugin would see one point where the
-    // analysis has one per file ("FILE:if0"). Ring files of one point stay one interface.
-    bool points_per_file = false;
+    // analysis has one per file (the first file's "if0", every other "FILE:if0"). With -I none
+    // it merges none: right when every file is a point of its own, not for ring files (one point
+    // over several files), which keep the default.
+    size_t named_after_file = 0;
     for (const PointInfo& p : a.points)
       for (const std::string& path : a.paths)
-        points_per_file |= p.name.size() > path.size() && p.name.compare(0, path.size() + 1, path + ":") == 0;
-    if (points_per_file) c.merge_options << "-I" << "none";
+        named_after_file += p.name.size() > path.size() && p.name.compare(0, path.size() + 1, path + ":") == 0;
+    if (named_after_file > 0 && named_after_file + 1 == a.paths.size()) c.merge_options << "-I" << "none";
     // Per process: Wireshark reads it after we return, and other users' analyzers use the same
     // folder.
     c.merged_file =
