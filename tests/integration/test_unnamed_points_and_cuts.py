@@ -178,6 +178,28 @@ for label, files in (("ring files", Capture(named).split(os.path.join(tmp, "name
     if "without holding the same packets" in p.stderr:
         problems.append(f"{label}: taken for two sniffers: {p.stderr.strip()[:300]}")
 
+# ---- unnamed interfaces with stamps at both ends of the 64-bit range (hostile if_tsoffset) ----
+# The second file starts long after the first ended: two points, with the warning, and no
+# arithmetic overflow on the way (the sanitizer job checks).
+def unnamed_idb(offset_s):
+    return Block(IDB, struct.pack("<HHI", 1, 0, 0) + struct.pack("<HHB3x", 9, 1, 9) +
+                 struct.pack("<HHq", 14, 8, offset_s) + struct.pack("<HH", 0, 0))
+
+
+ends = []
+for i, offset in enumerate((-9_200_000_000, 9_200_000_000)):
+    path = os.path.join(tmp, f"end{i}.pcapng")
+    one = Capture(named)
+    packets = [p for p in one.packets if Capture.interface(p) == i]
+    for p in packets:
+        p.body = struct.pack("<I", 0) + p.body[4:]
+    one.head = [b for b in one.head if b.type != IDB] + [unnamed_idb(offset)]
+    one.write(path, packets)
+    ends.append(path)
+line, p = points(*ends)
+if "observation points (2)" not in line or "after" not in p.stderr:
+    problems.append(f"stamps at both ends of the range: {line.strip()[:200]}; {p.stderr.strip()[:200]}")
+
 # ---- snap lengths that cut the headers ----
 vlan = generate("vlan", "--scenario", "nvme-2point", "--ios", "60", "--vlan", "1")
 ipv6 = generate("ipv6", "--scenario", "nvme-2point", "--ios", "60", "--ipv6")
