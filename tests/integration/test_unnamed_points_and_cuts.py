@@ -12,6 +12,7 @@ truth (test_cli_truth, test_capture_conditions):
  - two hosts' files whose interfaces share a name (eth0): a warning that they look like two
    sniffers, and with --points-by-file the records of the named capture; ring files and a file
    given twice get no such warning;
+ - one file of two pcapng sections (cat) with unnamed interfaces: the first section's points;
  - snap lengths that cut the BTH (IPv4 with a VLAN tag), the UDP header (IPv6) or the RETH of
    RDMA WRITEs: a warning that says the snap length cut the headers and how much to capture, not a
    silent empty result; 128 bytes: no such warning."""
@@ -199,6 +200,31 @@ for i, offset in enumerate((-9_200_000_000, 9_200_000_000)):
 line, p = points(*ends)
 if "observation points (2)" not in line or "after" not in p.stderr:
     problems.append(f"stamps at both ends of the range: {line.strip()[:200]}; {p.stderr.strip()[:200]}")
+
+# ---- one file of two pcapng sections (two files joined with cat), unnamed interfaces ----
+# A later section's unnamed interfaces are the first section's of the same number: the records of
+# the same packets in one section.
+whole = Capture(named)
+whole.head = [b for b in whole.head if b.type != IDB] + [unnamed_idb(0), unnamed_idb(0)]
+one_section = os.path.join(tmp, "one_section.pcapng")
+whole.write(one_section)
+half = len(whole.packets) // 2
+parts = []
+for k, packets in enumerate((whole.packets[:half], whole.packets[half:])):
+    part = os.path.join(tmp, f"section{k}.pcapng")
+    whole.write(part, packets)
+    parts.append(part)
+two_sections = os.path.join(tmp, "two_sections.pcapng")
+with open(two_sections, "wb") as out:
+    for part in parts:
+        with open(part, "rb") as f:
+            out.write(f.read())
+line, _ = points(two_sections)
+if "observation points (2)" not in line:
+    problems.append(f"two sections of unnamed interfaces: {line.strip()[:200]}")
+_, want = export("io", one_section)
+_, got = export("io", two_sections)
+same("I/Os, two sections of unnamed interfaces", canonical(got, {}), canonical(want, {}))
 
 # ---- snap lengths that cut the headers ----
 vlan = generate("vlan", "--scenario", "nvme-2point", "--ios", "60", "--vlan", "1")

@@ -24,6 +24,9 @@ struct CaptureInterface {
   /// the largest seen: dumpcap counts from the start of the capture and writes them at the end
   /// of each file). Known only once the statistics block has been read, usually at the end.
   uint64_t capture_dropped = 0;
+  /// pcapng: the section the interface was declared in (files concatenated with cat hold several)
+  /// and its number there; interfaces are numbered over the whole file.
+  uint32_t section = 0, section_index = 0;
 };
 
 struct DecodedFrame;  // engine-internal (engine/src/decode/decoded_frame.h)

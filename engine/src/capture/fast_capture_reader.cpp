@@ -145,6 +145,7 @@ class FastCaptureReader final : public CaptureSource {
     else return fail("section header has a bad byte-order magic");
     // A new section starts a new interface numbering; earlier interfaces stay (global ids).
     section_base_ = uint32_t(ifaces_.size());
+    ++sections_;
     return true;
   }
 
@@ -178,6 +179,8 @@ class FastCaptureReader final : public CaptureSource {
     // Wireshark names an interface by if_name, else by if_description.
     if (iface.name.empty()) iface.name = std::move(description);
     if (ifaces_.size() >= kMaxInterfaces) return fail("more than " + std::to_string(kMaxInterfaces) + " interfaces");
+    iface.section = sections_ - 1;
+    iface.section_index = uint32_t(ifaces_.size()) - section_base_;
     ifaces_.push_back(std::move(iface));
     scales_.push_back(scale);
     return true;
@@ -305,6 +308,7 @@ class FastCaptureReader final : public CaptureSource {
   uint64_t pos_ = 0;
   uint64_t frame_ = 0;
   uint32_t section_base_ = 0;
+  uint32_t sections_ = 0;  ///< section headers read
   std::vector<CaptureInterface> ifaces_;
   std::vector<TsScale> scales_;
   std::string error_;

@@ -79,7 +79,7 @@ class Session::Impl {
         summary_.warnings.push_back(in.label + ": interface " + display_name(iface, id) + " has " +
                                     link_description(iface) + ", which rdmatel does not decode; its packets are skipped");
       if (by_file_) decide(in, id, in.label + ":" + point_name(iface, id));
-      else if (!iface.name.empty() || inputs_.size() == 1) decide(in, id, point_name(iface, id));
+      else if (!iface.name.empty() || inputs_.size() == 1) decide(in, id, point_name(iface, earlier_section_id(in, id)));
     }
   }
 
@@ -162,11 +162,32 @@ class Session::Impl {
     return n;
   }
 
+  // An unnamed interface of a later pcapng section (files concatenated with cat) numbered as an
+  // unnamed one of the first section that has its link type: the same interface, captured on
+  // (as with named interfaces, one name is one point). Returns that interface's id, else `id`.
+  static uint32_t earlier_section_id(const Input& in, uint32_t id) {
+    const auto& ifaces = in.source->interfaces();
+    const CaptureInterface& iface = ifaces[id];
+    if (!iface.name.empty() || iface.section == 0) return id;
+    for (uint32_t k = 0; k < id; ++k)
+      if (ifaces[k].section == 0 && ifaces[k].section_index == iface.section_index && ifaces[k].name.empty() &&
+          ifaces[k].link == iface.link)
+        return k;
+    return id;
+  }
+
   [[gnu::noinline]] PointId decide_point(Input& in, uint32_t id) {
     if (id >= in.interfaces.size()) declare_known(in);
     if (id >= in.interfaces.size()) return kNoPoint;
     if (in.interfaces[id].decided) return in.interfaces[id].point;
     const CaptureInterface& iface = in.source->interfaces()[id];
+    if (const uint32_t k = earlier_section_id(in, id); k != id) {
+      // The same interface in a later section of this file: its point (decided at its packets).
+      const PointId point = decide_point(in, k);
+      in.interfaces[id].point = point;
+      in.interfaces[id].decided = point != kNoPoint;
+      return point;
+    }
     const std::string base = point_name(iface, id);
     const TimeNs first = stamp_of(in);
     Chain* join = nullptr;
