@@ -40,7 +40,7 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
   std::fprintf(out, "rdmatel %s: %s\n", version, files.c_str());
   std::string formats;
   for (size_t i = 0; i < input.formats.size(); ++i) formats += (i ? ", " : "") + input.formats[i];
-  double span = input.frames ? double(input.last_ts - input.first_ts) / 1e9 : 0.0;
+  double span = input.frames ? span_ns(input.first_ts, input.last_ts) / 1e9 : 0.0;
   std::fprintf(out, "  capture: %s, %llu frames, %llu RoCEv2, %llu malformed, %.6f s\n", formats.c_str(),
                (unsigned long long)st.frames, (unsigned long long)st.roce, (unsigned long long)st.malformed, span);
   std::fprintf(out, "  observation points (%zu):", engine.point_count());

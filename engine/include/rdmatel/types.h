@@ -19,6 +19,10 @@ namespace rdmatel {
 using TimeNs = int64_t;
 using DurationNs = int64_t;
 
+/// How long from `from` to `to` in ns (0 when `to` is not later), without overflow: a file's
+/// stamps may span the whole 64-bit range (a hostile if_tsoffset), where `to - from` would not fit.
+inline double span_ns(TimeNs from, TimeNs to) { return to > from ? double(uint64_t(to) - uint64_t(from)) : 0.0; }
+
 inline constexpr DurationNs kNsPerUs = 1000;
 inline constexpr DurationNs kNsPerMs = 1000 * 1000;
 inline constexpr DurationNs kNsPerSec = 1000 * 1000 * 1000;

@@ -373,9 +373,9 @@ class Session::Impl {
             if (!(x.first_ts < y.last_ts && y.first_ts < x.last_ts)) continue;
             // The packets each holds in the time both cover (at its own average rate): overlapping
             // copies of one capture give about that many duplicates, two sniffers none.
-            const double both = double(std::min(x.last_ts, y.last_ts) - std::max(x.first_ts, y.first_ts));
+            const double both = span_ns(std::max(x.first_ts, y.first_ts), std::min(x.last_ts, y.last_ts));
             auto within = [&](const Input::Interface& z) {
-              return double(z.packets) * both / double(std::max<TimeNs>(1, z.last_ts - z.first_ts));
+              return double(z.packets) * both / std::max(1.0, span_ns(z.first_ts, z.last_ts));
             };
             // Ring files of a point whose stamps step back a little across a file's end overlap
             // by a few packets: not what two sniffers of the same traffic do.

@@ -66,7 +66,7 @@ const IoRecord* Analysis::io(uint64_t id) const {
 }
 
 double Analysis::span_seconds() const {
-  return summary.frames ? double(summary.last_ts - summary.first_ts) / 1e9 : 0.0;
+  return summary.frames ? span_ns(summary.first_ts, summary.last_ts) / 1e9 : 0.0;
 }
 
 // Keeps the final records; the frame notes of I/Os (command, data, READ REQUEST, ...) for the

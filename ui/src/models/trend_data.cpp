@@ -2,6 +2,7 @@
 #include "models/trend_data.h"
 
 #include <algorithm>
+#include <cstdint>
 #include <cmath>
 #include <map>
 
@@ -46,7 +47,8 @@ TrendData build_trend(const Analysis& a, Grouping g, IoMetric metric, Stat stat,
                      ? QString::fromStdString(r.storage.to_string())
                      : QString::fromStdString(r.host.to_string() + " → " + r.storage.to_string());
     // Floor division: an I/O stamped before the first packet of another point's clock.
-    int64_t d = *t - origin;
+    int64_t d;  // saturated: a hostile file's stamps may span the whole 64-bit range
+    if (__builtin_sub_overflow(*t, origin, &d)) d = *t > origin ? INT64_MAX : INT64_MIN;
     int64_t b = d >= 0 ? d / out.interval_ns : -((-d + out.interval_ns - 1) / out.interval_ns);
     IoGroupStats& s = grp.buckets[b];
     uint64_t before = s[metric].count();
@@ -78,7 +80,7 @@ std::vector<QPointF> flow_throughput(const Analysis& a, const FlowKeyAtPoint& fl
   for (const FlowPeriodRecord& p : a.flow_periods)
     if (p.src == flow.src && p.dst == flow.dst && p.dst_qpn == flow.dst_qpn &&
         p.point == flow.point)
-      pts.emplace_back(double(p.period_start_ns - a.summary.first_ts) / 1e9, p.fet_bps() / 1e9);
+      pts.emplace_back((double(p.period_start_ns) - double(a.summary.first_ts)) / 1e9, p.fet_bps() / 1e9);
   std::sort(pts.begin(), pts.end(),
             [](const QPointF& x, const QPointF& y) { return x.x() < y.x(); });
   return pts;
