@@ -36,7 +36,6 @@ struct PointState {
   PointRole configured = PointRole::kUnknown;
   uint64_t packets = 0;
   uint64_t capture_dropped = 0;  ///< what the capture itself dropped (Engine::set_capture_dropped)
-  uint32_t mirror_session = 0;   ///< the first ERSPAN session seen here (RoceFrame::mirror_session)
   bool seen = false;
   TimeNs first = 0;
   TimeNs watermark = 0;

@@ -230,7 +230,7 @@ PointRole Roles::role_for(const PointTable& points, PointId point, const IpAddre
   auto nearest = [&](const IpAddress& ip, Side side) {
     const Evidence* e = find(ip, side);
     if (!e) return false;
-    for (const Pair& p : e->pairs) ranked |= p.a == point || p.b == point;
+    ranked = ranked || e->ranks(point);
     return std::binary_search(e->nearest.begin(), e->nearest.end(), point);
   };
   if (nearest(a, kHost) || nearest(b, kHost)) return PointRole::kCompute;
@@ -244,8 +244,7 @@ void Roles::summarize(PointId point, uint64_t& compute_endpoints, uint64_t& stor
   for (const auto& [key, e] : endpoints_) {
     if (std::binary_search(e.nearest.begin(), e.nearest.end(), point))
       ++(key.side == kHost ? compute_endpoints : storage_endpoints);
-    if (ranked && !*ranked)
-      for (const Pair& p : e.pairs) *ranked |= p.a == point || p.b == point;
+    if (ranked && !*ranked) *ranked = e.ranks(point);
   }
 }
 

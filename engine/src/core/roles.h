@@ -125,6 +125,12 @@ class Roles {
     /// vote can be wrong (two ports of a switch a few hundred ns apart, stamps noisier than
     /// that), so sides are decided on it only at the end (fallback).
     bool settled = false;
+    /// Whether `point` was compared with another for this endpoint (saw its I/Os complete too).
+    bool ranks(PointId point) const {
+      for (const Pair& p : pairs)
+        if (p.a == point || p.b == point) return true;
+      return false;
+    }
   };
   static constexpr uint64_t kSettledMargin = 2;
   static constexpr size_t kMaxPairsPerEndpoint = 256;

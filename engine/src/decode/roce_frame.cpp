@@ -54,6 +54,14 @@ FrameKind cut_before_roce(const Cursor& c, RoceFrame& out, const char* why) {
   return FrameKind::kOther;
 }
 
+// The flow's VLAN tags are those of the innermost Ethernet header (a tunnel's outer header is the
+// mirror's transport): forgotten when a header further in comes, or when none does (IP in GRE).
+void forget_vlan(RoceFrame& out) {
+  out.vlan_count = 0;
+  out.vlan_id = 0;
+  out.vlan_pcp = 0;
+}
+
 FrameKind decode_ethernet(Cursor& c, uint32_t off, RoceFrame& out);
 FrameKind decode_ipv4(Cursor& c, uint32_t off, RoceFrame& out);
 FrameKind decode_ipv6(Cursor& c, uint32_t off, RoceFrame& out);
@@ -80,11 +88,8 @@ FrameKind decode_ethernet(Cursor& c, uint32_t off, RoceFrame& out) {
   if (!c.has(off, 14)) return cut_before_roce(c, out, "Ethernet header cut by the snap length");
   uint16_t type = load_be16(c.base + off + 12);
   off += 14;
-  // The tags of the innermost Ethernet header are the flow's (those of a tunnel's outer header
-  // are the mirror's transport), as its innermost IP header is; of its tags, the outermost.
-  out.vlan_count = 0;
-  out.vlan_id = 0;
-  out.vlan_pcp = 0;
+  // The innermost header's tags are the flow's, as its innermost IP header is; of them, the outermost.
+  forget_vlan(out);
   for (int tags = 0; type == kEtherVlan || type == kEtherQinQ || type == kEtherQinQOld; ++tags) {
     if (tags >= kMaxVlanTags) return FrameKind::kOther;
     if (!c.has(off, 4)) return cut_before_roce(c, out, "VLAN tag cut by the snap length");
@@ -133,10 +138,7 @@ FrameKind decode_gre(Cursor& c, uint32_t off, uint32_t len, RoceFrame& out) {
     }
     default:
       if (++c.depth > kMaxEncapsulation) return FrameKind::kOther;
-      // IP in GRE: the flow's own Ethernet header, and its tags, are not carried.
-      out.vlan_count = 0;
-      out.vlan_id = 0;
-      out.vlan_pcp = 0;
+      forget_vlan(out);  // IP in GRE: the flow's own Ethernet header is not carried
       return decode_ethertype(c, proto, off, out);
   }
 }

@@ -199,7 +199,7 @@ class Session::Impl {
         busy = &c;
         continue;
       }
-      if (gap(c.last->last_ts, first) > uint64_t(kChainGap)) {
+      if (span_ns(c.last->last_ts, first) > double(kChainGap)) {
         far = &c;
         continue;
       }
@@ -220,7 +220,7 @@ class Session::Impl {
       warning = in.label + " and " + busy->last->label + " both have an unnamed interface " + base +
                 " and overlap in time: they are taken as two observation points (" + in.label + ":" + base + ")";
     else if (far)
-      warning = in.label + " starts " + seconds(gap(far->last->last_ts, first)) + " after " + far->last->label +
+      warning = in.label + " starts " + seconds(span_ns(far->last->last_ts, first)) + " after " + far->last->label +
                 " ended, both with an unnamed interface " + base + ": they are taken as two observation points (" +
                 in.label + ":" + base + "), as ring-buffer files follow each other within a second; two sniffers' "
                 "clocks that far apart would otherwise show every packet twice at one point";
@@ -230,19 +230,16 @@ class Session::Impl {
     return in.interfaces[id].point;
   }
 
-  // How far `to` is after `from` (0 when it is not): stamps span the whole 64-bit range (a
-  // hostile if_tsoffset), where their plain difference would overflow.
-  static uint64_t gap(TimeNs from, TimeNs to) { return to > from ? uint64_t(to) - uint64_t(from) : 0; }
-
-  static std::string seconds(uint64_t ns) {
+  static std::string seconds(double ns) {
     char b[32];
-    std::snprintf(b, sizeof b, "%.3f s", double(ns) / 1e9);
+    std::snprintf(b, sizeof b, "%.3f s", ns / 1e9);
     return b;
   }
 
   SessionSummary run(const ProgressFn& progress, const CancelToken* cancel) {
     checks_points_after_run_ = undecided();
-    for (const std::string& e : unmatched_points()) checks_points_after_run_ |= e.find("/ERSPAN ") != std::string::npos;
+    for (const std::string& name : engine_.unmatched_role_overrides())
+      checks_points_after_run_ |= names_session_point(name);
     uint64_t total = 0;
     for (const Input& in : inputs_) total += in.source->size();
     const auto start = std::chrono::steady_clock::now();
@@ -328,7 +325,7 @@ class Session::Impl {
     engine_.finish();
     warn_named_overlaps();
     if (checks_points_after_run_)
-      for (std::string& e : unmatched_points()) summary_.errors.push_back(std::move(e));
+      for (std::string& e : unmatched_points(true)) summary_.errors.push_back(std::move(e));
     return summary_;
   }
 
@@ -398,7 +395,10 @@ class Session::Impl {
         if (!i.decided) return true;
     return false;
   }
-  std::vector<std::string> unmatched_points() const;
+  /// --point names naming no point, as sentences; `session_points`: also those that name an
+  /// ERSPAN session's point, which the engine declares at the session's first packet.
+  std::vector<std::string> unmatched_points(bool session_points) const;
+  static bool names_session_point(const std::string& name) { return name.find("/ERSPAN ") != std::string::npos; }
   bool checks_points_after_run_ = false;
 
   static TimeNs stamp_of(const Input& in) { return in.next.has_ts ? in.next.ts : in.last_ts; }
@@ -459,15 +459,14 @@ std::vector<std::string> Session::usage_errors() const {
   // an ERSPAN session's point at its own (Engine): a --point naming one is checked once the run
   // has declared them.
   if (impl_->undecided()) return {};
-  std::vector<std::string> out = impl_->unmatched_points();
-  std::erase_if(out, [](const std::string& e) { return e.find("/ERSPAN ") != std::string::npos; });
-  return out;
+  return impl_->unmatched_points(false);
 }
 
-std::vector<std::string> Session::Impl::unmatched_points() const {
+std::vector<std::string> Session::Impl::unmatched_points(bool session_points) const {
   std::vector<std::string> out;
   const Engine& e = engine_;
   for (const std::string& name : e.unmatched_role_overrides()) {
+    if (!session_points && names_session_point(name)) continue;
     std::string points;
     for (PointId i = 0; i < e.point_count() && i < 20; ++i) points += (i ? ", " : "") + e.point_name(i);
     out.push_back("--point " + name + " names no observation point of the capture (points: " +
