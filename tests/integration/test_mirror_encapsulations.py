@@ -25,7 +25,7 @@ import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "support"))
-from pcapng_edit import EPB, IDB, Block, Capture  # noqa: E402
+from pcapng_edit import EPB, Block, Capture, interface_block  # noqa: E402
 from rdmatel_testlib import Tshark, fail_if, run_cli, scratch_dir  # noqa: E402
 
 synth, cli, plugin = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -180,18 +180,15 @@ if canonical(got) != canonical(moved):
 # the plain capture (the first session seen keeps the interface's name).
 c = Capture(plain)
 sessions = [(1, bytes([192, 0, 2, 1])), (2, bytes([192, 0, 2, 2]))]
-name_option = b"collector"
-idb_body = struct.pack("<HHI", 1, 0, 0) + struct.pack("<HH", 2, len(name_option)) + name_option + \
-    b"\0" * (-len(name_option) % 4) + struct.pack("<HHB3x", 9, 1, 9) + struct.pack("<HH", 0, 0)
 collector_packets = []
 for i, pkt in enumerate(c.packets):
     point = Capture.interface(pkt)
     session, mirror = sessions[point]
     frame = outer_ethernet(ipv4(47, erspan(packet_bytes(pkt), 2, False, i, session=session), src=mirror))
     b = with_bytes(pkt, frame)
-    b.body = struct.pack("<I", 0) + b.body[4:]
+    Capture.set_interface(b, 0)
     collector_packets.append(b)
-c.head = [b for b in c.head if b.type != IDB] + [Block(IDB, idb_body)]
+c.replace_interfaces(interface_block("collector"))
 collector = os.path.join(tmp, "collector.pcapng")
 c.write(collector, collector_packets)
 first = Capture.interface(Capture(plain).packets[0])
@@ -226,7 +223,9 @@ pkt = c.packets[0]
 hostile = [with_bytes(pkt, outer_ethernet(ipv4(47, erspan(packet_bytes(pkt), 2, False, k, session=k % 1000),
                                                  src=struct.pack("!I", 0x0A000000 + k))), stamp_add=k)
            for k in range(3000)]
-c.head = [b for b in c.head if b.type != IDB] + [Block(IDB, idb_body)]
+for b in hostile:
+    Capture.set_interface(b, 0)
+c.replace_interfaces(interface_block("collector"))
 many = os.path.join(tmp, "many_sessions.pcapng")
 c.write(many, hostile)
 p = run_cli(cli, "analyze", many, "--no-progress", check=False)
@@ -237,13 +236,10 @@ if p.returncode != 0 or "ERSPAN sessions: the frames of further ones" not in p.s
 
 # Tunnels inside captures of another link type (a collector captured with tcpdump -i any: SLL;
 # raw IP): the truncating mirror read the same way.
-c = Capture(plain)
 for link, name, strip in ((101, "raw IP", lambda f: f[14:]),
                           (113, "Linux cooked", lambda f: struct.pack("!HHH8sH", 0, 1, 6, b"\x02\0\0\0\0\x01\0\0", 0x0800) + f[14:])):
     wrapped = Capture(plain)
-    for b in wrapped.head:
-        if b.type == IDB:
-            b.body = struct.pack("<HH", link, 0) + b.body[4:]
+    wrapped.set_link(link)
     out = [with_bytes(pk, strip(outer_ethernet(ipv4(47, erspan(packet_bytes(pk)[:128], 2, True, i)))))
            for i, pk in enumerate(wrapped.packets)]
     path = os.path.join(tmp, f"erspan_link{link}.pcapng")
@@ -277,9 +273,7 @@ if sorted(shown) != sorted(names) or min(shown.values()) < 1000:
 
 # ---- LINKTYPE_LOOP ----
 loop = Capture(plain)
-for b in loop.head:
-    if b.type == IDB:
-        b.body = struct.pack("<HH", 108, 0) + b.body[4:]
+loop.set_link(108)
 loop_out = []
 for pkt in loop.packets:
     f = packet_bytes(pkt)

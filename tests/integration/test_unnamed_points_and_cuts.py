@@ -19,13 +19,12 @@ truth (test_cli_truth, test_capture_conditions):
 import glob
 import json
 import os
-import struct
 import subprocess
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "support"))
-from pcapng_edit import IDB, Block, Capture  # noqa: E402
+from pcapng_edit import Capture, interface_block  # noqa: E402
 from rdmatel_testlib import fail_if, run_cli, scratch_dir  # noqa: E402
 
 synth, cli = sys.argv[1], sys.argv[2]
@@ -150,22 +149,18 @@ if p.returncode == 0 or "--point nowhere names no observation point" not in p.st
 # ---- two hosts' files whose interfaces share a name (eth0) ----
 # Interfaces of one name are one point (ring files); two files of one name overlapping in time
 # without the same packets are two sniffers: a warning, and --points-by-file makes them two points.
-def idb(name):
-    opt = name.encode()
-    return Block(IDB, struct.pack("<HHI", 1, 0, 0) + struct.pack("<HH", 2, len(opt)) + opt + b"\0" * (-len(opt) % 4) +
-                 struct.pack("<HHB3x", 9, 1, 9) + struct.pack("<HH", 0, 0))
-
-
-hosts = []
-for i in range(2):
-    host = os.path.join(tmp, f"host{i}.pcapng")
+def one_point_file(path, point, idb):
+    """The named capture's packets of `point`, as the only interface of a file described by `idb`."""
     one = Capture(named)
-    packets = [p for p in one.packets if Capture.interface(p) == i]
+    packets = [p for p in one.packets if Capture.interface(p) == point]
     for p in packets:
-        p.body = struct.pack("<I", 0) + p.body[4:]
-    one.head = [b for b in one.head if b.type != IDB] + [idb("eth0")]
-    one.write(host, packets)
-    hosts.append(host)
+        Capture.set_interface(p, 0)
+    one.replace_interfaces(idb)
+    one.write(path, packets)
+    return path
+
+
+hosts = [one_point_file(os.path.join(tmp, f"host{i}.pcapng"), i, interface_block("eth0")) for i in range(2)]
 p = run_cli(cli, "analyze", *hosts, "--no-progress")
 if "without holding the same packets" not in p.stderr or "--points-by-file" not in p.stderr:
     problems.append(f"two hosts' eth0: no warning that they are two sniffers: {p.stderr.strip()[:300]}")
@@ -182,21 +177,8 @@ for label, files in (("ring files", Capture(named).split(os.path.join(tmp, "name
 # ---- unnamed interfaces with stamps at both ends of the 64-bit range (hostile if_tsoffset) ----
 # The second file starts long after the first ended: two points, with the warning, and no
 # arithmetic overflow on the way (the sanitizer job checks).
-def unnamed_idb(offset_s):
-    return Block(IDB, struct.pack("<HHI", 1, 0, 0) + struct.pack("<HHB3x", 9, 1, 9) +
-                 struct.pack("<HHq", 14, 8, offset_s) + struct.pack("<HH", 0, 0))
-
-
-ends = []
-for i, offset in enumerate((-9_200_000_000, 9_200_000_000)):
-    path = os.path.join(tmp, f"end{i}.pcapng")
-    one = Capture(named)
-    packets = [p for p in one.packets if Capture.interface(p) == i]
-    for p in packets:
-        p.body = struct.pack("<I", 0) + p.body[4:]
-    one.head = [b for b in one.head if b.type != IDB] + [unnamed_idb(offset)]
-    one.write(path, packets)
-    ends.append(path)
+ends = [one_point_file(os.path.join(tmp, f"end{i}.pcapng"), i, interface_block(tsoffset_s=offset))
+        for i, offset in enumerate((-9_200_000_000, 9_200_000_000))]
 line, p = points(*ends)
 if "observation points (2)" not in line or "after" not in p.stderr:
     problems.append(f"stamps at both ends of the range: {line.strip()[:200]}; {p.stderr.strip()[:200]}")
@@ -205,7 +187,7 @@ if "observation points (2)" not in line or "after" not in p.stderr:
 # A later section's unnamed interfaces are the first section's of the same number: the records of
 # the same packets in one section.
 whole = Capture(named)
-whole.head = [b for b in whole.head if b.type != IDB] + [unnamed_idb(0), unnamed_idb(0)]
+whole.replace_interfaces(interface_block(), interface_block())
 one_section = os.path.join(tmp, "one_section.pcapng")
 whole.write(one_section)
 half = len(whole.packets) // 2

@@ -21,6 +21,19 @@ class Block:
         return struct.pack("<II", self.type, n) + self.body + struct.pack("<I", n)
 
 
+def interface_block(name="", tsoffset_s=None, link=1):
+    """An interface description block: its link type, stamps in nanoseconds (if_tsresol 9), and
+    if_name and if_tsoffset when given."""
+    opts = b""
+    if name:
+        n = name.encode()
+        opts += struct.pack("<HH", 2, len(n)) + n + b"\0" * (-len(n) % 4)
+    opts += struct.pack("<HHB3x", 9, 1, 9)
+    if tsoffset_s is not None:
+        opts += struct.pack("<HHq", 14, 8, tsoffset_s)
+    return Block(IDB, struct.pack("<HHI", link, 0, 0) + opts + struct.pack("<HH", 0, 0))
+
+
 class Capture:
     """A single-section pcapng: its header blocks, its interfaces and its packets in file order."""
 
@@ -66,6 +79,10 @@ class Capture:
     def interface(pkt):
         return struct.unpack_from("<I", pkt.body, 0)[0]
 
+    @staticmethod
+    def set_interface(pkt, iface):
+        pkt.body = struct.pack("<I", iface) + pkt.body[4:]
+
     def stamp_ns(self, pkt):
         hi, lo = struct.unpack_from("<II", pkt.body, 4)
         units = (hi << 32) | lo
@@ -88,6 +105,19 @@ class Capture:
         pkt.body = bytes(body)
 
     # ---- edits ----
+    def replace_interfaces(self, *idbs):
+        """The interface description blocks become `idbs` (interface_block()), in this order."""
+        self.head = [b for b in self.head if b.type != IDB] + list(idbs)
+        self.if_names, self.if_tsresol = [], []
+        for b in idbs:
+            self._read_idb(b.body)
+
+    def set_link(self, link):
+        """Every interface's link type becomes `link` (a LINKTYPE_ value); its options stay."""
+        for b in self.head:
+            if b.type == IDB:
+                b.body = struct.pack("<HH", link, 0) + b.body[4:]
+
     def set_resolution(self, resol):
         """Every interface stamps in units of 10^-resol s (6: microseconds, as dumpcap and classic
         pcap do): each stamp is cut down to the unit, the IDBs' if_tsresol rewritten."""
