@@ -584,15 +584,21 @@ class Engine::Impl {
   // sender microseconds apart.
   bool mirror_copy(PointState& p, const Packet& pkt, uint32_t cls, uint64_t hash) {
     if (mirror_window_ <= 0 || !pkt.is_roce() || cls == kPacketCnp) return false;
-    if (!p.mirror_copies.is_copy(&mirror_counts_[pkt.flow_point], mirror_key(hash, pkt.source), pkt.ts, mirror_window_))
+    if (!p.mirror_copies.is_copy(&mirror_counts_[pkt.flow_point], mirror_key(hash, pkt.source), pkt.ts))
       return false;
     ++stats_.mirror_copies;
     warnings_.warn("mirror_copies", [&] {
-      return "packets recorded twice at point " + p.name + " within " + std::to_string(mirror_window_ / 1000) +
-             " us, identical (first at frame " + std::to_string(pkt.frame) +
+      const DurationNs window = p.mirror_copies.window();
+      const std::string widened =
+          p.mirror_copies.widened()
+              ? " (the window widened from " + std::to_string(mirror_window_ / kNsPerUs) +
+                    " us: most of the point's packets have an identical twin further apart)"
+              : "";
+      return "packets recorded twice at point " + p.name + " within " + std::to_string(window / kNsPerUs) + " us" +
+             widened + ", identical (first at frame " + std::to_string(pkt.frame) +
              "): each is counted once, not as a retransmission. A mirror of several ports into one interface, "
-             "or a capture on 'any'? Give each port its own interface to see the hop between them "
-             "(--mirror-copy-window 0 counts every copy)";
+             "a capture on 'any', or two interfaces written to one pcap file? Give each port its own interface "
+             "to see the hop between them (--mirror-copy-window 0 counts every copy)";
     });
     return true;
   }

@@ -1,9 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Mirror copies: every packet of a flow recorded twice at one observation point a moment apart.
 // A SPAN session of several ports into one interface (a host's port and the uplink its packets
-// leave by), or a capture on Linux's "any" device with a VLAN or bond interface over the physical
-// one, records each packet once per port or interface, microseconds apart and identical. Counted
-// twice, every packet reads as retransmitted and every NAK as two.
+// leave by), a capture on Linux's "any" device with a VLAN or bond interface over the physical
+// one, or two interfaces' packets written to one pcap file (which has no interface names) records
+// each packet once per port or interface, identical and microseconds apart. Counted twice, every
+// packet reads as retransmitted and every NAK as two.
 //
 // An identical packet microseconds after another is not always a copy: a go-back-N resend of the
 // newest packets of a window follows them closely, and a responder re-acknowledges duplicate
@@ -11,19 +12,34 @@
 // So, per point and flow, packets are counted as they arrive, with those that have an identical
 // twin (the engine's identity hash: flow, PSN, opcode, IP ID, lengths, first payload bytes) within
 // the window; once 40 % of them (of two at least) have one, the flow is doubled at the point,
-// and a packet handed on within the window after its identical twin is dropped as its copy.
+// and a packet handed on within the window after its identical twin is dropped as its copy. A
+// packet is the twin of one other at most: a resend after a packet and its copy is a resend.
 // Packets wait a reorder window before they are handed on, so the verdict comes from the packets
 // around them, not only from those before. Copies are looked for only once the point has shown a
 // twin in 50 packets (a capture without a mirror pays two lookups in small tables and a count per
 // packet).
 //
+// The window (mirror_copy_window, 5 us) covers a copy through one switch port to the next. Two
+// ports further apart, or a switch that queues, give copies tens or hundreds of microseconds
+// apart, as far as go-back-N resends: a wider window for every capture would take resends for
+// copies. So the point's window widens only on the point's own evidence: one packet in 8 (by
+// hash, so both copies of a packet are picked or neither) is looked for up to 1 ms back. A mirror
+// has 80 % of them paired with an identical twin, and a packet is there twice, no more (four
+// times when the network resent it). Go-back-N resends a whole point's packets only when nearly
+// every window is lost (IPv6 has no IP ID to tell a resend from its original), and then the
+// windows overlap: most packets are there three times or more. When at least 80 % of the sample
+// is paired and at most an eighth of it is a third copy, the window becomes twice the longest gap
+// between twins seen lately and 1 us (a queue that fills moves the copies further apart; pairing
+// each packet once keeps a resend after its original's copy a resend), and the flows' counts
+// start again at the first widening.
+//
 // Per point: two tables in sets of 4 slots (arrival, hand-on), allocated at its first RoCE
 // packet, sized for 100 packets per microsecond of the window (a 400 Gb/s port's worth of 500-byte
-// frames): 512 slots (8 KB) each for the default 5 us, at most 4,096 (64 KB). Looked up for every
-// packet, they stay in cache beside Wireshark's own work in the plugin (64 KB each cost the plugin
-// 1.5 % of tshark's time in misses). A full set forgets its oldest packet (whose copy is then
-// counted, as without the check), it never matches a different one (the whole 64-bit hash and
-// the stamps are compared).
+// frames): 512 slots (8 KB) each for the default 5 us, at most 4,096 (64 KB), and the sample's
+// table of 1,024 slots (16 KB). Looked up for every packet, they stay in cache beside Wireshark's
+// own work in the plugin (64 KB each cost the plugin 1.5 % of tshark's time in misses). A full
+// set forgets its oldest packet (whose copy is then counted, as without the check), it never
+// matches a different one (the whole 64-bit hash and the stamps are compared).
 #pragma once
 
 #include <algorithm>
@@ -31,8 +47,6 @@
 #include <limits>
 #include <vector>
 
-#include "engine/src/decode/packet.h"
-#include "engine/src/util/hash.h"
 #include "rdmatel/types.h"
 
 namespace rdmatel {
@@ -40,90 +54,177 @@ namespace rdmatel {
 class MirrorCopies {
  public:
   static constexpr uint32_t kMinPackets = 2;
+  /// The longest window a point widens to, and how far back the sample looks.
+  static constexpr DurationNs kMaxWindow = kNsPerMs;
   /// A flow's packets at the point, and those with an identical twin: kept by the engine per flow
-  /// point (FlowPointId), an array rather than a table per point.
+  /// point (FlowPointId), an array rather than a table per point. Counted at the point's window of
+  /// `generation` (counts of an earlier, narrower window start again).
   struct Counts {
     uint32_t packets = 0;
     uint32_t twins = 0;
+    uint32_t generation = 0;
   };
 
   /// A RoCE packet of the flow whose counts at this point are `flow` arrived at the point (any
-  /// order).
+  /// order). `window`: mirror_copy_window, the least the point's window is.
   void observe(Counts* flow, uint64_t hash, TimeNs ts, DurationNs window) {
-    if (arrived_.empty()) allocate(arrived_, window);
-    Slot* twin = find(arrived_, hash);
-    const bool is_twin = twin && ts - twin->ts <= window && twin->ts - ts <= window;
-    if (!is_twin) remember(arrived_, hash, ts, twin);
+    if (arrived_.empty()) {
+      window_ = std::max<DurationNs>(window, 0);
+      arrived_.allocate(sets_for(window_));
+    }
+    if (hash >> 61 == 0) [[unlikely]]
+      sample(hash, ts);
+    Slot* twin = arrived_.find(hash);
+    const bool is_twin = twin && within(ts, twin->ts, window_);
+    if (is_twin)
+      twin->ts = kUnused;  // paired: a later identical packet is a resend, not this one's copy
+    else
+      arrived_.remember(hash, ts, twin);
     ++packets_;
     twins_ += is_twin;
     if (!following_ && packets_ >= kFollowAfter && twins_ * 50 >= packets_) following_ = true;
     // Every packet counts for its flow, from the first: counted only from the point's first twins
     // on, a flow's few go-back-N resends read as half its packets.
     if (!flow) return;
+    if (flow->generation != generation_) *flow = Counts{0, 0, generation_};
     ++flow->packets;
     flow->twins += is_twin;
   }
 
   /// The packet is handed on (stamp order): true when it is the copy of an identical packet
-  /// handed on at most `window` before, in a flow the point doubles (`flow`: its counts).
-  bool is_copy(const Counts* flow, uint64_t hash, TimeNs ts, DurationNs window) {
+  /// handed on at most the point's window before, in a flow the point doubles (`flow`: its counts).
+  bool is_copy(const Counts* flow, uint64_t hash, TimeNs ts) {
     if (!following_) return false;
-    if (handed_.empty()) allocate(handed_, window);
-    Slot* twin = find(handed_, hash);
-    if (twin && ts >= twin->ts && ts - twin->ts <= window && doubled(flow)) return true;
-    remember(handed_, hash, ts, twin);
+    if (handed_.empty()) handed_.allocate(sets_for(window_));
+    Slot* twin = handed_.find(hash);
+    if (twin && ts >= twin->ts && ts - twin->ts <= window_ && doubled(flow, generation_)) {
+      twin->ts = kUnused;
+      return true;
+    }
+    handed_.remember(hash, ts, twin);
     return false;
   }
+
+  /// The point's window: mirror_copy_window, or wider on the point's evidence.
+  DurationNs window() const { return window_; }
+  /// Whether the point's packets widened its window.
+  bool widened() const { return generation_ > 0; }
 
  private:
   // Stamps are clamped to about +-2^62 by the engine: differences with this fit in 64 bits.
   static constexpr TimeNs kUnused = std::numeric_limits<TimeNs>::min() / 2;
-  // Sets of 4 (hash, stamp) slots: a packet is forgotten only when four others of its set come
-  // after it within the window.
-  static constexpr size_t kMinSets = 16, kMaxSets = 1024, kWays = 4;
-  static constexpr DurationNs kNsPerSlot = 10;  ///< 100 packets per microsecond of the window
   struct Slot {
     uint64_t hash = 0;
     TimeNs ts = kUnused;
   };
-  // Both tables have one size, set by the window at the first (the window does not change).
-  void allocate(std::vector<Slot>& table, DurationNs window) {
-    if (arrived_.empty() && handed_.empty()) {
-      const uint64_t wanted = uint64_t(std::max<DurationNs>(window, 0)) / kNsPerSlot / kWays;
-      sets_ = kMinSets;
-      while (sets_ < kMaxSets && sets_ < wanted) sets_ *= 2;
+  // Sets of 4 (hash, stamp) slots: a packet is forgotten only when four others of its set come
+  // after it within the window.
+  static constexpr size_t kMinSets = 16, kMaxSets = 1024, kWays = 4;
+  static constexpr DurationNs kNsPerSlot = 10;  ///< 100 packets per microsecond of the window
+  struct Table {
+    std::vector<Slot> slots;
+    size_t sets = 0;
+    bool empty() const { return slots.empty(); }
+    void allocate(size_t n) {
+      sets = n;
+      slots.assign(sets * kWays, Slot{});
     }
-    table.assign(sets_ * kWays, Slot{});
-  }
-  Slot* set_of(std::vector<Slot>& table, uint64_t hash) const { return &table[(hash & (sets_ - 1)) * kWays]; }
-  Slot* find(std::vector<Slot>& table, uint64_t hash) const {
-    Slot* set = set_of(table, hash);
-    for (size_t i = 0; i < kWays; ++i)
-      if (set[i].ts != kUnused && set[i].hash == hash) return &set[i];
-    return nullptr;
-  }
-  // Over the packet's older twin, else over the set's oldest slot.
-  void remember(std::vector<Slot>& table, uint64_t hash, TimeNs ts, Slot* twin) const {
-    Slot* s = twin;
-    if (!s) {
-      Slot* set = set_of(table, hash);
-      s = &set[0];
-      for (size_t i = 1; i < kWays; ++i)
-        if (set[i].ts < s->ts) s = &set[i];
+    Slot* set_of(uint64_t hash) { return &slots[(hash & (sets - 1)) * kWays]; }
+    Slot* find(uint64_t hash) {
+      Slot* set = set_of(hash);
+      for (size_t i = 0; i < kWays; ++i)
+        if (set[i].ts != kUnused && set[i].hash == hash) return &set[i];
+      return nullptr;
     }
-    *s = Slot{hash, ts};
+    // Over the packet's older twin, else over the set's oldest slot.
+    void remember(uint64_t hash, TimeNs ts, Slot* twin) {
+      Slot* s = twin;
+      if (!s) {
+        Slot* set = set_of(hash);
+        s = &set[0];
+        for (size_t i = 1; i < kWays; ++i)
+          if (set[i].ts < s->ts) s = &set[i];
+      }
+      *s = Slot{hash, ts};
+    }
+    // The same packets in a table of `n` sets (the window widened).
+    void resize(size_t n) {
+      if (slots.empty() || n == sets) return;
+      std::vector<Slot> old = std::move(slots);
+      allocate(n);
+      for (const Slot& s : old)
+        if (s.ts != kUnused) remember(s.hash, s.ts, find(s.hash));
+    }
+  };
+  static size_t sets_for(DurationNs window) {
+    const uint64_t wanted = uint64_t(window) / kNsPerSlot / kWays;
+    size_t sets = kMinSets;
+    while (sets < kMaxSets && sets < wanted) sets *= 2;
+    return sets;
   }
-  static constexpr uint64_t kFollowAfter = 64;
-  static bool doubled(const Counts* c) {
-    // A mirror doubles every packet of the flow: half its packets are twins. Go-back-N resends
-    // within the window come near that only when most of a flow is resent at once.
-    return c && c->packets >= kMinPackets && uint64_t(c->twins) * 5 >= uint64_t(c->packets) * 2;
+  static bool within(TimeNs a, TimeNs b, DurationNs window) { return a - b <= window && b - a <= window; }
+
+  // The sample (one packet in 8): twins up to kMaxWindow apart, each paired once (the pair is
+  // remembered, to count its third copies), and the gaps of the last kGaps pairs.
+  static constexpr size_t kSampleSets = 256, kGaps = 256;
+  static constexpr uint64_t kFirstVerdict = 64;
+  void sample(uint64_t hash, TimeNs ts) {
+    if (sampled_.empty()) {
+      sampled_.allocate(kSampleSets);
+      paired_.allocate(kSampleSets);
+      gaps_.assign(kGaps, 0);
+    }
+    ++sampled_packets_;
+    Slot* pair = paired_.find(hash);
+    Slot* twin = sampled_.find(hash);
+    if (pair && within(ts, pair->ts, kMaxWindow)) {
+      ++sampled_thirds_;
+    } else if (twin && within(ts, twin->ts, kMaxWindow)) {
+      gaps_[sampled_twins_++ % kGaps] = ts > twin->ts ? ts - twin->ts : twin->ts - ts;
+      paired_.remember(hash, ts, pair);
+      twin->ts = kUnused;
+    } else {
+      sampled_.remember(hash, ts, twin);
+    }
+    if (sampled_packets_ == next_verdict_) {
+      next_verdict_ += std::min<uint64_t>(next_verdict_, uint64_t(1) << 16);
+      verdict();
+    }
+  }
+  // 80 % of the sampled packets paired (two packets each pair), an eighth at most a third copy:
+  // the point records its packets twice; the window widens to hold the longest recent gap.
+  void verdict() {
+    if (sampled_twins_ * 2 * 5 < sampled_packets_ * 4 || sampled_thirds_ * 8 > sampled_packets_) return;
+    const size_t n = size_t(std::min<uint64_t>(sampled_twins_, kGaps));
+    const DurationNs longest = *std::max_element(gaps_.begin(), gaps_.begin() + ptrdiff_t(n));
+    DurationNs wanted = 2 * longest + kNsPerUs;
+    wanted = std::min(kMaxWindow, (wanted + kNsPerUs - 1) / kNsPerUs * kNsPerUs);
+    if (longest <= window_ || wanted <= window_) return;
+    window_ = wanted;
+    arrived_.resize(sets_for(window_));
+    handed_.resize(sets_for(window_));
+    generation_ = 1;
+    following_ = true;
   }
 
-  std::vector<Slot> arrived_, handed_;
-  size_t sets_ = kMinSets;
+  static constexpr uint64_t kFollowAfter = 64;
+  static bool doubled(const Counts* c, uint32_t generation) {
+    if (!c) return false;
+    // A flow whose packets all came before the window widened was counted at the narrow one: the
+    // point's verdict stands for it.
+    if (c->generation != generation) return true;
+    // A mirror doubles every packet of the flow: half its packets are twins. Go-back-N resends
+    // within the window come near that only when most of a flow is resent at once.
+    return c->packets >= kMinPackets && uint64_t(c->twins) * 5 >= uint64_t(c->packets) * 2;
+  }
+
+  Table arrived_, handed_, sampled_, paired_;
+  DurationNs window_ = 0;
+  uint32_t generation_ = 0;
   uint64_t packets_ = 0, twins_ = 0;
   bool following_ = false;
+  uint64_t sampled_packets_ = 0, sampled_twins_ = 0, sampled_thirds_ = 0, next_verdict_ = kFirstVerdict;
+  std::vector<DurationNs> gaps_;  ///< kGaps, with the sample's table
 };
 
 }  // namespace rdmatel

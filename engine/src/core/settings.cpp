@@ -24,7 +24,9 @@ const SettingSpec kCoreSettings[] = {
      "Mirror copies: where an observation point records a flow's packets twice (a SPAN session of several "
      "ports into one interface, a capture on 'any' with stacked interfaces), a packet seen again within this "
      "time, identical in headers, length and first payload bytes, is counted once, not as a retransmission "
-     "(a flow is taken as recorded twice when a quarter of its packets at the point have such a twin). 0: off"},
+     "(a flow is taken as recorded twice when 40 % of its packets at the point have such a twin). A point where "
+     "80 % of the packets have a twin further apart (up to 1 ms: ports further apart, two interfaces written to one "
+     "pcap file) widens its own window to hold them, and says so. 0: off"},
     {"idle_point", SettingType::kDuration, "s", "10", 0.001, 86400, "SECONDS",
      "An observation point that carried no packet while the capture advanced this long no longer holds "
      "back results"},

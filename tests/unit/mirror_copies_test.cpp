@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: GPL-2.0-or-later
+// Mirror copies (engine/src/core/mirror_copies.h) on packets built by hand: which packets are
+// the copies is known from how they were made.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "engine/src/core/mirror_copies.h"
+
+namespace rdmatel {
+namespace {
+
+constexpr DurationNs kWindow = 5 * kNsPerUs;  // mirror_copy_window's default
+
+uint64_t packet_hash(uint64_t i) {  // distinct, well-spread identities (splitmix64)
+  uint64_t z = i + 0x9E3779B97F4A7C15ull;
+  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
+  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  return z ^ (z >> 31);
+}
+
+struct Arrival {
+  uint64_t hash;
+  TimeNs ts;
+  bool copy;  // how the capture was made: the later of two recordings of one transmission
+};
+
+// Feeds every packet to observe (arrival = stamp order here), then hands them on in stamp order
+// as the engine does; returns the packets taken for copies, by index.
+std::vector<bool> run(MirrorCopies& mc, std::vector<Arrival> packets, std::vector<MirrorCopies::Counts>& flows) {
+  std::stable_sort(packets.begin(), packets.end(), [](const Arrival& a, const Arrival& b) { return a.ts < b.ts; });
+  auto flow_of = [&](const Arrival& a) { return &flows[a.hash % flows.size()]; };
+  for (const Arrival& a : packets) mc.observe(flow_of(a), a.hash, a.ts, kWindow);
+  std::vector<bool> taken;
+  for (const Arrival& a : packets) taken.push_back(mc.is_copy(flow_of(a), a.hash, a.ts));
+  for (size_t i = 0; i < packets.size(); ++i)
+    EXPECT_EQ(taken[i], packets[i].copy) << "packet " << i << " at " << packets[i].ts;
+  return taken;
+}
+
+// Every packet recorded again `delay(i)` later.
+std::vector<Arrival> doubled(int n, DurationNs spacing, DurationNs (*delay)(int)) {
+  std::vector<Arrival> out;
+  for (int i = 0; i < n; ++i) {
+    const TimeNs ts = TimeNs(i) * spacing;
+    out.push_back({packet_hash(uint64_t(i)), ts, false});
+    out.push_back({packet_hash(uint64_t(i)), ts + delay(i), true});
+  }
+  return out;
+}
+
+TEST(MirrorCopies, CopiesWithinTheWindowKeepIt) {
+  MirrorCopies mc;
+  std::vector<MirrorCopies::Counts> flows(4);
+  run(mc, doubled(3000, 700, [](int i) { return DurationNs(300 + (i * 37) % 2700); }), flows);
+  EXPECT_FALSE(mc.widened());
+  EXPECT_EQ(mc.window(), kWindow);
+}
+
+TEST(MirrorCopies, CopiesFurtherApartWidenThePointsWindow) {
+  // Two ports across the fabric, 12-20 us apart (a queue between them), packets 700 ns apart:
+  // every copy beyond the 5 us window, and other packets between each and its original.
+  MirrorCopies mc;
+  std::vector<MirrorCopies::Counts> flows(4);
+  run(mc, doubled(3000, 700, [](int i) { return DurationNs(12000 + (i * 7919) % 8000); }), flows);
+  EXPECT_TRUE(mc.widened());
+  EXPECT_GE(mc.window(), 20 * kNsPerUs);
+  EXPECT_LE(mc.window(), MirrorCopies::kMaxWindow);
+}
+
+TEST(MirrorCopies, EveryPacketResentInOverlappingWindowsIsNoMirror) {
+  // Go-back-N losing nearly every window (no IP ID tells a resend from its original): each
+  // packet there four times, 30 us apart. Paired two by two, every packet would have a twin; but
+  // a packet pairs once, the third and fourth copies say resends, and nothing is dropped.
+  std::vector<Arrival> packets;
+  for (int i = 0; i < 3000; ++i)
+    for (int k = 0; k < 4; ++k) packets.push_back({packet_hash(uint64_t(i)), TimeNs(i) * 700 + k * 30000, false});
+  MirrorCopies mc;
+  std::vector<MirrorCopies::Counts> flows(4);
+  run(mc, packets, flows);
+  EXPECT_FALSE(mc.widened());
+}
+
+TEST(MirrorCopies, AResendAfterAPacketAndItsCopyStaysAResend) {
+  // A mirror 1 us apart; packet 500 resent 3 us after it (its copy 1 us later again): the resend
+  // pairs with its own copy, not with the original's pair.
+  std::vector<Arrival> packets = doubled(1000, 10000, [](int) { return DurationNs(1000); });
+  const TimeNs resent = 500 * 10000 + 3000;
+  packets.push_back({packet_hash(500), resent, false});
+  packets.push_back({packet_hash(500), resent + 1000, true});
+  MirrorCopies mc;
+  std::vector<MirrorCopies::Counts> flows(1);
+  run(mc, packets, flows);
+  EXPECT_FALSE(mc.widened());
+}
+
+}  // namespace
+}  // namespace rdmatel
