@@ -15,6 +15,7 @@ import json
 import os
 import random
 import re
+import struct
 import subprocess
 import sys
 
@@ -43,11 +44,22 @@ def host_to_storage(data):
     return data[off:off + 2] == b"\x08\x00" and data[ip + 12] == 10 and data[ip + 13] == 1
 
 
-def double(src, name, point, which, seed, delay_ns=(300, 3000)):
+def untagged(body):
+    """An EPB body whose frame loses its 802.1Q tag: the copy an untagged port (a routed uplink)
+    gives of a packet a tagged host port gives."""
+    iface, hi, lo, caplen, origlen = struct.unpack_from("<IIIII", body, 0)
+    data = body[20:20 + caplen]
+    assert data[12:14] == b"\x81\x00"
+    data = data[:12] + data[16:]
+    options = body[20 + caplen + (-caplen % 4):]
+    return struct.pack("<IIIII", iface, hi, lo, len(data), origlen - 4) + data + b"\0" * (-len(data) % 4) + options
+
+
+def double(src, name, point, which, seed, delay_ns=(300, 3000), copy_body=lambda body: body):
     """Writes `name`: `src` with every packet at `point` for which `which(frame bytes)` holds
     recorded again `delay_ns` later (a queue's delay: a random walk within that range, 1 us steps
-    at most), in stamp order, and its truth with the frame numbers of the original packets in the
-    new file. Returns (path, copies)."""
+    at most), its frame `copy_body(EPB body)`, in stamp order, and its truth with the frame numbers
+    of the original packets in the new file. Returns (path, copies)."""
     cap = Capture(src)
     iface = cap.if_names.index(point)
     rnd = random.Random(seed)
@@ -58,7 +70,7 @@ def double(src, name, point, which, seed, delay_ns=(300, 3000)):
         items.append((cap.stamp_ns(p), 2 * i, i + 1, p))
         data = p.body[20:]
         if cap.interface(p) == iface and which(data):
-            q = Block(p.type, p.body)
+            q = Block(p.type, copy_body(p.body))
             delay = rnd.randint(lo, hi) if hi - lo <= 3000 else min(hi, max(lo, delay + rnd.randint(-1000, 1000)))
             cap.set_stamp_ns(q, cap.stamp_ns(p) + delay)
             items.append((cap.stamp_ns(q), 2 * i + 1, 0, q))
@@ -95,12 +107,17 @@ def checker(script, *args):
 nvme = generate("nvme", "--scenario", "nvme-2point", "--seed", "41", "--ios", "150", "--loss", "0.02",
                 "--order", "time")
 flows = generate("flows", "--scenario", "write-flows", "--seed", "42", "--loss", "0.02", "--order", "time")
+tagged = generate("tagged", "--scenario", "nvme-2point", "--seed", "45", "--ios", "150", "--loss", "0.02",
+                  "--order", "time", "--vlan", "1", "--snaplen", "128")
 cases = [double(nvme, "nvme_all", "leafA-gpu", lambda d: True, 1),
          double(nvme, "nvme_h2s", "leafA-gpu", host_to_storage, 2),
          double(flows, "flows_all", "leafA-gpu", lambda d: True, 3),
          # Ports further apart, or a switch that queues: copies beyond the 5 us window.
          double(nvme, "nvme_far", "leafA-gpu", lambda d: True, 4, (8000, 40000)),
-         double(flows, "flows_far", "leafA-gpu", lambda d: True, 5, (8000, 25000))]
+         double(flows, "flows_far", "leafA-gpu", lambda d: True, 5, (8000, 25000)),
+         # A tagged host port and an untagged uplink into one interface: each copy is 4 bytes
+         # shorter than its original (and, snapped at 128, has 4 more payload bytes captured).
+         double(tagged, "tagged_untagged", "leafA-gpu", lambda d: True, 6, copy_body=untagged)]
 for path, copies in cases:
     p = run_cli(cli, "analyze", path, "--no-progress")
     want = f"mirror copies: {copies} packets recorded twice"
@@ -115,7 +132,7 @@ for path, copies in cases:
     if "mirror copies" in off or off.split("retransmitted")[0] == p.stdout.split("retransmitted")[0]:
         problems.append(f"{os.path.basename(path)}: --mirror-copy-window 0 must count the copies")
 print(f"{len(cases)} captures with a point that records packets twice ({', '.join(str(c) for _, c in cases)} copies)")
-checker("test_cli_truth.py", cli, cases[0][0], cases[1][0], cases[3][0])
+checker("test_cli_truth.py", cli, cases[0][0], cases[1][0], cases[3][0], cases[5][0])
 checker("test_messages_truth.py", cli, *[c for c, _ in cases])
 checker("test_tshark_truth.py", plugin, cases[0][0])
 checker("test_tshark_truth.py", plugin, cases[3][0])

@@ -46,11 +46,13 @@ uint64_t mirror_key(uint64_t hash, uint16_t source) { return hash ^ (uint64_t(so
 
 // What makes a buffered packet this packet: its flow and PSN (order_key), opcode, IP id, lengths,
 // and the start of its payload (a resend has a later stamp anyway; two packets at one point with
-// the same stamp and all of these equal are the same packet given twice).
+// the same stamp and all of these equal are the same packet given twice). A RoCE packet's length
+// is its payload's, from the IP header: the copies a mirror takes at a tagged host port and an
+// untagged uplink (or snapped at one length) differ in their frames' lengths, not in it.
 inline uint64_t identity_hash(uint64_t order_key, uint32_t wire_len, const DecodedFrame& d, uint32_t cap_len) {
   const RoceFrame& f = d.roce;
-  uint64_t h = hash_mix(order_key ^ (uint64_t(f.bth.opcode) << 56) ^ (uint64_t(f.ip_id) << 40) ^
-                        (uint64_t(wire_len) << 8) ^ cap_len);
+  const uint64_t lengths = f.is_roce() ? uint64_t(f.payload_len) << 8 | 1 : uint64_t(wire_len) << 8 ^ cap_len;
+  uint64_t h = hash_mix(order_key ^ (uint64_t(f.bth.opcode) << 56) ^ (uint64_t(f.ip_id) << 40) ^ (lengths << 1));
   h ^= d.payload_hash;
   if (f.kind == FrameKind::kPfc) h ^= hash_bytes(reinterpret_cast<const uint8_t*>(f.pfc.quanta), sizeof f.pfc.quanta);
   return h;

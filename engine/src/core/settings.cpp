@@ -23,7 +23,8 @@ const SettingSpec kCoreSettings[] = {
     {"mirror_copy_window", SettingType::kDuration, "us", "5", 0, 1000, "US",
      "Mirror copies: where an observation point records a flow's packets twice (a SPAN session of several "
      "ports into one interface, a capture on 'any' with stacked interfaces), a packet seen again within this "
-     "time, identical in headers, length and first payload bytes, is counted once, not as a retransmission "
+     "time, the same in flow, PSN, opcode, IP ID, payload length and first payload bytes (its frame may differ: a "
+     "VLAN tag, a snap length), is counted once, not as a retransmission "
      "(a flow is taken as recorded twice when 40 % of its packets at the point have such a twin). A point where "
      "80 % of the packets have a twin further apart (up to 1 ms: ports further apart, two interfaces written to one "
      "pcap file) widens its own window to hold them, and says so. 0: off"},
