@@ -55,7 +55,8 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
   if (st.duplicates)
     std::fprintf(out, "  duplicates: %llu packets given twice were counted once\n", (unsigned long long)st.duplicates);
   if (st.mirror_copies)
-    std::fprintf(out, "  mirror copies: %llu packets recorded twice at one point (--mirror-copy-window) were counted once\n",
+    std::fprintf(out, "  mirror copies: %llu copies of packets recorded more than once at one point (--mirror-copy-window) "
+                 "were left out\n",
                  (unsigned long long)st.mirror_copies);
   const IoGroupStats& t = report.total();
   std::fprintf(out, "  NVMe commands: %llu (read %llu, write %llu, other %llu), incomplete %llu, error status %llu\n",

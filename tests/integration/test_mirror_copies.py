@@ -120,7 +120,7 @@ cases = [double(nvme, "nvme_all", "leafA-gpu", lambda d: True, 1),
          double(tagged, "tagged_untagged", "leafA-gpu", lambda d: True, 6, copy_body=untagged)]
 for path, copies in cases:
     p = run_cli(cli, "analyze", path, "--no-progress")
-    want = f"mirror copies: {copies} packets recorded twice"
+    want = f"mirror copies: {copies} copies of packets recorded more than once"
     if want not in p.stdout or "recorded twice at point leafA-gpu" not in p.stderr:
         problems.append(f"{os.path.basename(path)}: analyze must say '{want}' and warn: "
                         f"{p.stdout[:600]}\nstderr: {p.stderr[:400]}")
@@ -146,10 +146,10 @@ def header_counts(text):
     return tuple(int(x) for x in m.groups()) if m else None
 
 
-# Two points' packets written to one pcap file (microseconds; it has no interface names): one
-# unnamed interface records every packet twice. The host's port and its leaf's uplink are under a
-# microsecond apart (copies within the 5 us window, or the same stamp); the host's port and the
-# storage leaf's port 9-16 us apart (the window must widen). The data packets, resends and NAKs
+# Two or three points' packets written to one pcap file (microseconds; it has no interface
+# names): one unnamed interface records every packet twice or three times. The host's port and
+# its leaf's uplink are under a microsecond apart (copies within the 5 us window, or the same
+# stamp); the host's port and the storage leaf's port 9-16 us apart (the window must widen). The data packets, resends and NAKs
 # are those of the host's port alone (the same traffic captured plainly, which
 # test_messages_truth holds to the truth), give or take the packets lost between the two points
 # (seen once) and resends that came before their original's copy.
@@ -168,9 +168,13 @@ def pcap_of(name, points):
 
 plain = header_counts(run_cli(cli, "analyze", pcap_of("gpu", ["leafA-gpu"]), "--no-progress").stdout)
 for name, points, widens in (("gpu_and_uplink", ["leafA-gpu", "leafA-up"], False),
-                             ("gpu_and_storage_leaf", ["leafA-gpu", "leafB-stor"], True)):
+                             ("gpu_and_storage_leaf", ["leafA-gpu", "leafB-stor"], True),
+                             ("three_points", ["leafA-gpu", "leafA-up", "leafB-stor"], True)):
     p = run_cli(cli, "analyze", pcap_of(name, points), "--no-progress")
     merged = header_counts(p.stdout)
+    times = "twice" if len(points) == 2 else f"{len(points)} times"
+    if f"packets recorded {times} at point if0" not in p.stderr:
+        problems.append(f"{name}.pcap: the warning must say the packets were recorded {times}: {p.stderr[:400]}")
     if widens != ("window widened from 5 us" in p.stderr) or not plain or not merged:
         problems.append(f"{name}.pcap: the window must {'' if widens else 'not '}widen: {p.stderr[:400]}\n"
                         f"{p.stdout[:400]}")

@@ -594,9 +594,12 @@ class Engine::Impl {
       const std::string widened =
           p.mirror_copies.widened()
               ? " (the window widened from " + std::to_string(mirror_window_ / kNsPerUs) +
-                    " us: most of the point's packets have an identical twin further apart)"
+                    " us: most of the point's packets have identical copies further apart; a resend that close "
+                    "behind its original is taken for a copy)"
               : "";
-      return "packets recorded twice at point " + p.name + " within " + std::to_string(window / kNsPerUs) + " us" +
+      const uint32_t copies = p.mirror_copies.copies();
+      return "packets recorded " + (copies == 2 ? std::string("twice") : std::to_string(copies) + " times") +
+             " at point " + p.name + " within " + std::to_string(window / kNsPerUs) + " us" +
              widened + ", identical (first at frame " + std::to_string(pkt.frame) +
              "): each is counted once, not as a retransmission. A mirror of several ports into one interface, "
              "a capture on 'any', or two interfaces written to one pcap file? Give each port its own interface "

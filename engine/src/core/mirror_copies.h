@@ -13,7 +13,9 @@
 // twin (the engine's identity hash: flow, PSN, opcode, IP ID, lengths, first payload bytes) within
 // the window; once 40 % of them (of two at least) have one, the flow is doubled at the point,
 // and a packet handed on within the window after its identical twin is dropped as its copy. A
-// packet is the twin of one other at most: a resend after a packet and its copy is a resend.
+// mirror of k ports on a packet's path records it k times: a packet has k - 1 copies at most
+// (k is the point's, 2 until its packets show more), so a resend after a packet and its copies
+// is a resend.
 // Packets wait a reorder window before they are handed on, so the verdict comes from the packets
 // around them, not only from those before. Copies are looked for only once the point has shown a
 // twin in 50 packets (a capture without a mirror pays two lookups in small tables and a count per
@@ -23,26 +25,26 @@
 // ports further apart, or a switch that queues, give copies tens or hundreds of microseconds
 // apart, as far as go-back-N resends: a wider window for every capture would take resends for
 // copies. So the point's window widens only on the point's own evidence: one packet in 8 (by
-// hash, so both copies of a packet are picked or neither) is looked for up to 1 ms back. A mirror
-// has 80 % of them paired with an identical twin, and a packet is there twice, no more (four
-// times when the network resent it). Go-back-N resends a whole point's packets only when nearly
-// every window is lost (IPv6 has no IP ID to tell a resend from its original), and then the
-// windows overlap: most packets are there three times or more. When at least 80 % of the sample
-// is paired and at most an eighth of it is a third copy, the window becomes twice the longest gap
-// between twins seen lately and 1 us (a queue that fills moves the copies further apart; pairing
-// each packet once keeps a resend after its original's copy a resend), and the flows' counts
-// start again at the first widening.
+// hash, so every copy of a packet is picked or none) is grouped with its identical ones up to
+// 1 ms after the first. A mirror of k ports gives groups of k, nearly all of them (2k where the
+// network resent a packet). Go-back-N resends a whole point's packets only when nearly every
+// window is lost (IPv6 has no IP ID to tell a resend from its original), and then the windows
+// overlap: groups of every size. When 80 % of the sampled packets are in groups of one size
+// k >= 2, the point records its packets k times; where the groups spread further than the
+// window, it becomes twice the longest recent spread and 1 us (a queue that fills moves the
+// copies further apart), and the flows' counts start again at the first widening.
 //
 // Per point: two tables in sets of 4 slots (arrival, hand-on), allocated at its first RoCE
 // packet, sized for 100 packets per microsecond of the window (a 400 Gb/s port's worth of 500-byte
-// frames): 512 slots (8 KB) each for the default 5 us, at most 4,096 (64 KB), and the sample's
-// table of 1,024 slots (16 KB). Looked up for every packet, they stay in cache beside Wireshark's
+// frames): 512 slots (12 KB) each for the default 5 us, at most 4,096 (96 KB), and the sample's
+// table of 1,024 slots (24 KB). Looked up for every packet, they stay in cache beside Wireshark's
 // own work in the plugin (64 KB each cost the plugin 1.5 % of tshark's time in misses). A full
 // set forgets its oldest packet (whose copy is then counted, as without the check), it never
 // matches a different one (the whole 64-bit hash and the stamps are compared).
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <limits>
 #include <vector>
@@ -77,7 +79,7 @@ class MirrorCopies {
     Slot* twin = arrived_.find(hash);
     const bool is_twin = twin && within(ts, twin->ts, window_);
     if (is_twin)
-      twin->ts = kUnused;  // paired: a later identical packet is a resend, not this one's copy
+      count_copy(*twin);
     else
       arrived_.remember(hash, ts, twin);
     ++packets_;
@@ -98,7 +100,7 @@ class MirrorCopies {
     if (handed_.empty()) handed_.allocate(sets_for(window_));
     Slot* twin = handed_.find(hash);
     if (twin && ts >= twin->ts && ts - twin->ts <= window_ && doubled(flow, generation_)) {
-      twin->ts = kUnused;
+      count_copy(*twin);
       return true;
     }
     handed_.remember(hash, ts, twin);
@@ -109,14 +111,22 @@ class MirrorCopies {
   DurationNs window() const { return window_; }
   /// Whether the point's packets widened its window.
   bool widened() const { return generation_ > 0; }
+  /// How many times the point records a packet: 2, or more on its packets' evidence.
+  uint32_t copies() const { return copies_; }
 
  private:
   // Stamps are clamped to about +-2^62 by the engine: differences with this fit in 64 bits.
   static constexpr TimeNs kUnused = std::numeric_limits<TimeNs>::min() / 2;
   struct Slot {
     uint64_t hash = 0;
-    TimeNs ts = kUnused;
+    TimeNs ts = kUnused;  ///< the first of the packet's group
+    uint32_t seen = 1;    ///< packets in the group
   };
+  // One more copy of the slot's packet: a group complete at the point's count is forgotten (a later
+  // identical packet is a resend, not one of these copies).
+  void count_copy(Slot& s) const {
+    if (++s.seen >= copies_) s.ts = kUnused;
+  }
   // Sets of 4 (hash, stamp) slots: a packet is forgotten only when four others of its set come
   // after it within the window.
   static constexpr size_t kMinSets = 16, kMaxSets = 1024, kWays = 4;
@@ -137,7 +147,7 @@ class MirrorCopies {
       return nullptr;
     }
     // Over the packet's older twin, else over the set's oldest slot.
-    void remember(uint64_t hash, TimeNs ts, Slot* twin) {
+    Slot* remember(uint64_t hash, TimeNs ts, Slot* twin, uint32_t seen = 1) {
       Slot* s = twin;
       if (!s) {
         Slot* set = set_of(hash);
@@ -145,7 +155,8 @@ class MirrorCopies {
         for (size_t i = 1; i < kWays; ++i)
           if (set[i].ts < s->ts) s = &set[i];
       }
-      *s = Slot{hash, ts};
+      *s = Slot{hash, ts, seen};
+      return s;
     }
     // The same packets in a table of `n` sets (the window widened).
     void resize(size_t n) {
@@ -153,7 +164,7 @@ class MirrorCopies {
       std::vector<Slot> old = std::move(slots);
       allocate(n);
       for (const Slot& s : old)
-        if (s.ts != kUnused) remember(s.hash, s.ts, find(s.hash));
+        if (s.ts != kUnused) remember(s.hash, s.ts, find(s.hash), s.seen);
     }
   };
   static size_t sets_for(DurationNs window) {
@@ -164,38 +175,44 @@ class MirrorCopies {
   }
   static bool within(TimeNs a, TimeNs b, DurationNs window) { return a - b <= window && b - a <= window; }
 
-  // The sample (one packet in 8): twins up to kMaxWindow apart, each paired once (the pair is
-  // remembered, to count its third copies), and the gaps of the last kGaps pairs.
+  // The sample (one packet in 8): groups of identical packets up to kMaxWindow after their first,
+  // how many groups have each size (groups[c]: of c packets; the last counts every larger one),
+  // and how far the last kGaps copies came after their group's first.
   static constexpr size_t kSampleSets = 256, kGaps = 256;
+  static constexpr uint32_t kMaxCopies = 8;
   static constexpr uint64_t kFirstVerdict = 64;
   void sample(uint64_t hash, TimeNs ts) {
     if (sampled_.empty()) {
       sampled_.allocate(kSampleSets);
-      paired_.allocate(kSampleSets);
       gaps_.assign(kGaps, 0);
     }
     ++sampled_packets_;
-    Slot* pair = paired_.find(hash);
-    Slot* twin = sampled_.find(hash);
-    if (pair && within(ts, pair->ts, kMaxWindow)) {
-      ++sampled_thirds_;
-    } else if (twin && within(ts, twin->ts, kMaxWindow)) {
-      gaps_[sampled_twins_++ % kGaps] = ts > twin->ts ? ts - twin->ts : twin->ts - ts;
-      paired_.remember(hash, ts, pair);
-      twin->ts = kUnused;
+    Slot* group = sampled_.find(hash);
+    if (group && within(ts, group->ts, kMaxWindow)) {
+      gaps_[sampled_copies_++ % kGaps] = ts > group->ts ? ts - group->ts : group->ts - ts;
+      const uint32_t was = std::min(group->seen, kMaxCopies);
+      group->seen = std::min(group->seen + 1, kMaxCopies);
+      --groups_[was];
+      ++groups_[group->seen];
     } else {
-      sampled_.remember(hash, ts, twin);
+      sampled_.remember(hash, ts, group);
+      ++groups_[1];
     }
     if (sampled_packets_ == next_verdict_) {
       next_verdict_ += std::min<uint64_t>(next_verdict_, uint64_t(1) << 16);
       verdict();
     }
   }
-  // 80 % of the sampled packets paired (two packets each pair), an eighth at most a third copy:
-  // the point records its packets twice; the window widens to hold the longest recent gap.
+  // 80 % of the sampled packets in groups of one size k >= 2: the point records its packets k
+  // times; the window widens to hold the longest recent spread of a group.
   void verdict() {
-    if (sampled_twins_ * 2 * 5 < sampled_packets_ * 4 || sampled_thirds_ * 8 > sampled_packets_) return;
-    const size_t n = size_t(std::min<uint64_t>(sampled_twins_, kGaps));
+    uint32_t k = 2;
+    for (uint32_t c = 3; c < kMaxCopies; ++c)
+      if (c * groups_[c] > k * groups_[k]) k = c;
+    if (k * groups_[k] * 5 < sampled_packets_ * 4) return;
+    copies_ = k;
+    following_ = true;
+    const size_t n = size_t(std::min<uint64_t>(sampled_copies_, kGaps));
     const DurationNs longest = *std::max_element(gaps_.begin(), gaps_.begin() + ptrdiff_t(n));
     DurationNs wanted = 2 * longest + kNsPerUs;
     wanted = std::min(kMaxWindow, (wanted + kNsPerUs - 1) / kNsPerUs * kNsPerUs);
@@ -204,7 +221,6 @@ class MirrorCopies {
     arrived_.resize(sets_for(window_));
     handed_.resize(sets_for(window_));
     generation_ = 1;
-    following_ = true;
   }
 
   static constexpr uint64_t kFollowAfter = 64;
@@ -213,17 +229,20 @@ class MirrorCopies {
     // A flow whose packets all came before the window widened was counted at the narrow one: the
     // point's verdict stands for it.
     if (c->generation != generation) return true;
-    // A mirror doubles every packet of the flow: half its packets are twins. Go-back-N resends
-    // within the window come near that only when most of a flow is resent at once.
+    // A mirror doubles every packet of the flow: half its packets are twins (more of k ports).
+    // Go-back-N resends within the window come near that only when most of a flow is resent at
+    // once.
     return c->packets >= kMinPackets && uint64_t(c->twins) * 5 >= uint64_t(c->packets) * 2;
   }
 
-  Table arrived_, handed_, sampled_, paired_;
+  Table arrived_, handed_, sampled_;
   DurationNs window_ = 0;
   uint32_t generation_ = 0;
+  uint32_t copies_ = 2;
   uint64_t packets_ = 0, twins_ = 0;
   bool following_ = false;
-  uint64_t sampled_packets_ = 0, sampled_twins_ = 0, sampled_thirds_ = 0, next_verdict_ = kFirstVerdict;
+  uint64_t sampled_packets_ = 0, sampled_copies_ = 0, next_verdict_ = kFirstVerdict;
+  std::array<uint64_t, kMaxCopies + 1> groups_{};
   std::vector<DurationNs> gaps_;  ///< kGaps, with the sample's table
 };
 
