@@ -7,7 +7,8 @@ truth (test_cli_truth, test_capture_conditions):
  - the storage point's file with its clock 2.5 s later (editcap -t), so that it starts after the
    compute point's file ended: still two points (a ring buffer's files follow each other within a
    second), with a warning, and every metric unchanged;
- - pcap ring files of both points (editcap -c): two points, the same records;
+ - pcap ring files of both points (editcap -c): two points, the same records; also when a ring
+   file's first packet is stamped before its predecessor's last (stamps step back);
  - --point FILE:if0=ROLE names such a point; a --point naming none is an error;
  - two hosts' files whose interfaces share a name (eth0): a warning that they look like two
    sniffers, and with --points-by-file the records of the named capture; ring files and a file
@@ -137,6 +138,41 @@ for order in (files, list(reversed(files))):
     same("I/Os, ring files of two points", canonical(io, names_ring, FRAMES), canonical(ref_io, {}, FRAMES))
     _, msg = export("messages", *order)
     same("messages, ring files of two points", canonical(msg, names_ring, FRAMES), canonical(ref_msg, {}, FRAMES))
+
+# ---- pcap ring files whose stamps step back across a file boundary ----
+# Packets are stamped when queued (NIC queues in parallel): a ring file's first packet may be
+# stamped a moment before its predecessor's last. Each point's packet 700k (the first of ring file
+# k) gets a stamp 50 ns before packet 700k - 1's: the ring files must still make two points, with
+# the records of the same traffic given as one pcap file per point.
+stepped = []
+for i in range(len(cap.if_names)):
+    one = Capture(os.path.join(tmp, f"p{i}.pcapng"))
+    for k in range(700, len(one.packets), 700):
+        one.set_stamp_ns(one.packets[k], one.stamp_ns(one.packets[k - 1]) - 50)
+    whole = os.path.join(tmp, f"stepped{i}.pcapng")
+    one.write(whole)
+    pcap = os.path.join(tmp, f"stepped{i}.pcap")
+    editcap("-F", "nsecpcap", whole, pcap)
+    stepped.append(pcap)
+_, step_io = export("io", *stepped)
+_, step_msg = export("messages", *stepped)
+ring = os.path.join(tmp, "stepped_ring")
+os.mkdir(ring)
+for i, pcap in enumerate(stepped):
+    editcap("-F", "nsecpcap", "-c", "700", pcap, os.path.join(ring, f"host{i}.pcap"))
+files = sorted(glob.glob(os.path.join(ring, "*.pcap")))
+first_storage = next(f for f in files if "host1" in f)
+names_step = {"if0": "if0", f"{first_storage}:if0": f"{stepped[1]}:if0"}
+line, p = points(*files)
+if "observation points (2)" not in line:
+    problems.append(f"ring files stepping back at their boundaries: {line.strip()} {p.stderr.strip()[:300]}")
+for order in (files, list(reversed(files))):
+    _, io = export("io", *order)
+    same("I/Os, ring files stepping back at their boundaries", canonical(io, names_step, FRAMES),
+         canonical(step_io, {}, FRAMES))
+    _, msg = export("messages", *order)
+    same("messages, ring files stepping back at their boundaries", canonical(msg, names_step, FRAMES),
+         canonical(step_msg, {}, FRAMES))
 
 # ---- --point names an unnamed point of one of several files ----
 line, _ = points(compute, storage, extra=("--point", f"{storage}:if0=storage"))

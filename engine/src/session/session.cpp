@@ -27,6 +27,8 @@ struct Input {
   bool has_next = false;
   bool started = false;   ///< delivered a packet
   bool finished = false;  ///< read to its end
+  bool waited = false;    ///< held back once for a ring predecessor still being read
+  uint64_t delivered = 0;  ///< packets handed to the engine
   TimeNs last_ts = 0;     ///< of the last packet delivered (stamp-less packets merge there)
   /// By interface index, one entry per interface the source has declared (read per packet: one
   /// place for what point_of() and source_of() look up).
@@ -45,7 +47,9 @@ struct Input {
 class Session::Impl {
  public:
   Impl(std::vector<SessionInput> inputs, const Settings& settings)
-      : engine_(settings), by_file_(settings.flag("points_by_file") && inputs.size() > 1) {
+      : engine_(settings),
+        by_file_(settings.flag("points_by_file") && inputs.size() > 1),
+        ring_overlap_(std::min<DurationNs>(kRingOverlap, settings.duration("reorder_window"))) {
     for (SessionInput& in : inputs) {
       Input x;
       x.label = in.label;
@@ -62,6 +66,7 @@ class Session::Impl {
 
   Engine engine_;
   const bool by_file_;  ///< --points-by-file: every file's interfaces are points of their own
+  const DurationNs ring_overlap_;
   std::vector<Input> inputs_;
   SessionSummary summary_;
   uint32_t next_source_ = 0;
@@ -155,6 +160,52 @@ class Session::Impl {
     const Input* last;  ///< the file now feeding it, or that fed it last
   };
   std::vector<Chain> chains_;
+
+  // Stamps step back a little within a capture (NIC queues stamp in parallel, packets are stamped
+  // when queued), so a ring file may begin a few packets before its predecessor's last. A file's
+  // unnamed interface, while a chain of its number is still being read with its next packet at
+  // most kRingOverlap after the interface's first (and not more than the reorder window), waits
+  // (run()) until every such chain has ended, gone further in time, or given kRingOverlapPackets
+  // more packets: then it is decided as usual, and joins the ended chain whose file name is
+  // nearest its own. Two sniffers' files overlap by more.
+  static constexpr DurationNs kRingOverlap = 10 * kNsPerMs;
+  static constexpr uint64_t kRingOverlapPackets = 64;
+  struct Waiting {
+    size_t input;                                           ///< held back
+    std::vector<std::pair<const Input*, uint64_t>> on;      ///< chains' files, and their packets then
+  };
+  std::vector<Waiting> waiting_;
+
+  // The files of the chains input `in`'s next packet, of interface `id`, would wait for (none:
+  // it is decided now).
+  std::vector<std::pair<const Input*, uint64_t>> rings_in_reading(const Input& in, uint32_t id) const {
+    std::vector<std::pair<const Input*, uint64_t>> out;
+    if (by_file_ || id >= in.source->interfaces().size()) return out;
+    if (id < in.interfaces.size() && in.interfaces[id].decided) return out;
+    const CaptureInterface& iface = in.source->interfaces()[id];
+    if (!iface.name.empty() || earlier_section_id(in, id) != id) return out;
+    const std::string base = display_name(iface, id);
+    for (const Chain& c : chains_)
+      if (c.base == base && c.last != &in && !c.last->finished && !held_back(*c.last) &&
+          span_ns(stamp_of(in), stamp_of(*c.last)) <= double(ring_overlap_))
+        out.emplace_back(c.last, c.last->delivered);
+    return out;
+  }
+  bool held_back(const Input& in) const {
+    for (const Waiting& w : waiting_)
+      if (&inputs_[w.input] == &in) return true;
+    return false;
+  }
+  // Whether an input held back still waits: a file it waits on is still being read, its next
+  // packet near, and has given few packets since.
+  bool still_waiting(const Waiting& w) const {
+    const Input& in = inputs_[w.input];
+    for (const auto& [other, delivered] : w.on)
+      if (!other->finished && other->delivered - delivered <= kRingOverlapPackets &&
+          span_ns(stamp_of(in), stamp_of(*other)) <= double(ring_overlap_))
+        return true;
+    return false;
+  }
 
   static size_t common_prefix(const std::string& a, const std::string& b) {
     size_t n = 0;
@@ -260,6 +311,14 @@ class Session::Impl {
       if (!single) {
         i = heap.top();
         heap.pop();
+        if (!inputs_[i].waited) {
+          auto on = rings_in_reading(inputs_[i], inputs_[i].next.interface);
+          if (!on.empty()) {
+            inputs_[i].waited = true;
+            waiting_.push_back(Waiting{i, std::move(on)});
+            continue;
+          }
+        }
       }
       Input& in = inputs_[i];
       const CapturedPacket& c = in.next;
@@ -276,6 +335,7 @@ class Session::Impl {
       f.decoded = c.decoded;
       source_of(in, c.interface, f);
       engine_.push(f);
+      ++in.delivered;
       if (c.has_ts) {
         in.last_ts = c.ts;
         if (c.interface < in.interfaces.size()) {
@@ -294,6 +354,12 @@ class Session::Impl {
       } else {
         in.finished = true;
       }
+      if (!waiting_.empty()) [[unlikely]]
+        std::erase_if(waiting_, [&](const Waiting& w) {
+          if (still_waiting(w)) return false;
+          heap.push(w.input);
+          return true;
+        });
       if (summary_.frames % kCheckEvery == 0) {
         if (cancel && cancel->cancelled()) {
           summary_.cancelled = true;
