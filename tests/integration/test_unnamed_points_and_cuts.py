@@ -6,7 +6,8 @@ truth (test_cli_truth, test_capture_conditions):
    message records as the named capture, the points named if0 and FILE:if0;
  - the storage point's file with its clock 2.5 s later (editcap -t), so that it starts after the
    compute point's file ended: still two points (a ring buffer's files follow each other within a
-   second), with a warning, and every metric unchanged;
+   second), with a warning, and every metric unchanged; 0.1 s later (within a ring's gap): two
+   points too, since the file begins with packets the other file began with;
  - pcap ring files of both points (editcap -c): two points, the same records; also when a ring
    file's first packet is stamped before its predecessor's last (stamps step back);
  - --point FILE:if0=ROLE names such a point; a --point naming none is an error;
@@ -14,6 +15,8 @@ truth (test_cli_truth, test_capture_conditions):
    sniffers, and with --points-by-file the records of the named capture; ring files and a file
    given twice get no such warning;
  - one file of two pcapng sections (cat) with unnamed interfaces: the first section's points;
+   per-point files joined with cat (sections overlapping in time): a point per section, with a
+   warning; two sniffers' eth0 as two sections: the two-sniffers warning;
  - snap lengths that cut the BTH (IPv4 with a VLAN tag), the UDP header (IPv6) or the RETH of
    RDMA WRITEs: a warning that says the snap length cut the headers and how much to capture, not a
    silent empty result; 128 bytes: no such warning."""
@@ -100,25 +103,30 @@ _, msg = export("messages", storage, compute)
 same("messages, one pcap per point (given in the other order)", canonical(msg, names, FRAMES),
      canonical(ref_msg, {}, FRAMES))
 
-# ---- the storage point's clock 2.5 s later: its file starts after the other's end ----
-shifted = os.path.join(tmp, "p1_late.pcap")
-editcap("-t", "2.5", storage, shifted)
-names_shifted = {"if0": cap.if_names[0], f"{shifted}:if0": cap.if_names[1]}
-line, p = points(compute, shifted)
-if "observation points (2)" not in line:
-    problems.append(f"storage clock +2.5 s: {line.strip()}")
-if "taken as two observation points" not in p.stderr:
-    problems.append(f"storage clock +2.5 s: no warning that the files are two points: {p.stderr.strip()[:300]}")
-_, io = export("io", compute, shifted)
-# Every metric and role unchanged; the storage point's stamps move with its clock (not compared).
-same("I/Os, storage clock +2.5 s", canonical(io, names_shifted, FRAMES + STAMPS), canonical(ref_io, {}, FRAMES + STAMPS))
-# T2 (the command at the storage side) is on the storage point's clock, T1 on the compute point's.
-late = [r for r in io if r.get("t2_ns") and r.get("t1_ns") and r["t2_ns"] - r["t1_ns"] < 2_000_000_000]
-if late or not any(r.get("t2_ns") for r in io):
-    problems.append(f"storage clock +2.5 s: {len(late)} I/Os whose storage-side stamp is not on the storage clock")
-_, msg = export("messages", compute, shifted)
-same("messages, storage clock +2.5 s", canonical(msg, names_shifted, FRAMES + STAMPS),
-     canonical(ref_msg, {}, FRAMES + STAMPS))
+# ---- the storage point's clock later: its file starts after the other's end ----
+# 2.5 s later: more than a ring's gap. 0.1 s later: within it, but the file begins with packets the
+# compute point's file began with (the same traffic at another point), so no ring continuation.
+for offset in ("2.5", "0.1"):
+    shifted = os.path.join(tmp, f"p1_late{offset}.pcap")
+    editcap("-t", offset, storage, shifted)
+    names_shifted = {"if0": cap.if_names[0], f"{shifted}:if0": cap.if_names[1]}
+    line, p = points(compute, shifted)
+    if "observation points (2)" not in line:
+        problems.append(f"storage clock +{offset} s: {line.strip()}")
+    if "taken as two observation points" not in p.stderr and "taken as a point of its own" not in p.stderr:
+        problems.append(f"storage clock +{offset} s: no warning that the files are two points: {p.stderr.strip()[:300]}")
+    _, io = export("io", compute, shifted)
+    # Every metric and role unchanged; the storage point's stamps move with its clock (not compared).
+    same(f"I/Os, storage clock +{offset} s", canonical(io, names_shifted, FRAMES + STAMPS),
+         canonical(ref_io, {}, FRAMES + STAMPS))
+    # T2 (the command at the storage side) is on the storage point's clock, T1 on the compute point's.
+    late = [r for r in io if r.get("t2_ns") and r.get("t1_ns") and
+            r["t2_ns"] - r["t1_ns"] < float(offset) * 1e9 - 50_000_000]
+    if late or not any(r.get("t2_ns") for r in io):
+        problems.append(f"storage clock +{offset} s: {len(late)} I/Os whose storage-side stamp is not on the storage clock")
+    _, msg = export("messages", compute, shifted)
+    same(f"messages, storage clock +{offset} s", canonical(msg, names_shifted, FRAMES + STAMPS),
+         canonical(ref_msg, {}, FRAMES + STAMPS))
 
 # ---- pcap ring files of both points ----
 ring = os.path.join(tmp, "ring")
@@ -243,6 +251,34 @@ if "observation points (2)" not in line:
 _, want = export("io", one_section)
 _, got = export("io", two_sections)
 same("I/Os, two sections of unnamed interfaces", canonical(got, {}), canonical(want, {}))
+
+# ---- per-point files joined with cat: sections that overlap in time ----
+# Sections are read one after the other, each from the start of the capture: a later section's
+# unnamed interface whose packets begin before the first section's end is an observation point of
+# its own (the records of the two files given separately, names mapped), with a warning; two
+# sniffers' eth0 as two sections get the two-sniffers warning, as two files do.
+unnamed_hosts = [one_point_file(os.path.join(tmp, f"unnamed{i}.pcapng"), i, interface_block()) for i in range(2)]
+catted = os.path.join(tmp, "per_point_sections.pcapng")
+with open(catted, "wb") as out:
+    for part in unnamed_hosts:
+        with open(part, "rb") as f:
+            out.write(f.read())
+line, p = points(catted)
+if "observation points (2)" not in line or "per-point files joined with cat?" not in p.stderr:
+    problems.append(f"per-point files joined with cat: {line.strip()[:200]}; {p.stderr.strip()[:300]}")
+names_cat = {"if0": "if0", f"{catted} section 2:if0": f"{unnamed_hosts[1]}:if0"}
+for kind in ("io", "messages"):
+    _, want = export(kind, *unnamed_hosts)
+    _, got = export(kind, catted)
+    same(f"{kind}, per-point files joined with cat", canonical(got, names_cat, FRAMES), canonical(want, {}, FRAMES))
+eth0_catted = os.path.join(tmp, "eth0_sections.pcapng")
+with open(eth0_catted, "wb") as out:
+    for part in hosts:
+        with open(part, "rb") as f:
+            out.write(f.read())
+p = run_cli(cli, "analyze", eth0_catted, "--no-progress")
+if "sections 1 and 2 both have interface eth0 and overlap in time without holding the same packets" not in p.stderr:
+    problems.append(f"two hosts' eth0 as two sections: no warning that they are two sniffers: {p.stderr.strip()[:300]}")
 
 # ---- snap lengths that cut the headers ----
 vlan = generate("vlan", "--scenario", "nvme-2point", "--ios", "60", "--vlan", "1")

@@ -4,6 +4,8 @@
 #include "rdmatel/session.h"
 
 #include "engine/src/capture/read_ahead_source.h"
+#include "engine/src/decode/roce_frame.h"
+#include "engine/src/util/word_hash.h"
 
 #include <algorithm>
 #include <chrono>
@@ -38,6 +40,7 @@ struct Input {
     uint32_t source = kUnnumbered;  ///< FrameIn::source, numbered in first use
     uint64_t packets = 0;           ///< with a stamp: when they began and ended (named_overlaps())
     TimeNs first_ts = 0, last_ts = 0;
+    int32_t keys_of_chain = -1;     ///< the chain (index) whose first packets it gives, while it does
   };
   std::vector<Interface> interfaces;
 };
@@ -73,7 +76,7 @@ class Session::Impl {
 
   // Named interfaces are points at once (same name and link type = same point, across files);
   // an unnamed one is decided at its first packet (see point_of()). With one input there is
-  // nothing to decide.
+  // nothing to decide but a later pcapng section's unnamed interfaces.
   void declare_known(Input& in) {
     const auto& ifaces = in.source->interfaces();
     while (in.interfaces.size() < ifaces.size()) {
@@ -84,7 +87,8 @@ class Session::Impl {
         summary_.warnings.push_back(in.label + ": interface " + display_name(iface, id) + " has " +
                                     link_description(iface) + ", which rdmatel does not decode; its packets are skipped");
       if (by_file_) decide(in, id, in.label + ":" + point_name(iface, id));
-      else if (!iface.name.empty() || inputs_.size() == 1) decide(in, id, point_name(iface, earlier_section_id(in, id)));
+      else if (!iface.name.empty() || (inputs_.size() == 1 && iface.section == 0))
+        decide(in, id, point_name(iface, earlier_section_id(in, id)));
     }
   }
 
@@ -158,7 +162,23 @@ class Session::Impl {
     std::string base;  ///< the interface's name without the file (ifN)
     PointId point;
     const Input* last;  ///< the file now feeding it, or that fed it last
+    std::vector<uint64_t> first_packets;  ///< packet_key of its first file's first RoCE packets
   };
+  // A ring file's first packet is new to its chain; a file of another point whose clock is off
+  // by more than the capture (it starts after the chain's file ended) begins with the packets the
+  // chain's first file began with, seen at that point.
+  static constexpr size_t kFirstPackets = 256;
+  static uint64_t packet_key(const CapturedPacket& c) {
+    RoceFrame f;
+    if (!c.data || decode_roce_frame(c.link, c.data, c.cap_len, c.wire_len, f) != FrameKind::kRoce) return 0;
+    return hash_mix(hash_ip(f.src) * 31 + hash_ip(f.dst) + (uint64_t(f.bth.dest_qp) << 32 | f.bth.psn) +
+                    (uint64_t(f.bth.opcode) << 56)) | 1;
+  }
+  void collect_first_packet(Input::Interface& i, const CapturedPacket& c) {
+    std::vector<uint64_t>& keys = chains_[size_t(i.keys_of_chain)].first_packets;
+    if (const uint64_t key = packet_key(c)) keys.push_back(key);
+    if (keys.size() >= kFirstPackets) i.keys_of_chain = -1;
+  }
   std::vector<Chain> chains_;
 
   // Stamps step back a little within a capture (NIC queues stamp in parallel, packets are stamped
@@ -233,17 +253,40 @@ class Session::Impl {
     if (in.interfaces[id].decided) return in.interfaces[id].point;
     const CaptureInterface& iface = in.source->interfaces()[id];
     if (const uint32_t k = earlier_section_id(in, id); k != id) {
-      // The same interface in a later section of this file: its point (decided at its packets).
+      // The same interface in a later section of this file (ring files joined with cat): its
+      // point (decided at its packets), unless the point's packets so far go on past this one's
+      // (per-point files joined with cat: sections are read one after the other, each from the
+      // start of the capture).
       const PointId point = decide_point(in, k);
-      in.interfaces[id].point = point;
-      in.interfaces[id].decided = point != kNoPoint;
-      return point;
+      const TimeNs first = stamp_of(in);
+      TimeNs until = first;
+      for (const Input::Interface& x : in.interfaces)
+        if (x.decided && x.point == point && x.packets) until = std::max(until, x.last_ts);
+      if (point == kNoPoint || span_ns(first, until) <= double(ring_overlap_)) {
+        in.interfaces[id].point = point;
+        in.interfaces[id].decided = point != kNoPoint;
+        return point;
+      }
+      const std::string name =
+          in.label + " section " + std::to_string(iface.section + 1) + ":if" + std::to_string(iface.section_index);
+      decide(in, id, name);
+      summary_.warnings.push_back(in.label + ": pcapng section " + std::to_string(iface.section + 1) +
+                                  " has an unnamed interface if" + std::to_string(iface.section_index) +
+                                  " whose packets begin " +
+                                  seconds(span_ns(first, until)) + " before the first section's " +
+                                  engine_.point_name(point) +
+                                  " ends: per-point files joined with cat? It is taken as an observation point of its "
+                                  "own (" + name + "); sections are read one after the other, so give such files "
+                                  "separately to have their packets merged by time");
+      return in.interfaces[id].point;
     }
     const std::string base = point_name(iface, id);
     const TimeNs first = stamp_of(in);
     Chain* join = nullptr;
     const Chain* busy = nullptr;
     const Chain* far = nullptr;
+    const Chain* same_start = nullptr;
+    const uint64_t key = packet_key(in.next);
     for (Chain& c : chains_) {
       if (c.base != base) continue;
       if (!c.last->finished) {
@@ -252,6 +295,10 @@ class Session::Impl {
       }
       if (span_ns(c.last->last_ts, first) > double(kChainGap)) {
         far = &c;
+        continue;
+      }
+      if (key && std::find(c.first_packets.begin(), c.first_packets.end(), key) != c.first_packets.end()) {
+        same_start = &c;
         continue;
       }
       if (!join || common_prefix(c.last->label, in.label) > common_prefix(join->last->label, in.label) ||
@@ -270,13 +317,19 @@ class Session::Impl {
     if (busy)
       warning = in.label + " and " + busy->last->label + " both have an unnamed interface " + base +
                 " and overlap in time: they are taken as two observation points (" + in.label + ":" + base + ")";
+    else if (same_start)
+      warning = in.label + " starts after " + same_start->last->label + " ended, both with an unnamed interface " + base +
+                ", with a packet its chain began with: the same traffic at another observation point, whose clock is "
+                "off by more than the capture? It is taken as a point of its own (" + in.label + ":" + base +
+                "); --clock-offset aligns it";
     else if (far)
       warning = in.label + " starts " + seconds(span_ns(far->last->last_ts, first)) + " after " + far->last->label +
                 " ended, both with an unnamed interface " + base + ": they are taken as two observation points (" +
                 in.label + ":" + base + "), as ring-buffer files follow each other within a second; two sniffers' "
                 "clocks that far apart would otherwise show every packet twice at one point";
-    decide(in, id, busy || far ? in.label + ":" + base : base);
-    chains_.push_back(Chain{base, in.interfaces[id].point, &in});
+    decide(in, id, busy || far || same_start ? in.label + ":" + base : base);
+    chains_.push_back(Chain{base, in.interfaces[id].point, &in, {}});
+    in.interfaces[id].keys_of_chain = int32_t(chains_.size() - 1);
     if (!warning.empty()) summary_.warnings.push_back(std::move(warning));
     return in.interfaces[id].point;
   }
@@ -342,6 +395,8 @@ class Session::Impl {
           Input::Interface& i = in.interfaces[c.interface];
           if (i.packets++ == 0) i.first_ts = c.ts;
           i.last_ts = c.ts;
+          if (i.keys_of_chain >= 0) [[unlikely]]
+            collect_first_packet(i, c);
         }
         if (summary_.frames == 0 || c.ts < summary_.first_ts) summary_.first_ts = c.ts;
         if (summary_.frames == 0 || c.ts > summary_.last_ts) summary_.last_ts = c.ts;
@@ -424,12 +479,15 @@ class Session::Impl {
   // overlap in time yet hold few of the same packets are neither: two sniffers whose interfaces
   // share a name (eth0 on two hosts), every packet both saw then read as a resend at one point.
   void warn_named_overlaps() {
-    if (by_file_ || inputs_.size() < 2) return;
+    if (by_file_) return;
     const uint64_t duplicates = engine_.stats().duplicates;
     for (size_t a = 0; a < inputs_.size(); ++a)
-      for (size_t b = a + 1; b < inputs_.size(); ++b)
+      for (size_t b = a; b < inputs_.size(); ++b)
         for (size_t i = 0; i < inputs_[a].interfaces.size(); ++i)
-          for (size_t j = 0; j < inputs_[b].interfaces.size(); ++j) {
+          for (size_t j = a == b ? i + 1 : 0; j < inputs_[b].interfaces.size(); ++j) {
+            // Within one file: interfaces of one name in two pcapng sections (files joined with cat).
+            if (a == b && inputs_[a].source->interfaces()[i].section == inputs_[b].source->interfaces()[j].section)
+              continue;
             const Input::Interface& x = inputs_[a].interfaces[i];
             const Input::Interface& y = inputs_[b].interfaces[j];
             if (!x.decided || x.point != y.point || x.point == kNoPoint || !x.packets || !y.packets) continue;
@@ -445,8 +503,12 @@ class Session::Impl {
             const double overlapped = std::min(within(x), within(y));
             if (overlapped < std::max(50.0, 0.1 * double(std::min(x.packets, y.packets)))) continue;
             if (2.0 * double(duplicates) >= overlapped) continue;
+            const std::string where = a == b ? inputs_[a].label + "'s pcapng sections " +
+                                                   std::to_string(inputs_[a].source->interfaces()[i].section + 1) + " and " +
+                                                   std::to_string(inputs_[b].source->interfaces()[j].section + 1)
+                                             : inputs_[a].label + " and " + inputs_[b].label;
             summary_.warnings.push_back(
-                inputs_[a].label + " and " + inputs_[b].label + " both have interface " + engine_.point_name(x.point) +
+                where + " both have interface " + engine_.point_name(x.point) +
                 " and overlap in time without holding the same packets: two sniffers whose interfaces share a name? "
                 "They are taken as one observation point (interfaces of one name are one point, as ring files are), "
                 "where a packet both saw reads as a resend and no hop between them is measured; --points-by-file "
