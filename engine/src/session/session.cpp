@@ -29,8 +29,6 @@ struct Input {
   bool has_next = false;
   bool started = false;   ///< delivered a packet
   bool finished = false;  ///< read to its end
-  bool waited = false;    ///< held back once for a ring predecessor still being read
-  uint64_t delivered = 0;  ///< packets handed to the engine
   TimeNs last_ts = 0;     ///< of the last packet delivered (stamp-less packets merge there)
   /// By interface index, one entry per interface the source has declared (read per packet: one
   /// place for what point_of() and source_of() look up).
@@ -181,50 +179,34 @@ class Session::Impl {
   }
   std::vector<Chain> chains_;
 
-  // Stamps step back a little within a capture (NIC queues stamp in parallel, packets are stamped
-  // when queued), so a ring file may begin a few packets before its predecessor's last. A file's
-  // unnamed interface, while a chain of its number is still being read with its next packet at
-  // most kRingOverlap after the interface's first (and not more than the reorder window), waits
-  // (run()) until every such chain has ended, gone further in time, or given kRingOverlapPackets
-  // more packets: then it is decided as usual, and joins the ended chain whose file name is
-  // nearest its own. Two sniffers' files overlap by more.
+  // A later pcapng section's unnamed interface continues its point when the point's packets so far
+  // end at most this much after the section's first (stamps step back a little across a ring
+  // file's end: packets are stamped when queued, NIC queues stamp in parallel).
   static constexpr DurationNs kRingOverlap = 10 * kNsPerMs;
-  static constexpr uint64_t kRingOverlapPackets = 64;
-  struct Waiting {
-    size_t input;                                           ///< held back
-    std::vector<std::pair<const Input*, uint64_t>> on;      ///< chains' files, and their packets then
-  };
-  std::vector<Waiting> waiting_;
 
-  // The files of the chains input `in`'s next packet, of interface `id`, would wait for (none:
-  // it is decided now).
-  std::vector<std::pair<const Input*, uint64_t>> rings_in_reading(const Input& in, uint32_t id) const {
-    std::vector<std::pair<const Input*, uint64_t>> out;
-    if (by_file_ || id >= in.source->interfaces().size()) return out;
-    if (id < in.interfaces.size() && in.interfaces[id].decided) return out;
-    const CaptureInterface& iface = in.source->interfaces()[id];
-    if (!iface.name.empty() || earlier_section_id(in, id) != id) return out;
-    const std::string base = display_name(iface, id);
-    for (const Chain& c : chains_)
-      if (c.base == base && c.last != &in && !c.last->finished && !held_back(*c.last) &&
-          span_ns(stamp_of(in), stamp_of(*c.last)) <= double(ring_overlap_))
-        out.emplace_back(c.last, c.last->delivered);
-    return out;
-  }
-  bool held_back(const Input& in) const {
-    for (const Waiting& w : waiting_)
-      if (&inputs_[w.input] == &in) return true;
-    return false;
-  }
-  // Whether an input held back still waits: a file it waits on is still being read, its next
-  // packet near, and has given few packets since.
-  bool still_waiting(const Waiting& w) const {
-    const Input& in = inputs_[w.input];
-    for (const auto& [other, delivered] : w.on)
-      if (!other->finished && other->delivered - delivered <= kRingOverlapPackets &&
-          span_ns(stamp_of(in), stamp_of(*other)) <= double(ring_overlap_))
-        return true;
-    return false;
+  // dumpcap's and editcap's ring files are named PREFIX_NNNNN_YYYYMMDDHHMMSS.EXT: `next` is the
+  // file after `file` when both have that form, one prefix and the next number. A ring file may
+  // begin a few packets before its predecessor's last (stamped when queued): by its name it
+  // continues that file's point even though the file is still being read.
+  static bool ring_successor(const std::string& file, const std::string& next) {
+    auto parse = [](const std::string& path, std::string& prefix, uint64_t& number) {
+      const std::string name = path.substr(path.find_last_of('/') + 1);
+      const size_t dot = name.find('.');
+      const std::string stem = name.substr(0, dot);
+      // PREFIX _ 5+ digits _ 14 digits
+      const size_t date = stem.rfind('_');
+      if (date == std::string::npos || stem.size() - date - 1 != 14) return false;
+      const size_t num = stem.rfind('_', date - 1);
+      if (num == std::string::npos || date - num - 1 < 5 || date - num - 1 > 18) return false;
+      for (size_t k = num + 1; k < stem.size(); ++k)
+        if (k != date && (stem[k] < '0' || stem[k] > '9')) return false;
+      prefix = path.substr(0, path.size() - name.size()) + stem.substr(0, num) + name.substr(dot == std::string::npos ? name.size() : dot);
+      number = std::stoull(stem.substr(num + 1, date - num - 1));
+      return true;
+    };
+    std::string a, b;
+    uint64_t m = 0, n = 0;
+    return parse(file, a, m) && parse(next, b, n) && a == b && n == m + 1;
   }
 
   static size_t common_prefix(const std::string& a, const std::string& b) {
@@ -287,8 +269,10 @@ class Session::Impl {
     const Chain* far = nullptr;
     const Chain* same_start = nullptr;
     const uint64_t key = packet_key(in.next);
+    Chain* successor_of = nullptr;
     for (Chain& c : chains_) {
       if (c.base != base) continue;
+      if (ring_successor(c.last->label, in.label)) successor_of = &c;
       if (!c.last->finished) {
         busy = &c;
         continue;
@@ -306,6 +290,7 @@ class Session::Impl {
            c.last->last_ts > join->last->last_ts))
         join = &c;
     }
+    if (successor_of) join = successor_of;
     if (join) {
       in.interfaces[id].point = join->point;
       in.interfaces[id].decided = true;
@@ -364,14 +349,6 @@ class Session::Impl {
       if (!single) {
         i = heap.top();
         heap.pop();
-        if (!inputs_[i].waited) {
-          auto on = rings_in_reading(inputs_[i], inputs_[i].next.interface);
-          if (!on.empty()) {
-            inputs_[i].waited = true;
-            waiting_.push_back(Waiting{i, std::move(on)});
-            continue;
-          }
-        }
       }
       Input& in = inputs_[i];
       const CapturedPacket& c = in.next;
@@ -388,7 +365,6 @@ class Session::Impl {
       f.decoded = c.decoded;
       source_of(in, c.interface, f);
       engine_.push(f);
-      ++in.delivered;
       if (c.has_ts) {
         in.last_ts = c.ts;
         if (c.interface < in.interfaces.size()) {
@@ -409,12 +385,6 @@ class Session::Impl {
       } else {
         in.finished = true;
       }
-      if (!waiting_.empty()) [[unlikely]]
-        std::erase_if(waiting_, [&](const Waiting& w) {
-          if (still_waiting(w)) return false;
-          heap.push(w.input);
-          return true;
-        });
       if (summary_.frames % kCheckEvery == 0) {
         if (cancel && cancel->cancelled()) {
           summary_.cancelled = true;
