@@ -134,6 +134,13 @@ void IoQuality::finish(Ctx& ctx) {
              ", not counted as I/Os (another protocol over SEND, or a queue whose completions the capture "
              "does not hold: it ends or starts mid-I/O, or misses one direction)";
     });
+  if (stats_.missed_completions)
+    ctx.warn("missed_completions", [&] {
+      return std::to_string(stats_.missed_completions) +
+             " NVMe commands had their CID reused before a point saw their completion: that point missed "
+             "the completions (a capture's or a mirror's drop) or handled packets out of order (a reorder limit "
+             "reached), and those I/Os lack its metrics there";
+    });
   if (stats_.late_copies)
     ctx.warn("late_io_copies", [&] {
       return std::to_string(stats_.late_copies) +

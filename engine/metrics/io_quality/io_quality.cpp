@@ -270,7 +270,20 @@ bool IoQuality::attach_by_identity(const Packet& p, Stage stage, Ctx& ctx) {
   return false;
 }
 
-void IoQuality::join_cid_list(Entry& e, Observation& o) {
+void IoQuality::join_cid_list(Entry& e, PointId point) {
+  // NVMe reuses a CID only once its command has completed: an older command of this CID still in
+  // the point's list had its completion missed here (a capture's drop, a mirror's). Left in, it
+  // would take this command's completion, and every later one its successor's (IOL1 in
+  // milliseconds for microseconds, a network blamed).
+  if (const SlotList* open = queues_[e.queue].open.find(e.cid)) {
+    SmallVector<uint32_t, 4> missed;
+    for (uint32_t slot = open->head; slot != kNoSlot; slot = entry_in(slot).open_link.next)
+      if (slot != e.slot)
+        if (const Observation* o = entry_in(slot).at(point); o && o->in_cid_list) missed.push_back(slot);
+    for (uint32_t slot : missed) leave_cid_list(entry_in(slot), point);
+    stats_.missed_completions += missed.size();
+  }
+  Observation& o = *e.at(point);
   o.in_cid_list = true;
   o.cid_order = ++cid_order_;
   if (e.cid_lists++ == 0) list_append(queues_[e.queue].open[e.cid], e.slot, open_link());
@@ -304,7 +317,7 @@ void IoQuality::on_command(const Packet& p, Ctx& ctx) {
     ref = create(p, qi, ctx);
   }
   Entry& e = *get(ref);
-  if (stamp(e, kCommand, p, ctx)) join_cid_list(e, *e.at(p.point));
+  if (stamp(e, kCommand, p, ctx)) join_cid_list(e, p.point);
 }
 
 void IoQuality::on_keyed(const Packet& p, Stage stage, Ctx& ctx) {

@@ -51,6 +51,7 @@ struct IoQualityStats {
   uint64_t late_copies = 0;  ///< packets of I/Os already reported
   uint64_t attached = 0;     ///< packets attached by identity at a point that missed the command
   uint64_t impossible = 0;   ///< I/Os reported with a negative metric (warned about)
+  uint64_t missed_completions = 0;  ///< commands whose CID a point saw reused before their completion
 };
 
 class IoQuality final : public Component {
@@ -110,8 +111,9 @@ class IoQuality final : public Component {
   void remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn, Ctx& ctx);
   /// Frame notes only (the caller checks ctx.frame_notes: stamps come with every packet).
   void note_stage(Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx);
-  /// A point saw the I/O's command: its completion there is taken from the point's CID list.
-  void join_cid_list(Entry& e, Observation& o);
+  /// A point saw the I/O's command: its completion there is taken from the point's CID list,
+  /// which the point's older commands with the CID leave (their completions it missed).
+  void join_cid_list(Entry& e, PointId point);
   /// Once a point has seen an I/O's completion, later completions there with its CID are
   /// another I/O's: it leaves the point's CID list.
   void leave_cid_list(Entry& e, PointId point);
