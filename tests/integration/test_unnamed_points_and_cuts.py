@@ -47,6 +47,15 @@ def editcap(*args):
     subprocess.run(["editcap", *args], check=True, capture_output=True)
 
 
+def cat(path, parts):
+    """`path`: the files `parts` one after the other (cat): a pcapng file of several sections."""
+    with open(path, "wb") as out:
+        for part in parts:
+            with open(part, "rb") as f:
+                out.write(f.read())
+    return path
+
+
 def export(kind, *caps, check=True):
     p = run_cli(cli, "export", kind, *caps, "--no-progress", check=check)
     return p, [json.loads(line) for line in p.stdout.splitlines() if line.strip()]
@@ -240,11 +249,7 @@ for k, packets in enumerate((whole.packets[:half], whole.packets[half:])):
     part = os.path.join(tmp, f"section{k}.pcapng")
     whole.write(part, packets)
     parts.append(part)
-two_sections = os.path.join(tmp, "two_sections.pcapng")
-with open(two_sections, "wb") as out:
-    for part in parts:
-        with open(part, "rb") as f:
-            out.write(f.read())
+two_sections = cat(os.path.join(tmp, "two_sections.pcapng"), parts)
 line, _ = points(two_sections)
 if "observation points (2)" not in line:
     problems.append(f"two sections of unnamed interfaces: {line.strip()[:200]}")
@@ -258,11 +263,7 @@ same("I/Os, two sections of unnamed interfaces", canonical(got, {}), canonical(w
 # its own (the records of the two files given separately, names mapped), with a warning; two
 # sniffers' eth0 as two sections get the two-sniffers warning, as two files do.
 unnamed_hosts = [one_point_file(os.path.join(tmp, f"unnamed{i}.pcapng"), i, interface_block()) for i in range(2)]
-catted = os.path.join(tmp, "per_point_sections.pcapng")
-with open(catted, "wb") as out:
-    for part in unnamed_hosts:
-        with open(part, "rb") as f:
-            out.write(f.read())
+catted = cat(os.path.join(tmp, "per_point_sections.pcapng"), unnamed_hosts)
 line, p = points(catted)
 if "observation points (2)" not in line or "per-point files joined with cat?" not in p.stderr:
     problems.append(f"per-point files joined with cat: {line.strip()[:200]}; {p.stderr.strip()[:300]}")
@@ -271,11 +272,7 @@ for kind in ("io", "messages"):
     _, want = export(kind, *unnamed_hosts)
     _, got = export(kind, catted)
     same(f"{kind}, per-point files joined with cat", canonical(got, names_cat, FRAMES), canonical(want, {}, FRAMES))
-eth0_catted = os.path.join(tmp, "eth0_sections.pcapng")
-with open(eth0_catted, "wb") as out:
-    for part in hosts:
-        with open(part, "rb") as f:
-            out.write(f.read())
+eth0_catted = cat(os.path.join(tmp, "eth0_sections.pcapng"), hosts)
 p = run_cli(cli, "analyze", eth0_catted, "--no-progress")
 if "sections 1 and 2 both have interface eth0 and overlap in time without holding the same packets" not in p.stderr:
     problems.append(f"two hosts' eth0 as two sections: no warning that they are two sniffers: {p.stderr.strip()[:300]}")
