@@ -271,22 +271,41 @@ bool IoQuality::attach_by_identity(const Packet& p, Stage stage, Ctx& ctx) {
 }
 
 void IoQuality::join_cid_list(Entry& e, PointId point) {
-  // NVMe reuses a CID only once its command has completed: an older command of this CID still in
-  // the point's list had its completion missed here (a capture's drop, a mirror's). Left in, it
-  // would take this command's completion, and every later one its successor's (IOL1 in
-  // milliseconds for microseconds, a network blamed).
-  if (const SlotList* open = queues_[e.queue].open.find(e.cid)) {
-    SmallVector<uint32_t, 4> missed;
-    for (uint32_t slot = open->head; slot != kNoSlot; slot = entry_in(slot).open_link.next)
-      if (slot != e.slot)
-        if (const Observation* o = entry_in(slot).at(point); o && o->in_cid_list) missed.push_back(slot);
-    for (uint32_t slot : missed) leave_cid_list(entry_in(slot), point);
-    stats_.missed_completions += missed.size();
-  }
   Observation& o = *e.at(point);
   o.in_cid_list = true;
   o.cid_order = ++cid_order_;
   if (e.cid_lists++ == 0) list_append(queues_[e.queue].open[e.cid], e.slot, open_link());
+}
+
+Entry* IoQuality::answered_command(const SlotList& open, const Packet& p) {
+  // This point's list of the CID (its I/Os there whose command the point saw and whose completion
+  // it has not): NVMe reuses a CID only once its command has completed, so the completion answers
+  // the newest command the point saw before it. An older one still listed had its completion
+  // missed here (a capture's drop, a mirror's): taken for the oldest, every later completion of
+  // the CID ended its predecessor's I/O (IOL1 in milliseconds for microseconds, a network
+  // blamed). None before it (stamps that step back): the oldest.
+  Entry* newest = nullptr;
+  Entry* oldest = nullptr;
+  for (uint32_t slot = open.head; slot != kNoSlot; slot = entry_in(slot).open_link.next) {
+    Entry& e = entry_in(slot);
+    const Observation* o = e.at(p.point);
+    if (!o || !o->in_cid_list) continue;
+    if (!oldest || o->cid_order < oldest->at(p.point)->cid_order) oldest = &e;
+    if (o->ts[kCommand] <= p.ts && (!newest || o->cid_order > newest->at(p.point)->cid_order)) newest = &e;
+  }
+  return newest ? newest : oldest;
+}
+
+void IoQuality::leave_missed_completions(Queue& q, const Entry& answered, PointId point) {
+  const SlotList* open = q.open.find(answered.cid);
+  if (!open) return;
+  const uint64_t order = answered.at(point)->cid_order;
+  SmallVector<uint32_t, 4> missed;
+  for (uint32_t slot = open->head; slot != kNoSlot; slot = entry_in(slot).open_link.next)
+    if (const Observation* o = entry_in(slot).at(point); o && o->in_cid_list && o->cid_order < order)
+      missed.push_back(slot);
+  for (uint32_t slot : missed) leave_cid_list(entry_in(slot), point);
+  stats_.missed_completions += missed.size();
 }
 
 void IoQuality::leave_cid_list(Entry& e, PointId point) {
@@ -457,19 +476,7 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
   for (size_t i = 0; i < n; ++i) {
     const SlotList* open = candidates[i]->open.find(cid);
     if (!open) continue;
-    // This point's list of the CID (its I/Os there whose command the point saw and whose
-    // completion it has not): the oldest is this one's.
-    Entry* pick = nullptr;
-    uint64_t pick_order = 0;
-    for (uint32_t slot = open->head; slot != kNoSlot; slot = entry_in(slot).open_link.next) {
-      Entry& e = entry_in(slot);
-      const Observation* o = e.at(p.point);
-      if (o && o->in_cid_list && (!pick || o->cid_order < pick_order)) {
-        pick = &e;
-        pick_order = o->cid_order;
-      }
-    }
-    if (pick) matches[m++] = {candidates[i], pick};
+    if (Entry* pick = answered_command(*open, p)) matches[m++] = {candidates[i], pick};
   }
   if (m > 1 && p.roce.has(kExtIeth)) {
     // Several unpaired queues have this CID outstanding: the IETH key names the I/O's buffer.
@@ -531,6 +538,7 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
   }
   stamp(e, kCompletion, p, ctx);
   remember_stage(e, kCompletion, p.flow, psn, ctx);
+  leave_missed_completions(q, e, p.point);
   leave_cid_list(e, p.point);
   if (!e.completed) {
     e.completed = true;

@@ -111,9 +111,13 @@ class IoQuality final : public Component {
   void remember_stage(Entry& e, Stage stage, FlowId flow, uint32_t psn, Ctx& ctx);
   /// Frame notes only (the caller checks ctx.frame_notes: stamps come with every packet).
   void note_stage(Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx);
-  /// A point saw the I/O's command: its completion there is taken from the point's CID list,
-  /// which the point's older commands with the CID leave (their completions it missed).
+  /// A point saw the I/O's command: its completion there is taken from the point's CID list.
   void join_cid_list(Entry& e, PointId point);
+  /// The I/O of the point's CID list `open` that completion `p` answers (null: none listed).
+  Entry* answered_command(const SlotList& open, const Packet& p);
+  /// `answered` took its completion at `point`: its older commands of the CID there leave the
+  /// point's list (their completions the point missed).
+  void leave_missed_completions(Queue& q, const Entry& answered, PointId point);
   /// Once a point has seen an I/O's completion, later completions there with its CID are
   /// another I/O's: it leaves the point's CID list.
   void leave_cid_list(Entry& e, PointId point);

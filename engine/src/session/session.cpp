@@ -200,7 +200,8 @@ class Session::Impl {
       if (num == std::string::npos || date - num - 1 < 5 || date - num - 1 > 18) return false;
       for (size_t k = num + 1; k < stem.size(); ++k)
         if (k != date && (stem[k] < '0' || stem[k] > '9')) return false;
-      prefix = path.substr(0, path.size() - name.size()) + stem.substr(0, num) + name.substr(dot == std::string::npos ? name.size() : dot);
+      const std::string extension = dot == std::string::npos ? "" : name.substr(dot);
+      prefix = path.substr(0, path.size() - name.size()) + stem.substr(0, num) + extension;
       number = std::stoull(stem.substr(num + 1, date - num - 1));
       return true;
     };
