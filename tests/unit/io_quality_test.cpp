@@ -140,6 +140,28 @@ TEST(IoQuality, RetransmittedCommandKeepsFirstCopyPerPoint) {
   EXPECT_EQ(copies, 2);  // frames 2 and 8
 }
 
+TEST(IoQuality, AMissedCompletionLeavesTheNextOneToItsOwnCommand) {
+  // The first read's completion never reached the point (a capture's drop): NVMe reuses CID 1
+  // only once it completed, so the completion after the second command is that command's.
+  Capture cap;
+  cap.add(C, 100, cap.command(0x02, 1, 10, 512, 0x10));
+  cap.add(C, 200, cap.write_data(0x0A, 90, 0x10));
+  cap.add(C, 400, cap.command(0x02, 1, 11, 512, 0x11));
+  cap.add(C, 500, cap.write_data(0x0A, 92, 0x11));
+  cap.add(C, 900, cap.completion(1, 93));
+  cap.add(C, 1000, cap.command(0x02, 1, 12, 512, 0x12));
+  cap.add(C, 1100, cap.write_data(0x0A, 94, 0x12));
+  cap.add(C, 1300, cap.completion(1, 95));
+  Collector r = cap.run({"only"});
+  ASSERT_EQ(r.ios.size(), 3u);
+  EXPECT_FALSE(r.ios[0].iol_ns);  // its completion missed
+  ASSERT_TRUE(r.ios[1].iol_ns);
+  EXPECT_EQ(*r.ios[1].iol_ns, 500);
+  ASSERT_TRUE(r.ios[2].iol_ns);
+  EXPECT_EQ(*r.ios[2].iol_ns, 300);
+  EXPECT_TRUE(r.warned("had their CID reused before a point saw their completion"));
+}
+
 TEST(IoQuality, CidReuseStartsNewIo) {
   Capture cap;
   cap.add(C, 100, cap.command(0x02, 1, 10, 512, 0x10));
