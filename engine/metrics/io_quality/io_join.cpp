@@ -260,14 +260,28 @@ void IoQuality::add_role_evidence(const Entry& e, Ctx& ctx) const {
   ctx.roles.add_evidence(q.host, q.storage, std::span(s.begin(), s.size()), &q.roles);
 }
 
+bool IoQuality::awaits_ranking(const Entry& e, const Ctx& ctx) const {
+  const Queue& q = queues_[e.queue];
+  auto unranked = [&](PointId point) {
+    return !ctx.roles.ranked(q.host, true, point) || !ctx.roles.ranked(q.storage, false, point);
+  };
+  for (const Observation& o : e.obs)
+    if (!o.has(kCommand) && unranked(o.point)) return true;
+  // A point that saw other commands of the queue but nothing of this I/O (a capture there that
+  // began after it): on its path all the same.
+  for (PointId point : q.command_points)
+    if (!e.at(point) && unranked(point)) return true;
+  return false;
+}
+
 void IoQuality::emit_or_defer(const Entry& e, IoEnd end, Ctx& ctx) {
   add_role_evidence(e, ctx);
   Roles::Sides sides;
   IoRecord r = build(e, end, false, false, ctx, &sides);
   // Roles can only be learned with several points; an I/O whose endpoints have no evidence
   // yet waits for some (its host's other I/Os), so that the same capture always gives the same
-  // roles whatever the order its I/Os end in.
-  if (ctx.points.size() >= 2 && (!sides.compute_known || !sides.storage_known)) {
+  // roles whatever the order its I/Os end in. So does one seen at a point not compared yet.
+  if (ctx.points.size() >= 2 && (!sides.compute_known || !sides.storage_known || awaits_ranking(e, ctx))) {
     deferred_.push_back(Deferred{e, end, ctx.points.progress()});
     if (deferred_.size() > kMaxDeferred) {
       Deferred d = std::move(deferred_.front());
@@ -309,7 +323,8 @@ void IoQuality::flush_deferred(Ctx& ctx, bool all) {
   for (Deferred& d : deferred_) {
     Roles::Sides sides;
     build(d.entry, d.end, false, false, ctx, &sides);
-    bool ready = all || now - d.progress > io_timeout_ || (sides.compute_known && sides.storage_known);
+    bool ready = all || now - d.progress > io_timeout_ ||
+                 (sides.compute_known && sides.storage_known && !awaits_ranking(d.entry, ctx));
     if (!ready) {
       keep.push_back(std::move(d));
       continue;

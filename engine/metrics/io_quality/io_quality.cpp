@@ -208,7 +208,12 @@ inline bool IoQuality::stamp(Entry& e, Stage stage, const Packet& p, Ctx& ctx) {
     o.ts[stage] = p.ts;
     o.frame[stage] = p.frame;
     o.psn[stage] = p.roce.bth.psn;
-    if (stage == kCommand) o.ttl_command = p.roce.ttl;
+    if (stage == kCommand) {
+      o.ttl_command = p.roce.ttl;
+      SmallVector<PointId, 4>& seen = queues_[e.queue].command_points;
+      if (seen.size() < Queue::kMaxCommandPoints && std::find(seen.begin(), seen.end(), p.point) == seen.end())
+        seen.push_back(p.point);
+    }
     if (stage == kCompletion) o.ttl_completion = p.roce.ttl;
   }
   if (ctx.frame_notes) [[unlikely]]

@@ -115,6 +115,11 @@ class IoQuality final : public Component {
   void join_cid_list(Entry& e, PointId point);
   /// The I/O of the point's CID list `open` that completion `p` answers (null: none listed).
   Entry* answered_command(const SlotList& open, const Packet& p);
+  /// A point saw a later packet of the I/O but not its command (a capture that began within the
+  /// I/O there, a drop) and the role evidence has not compared it with another point yet: it may
+  /// be the I/O's side nearer its host or storage server, and the sides found without it the
+  /// wrong ones (a fabric point taken for the compute side).
+  bool awaits_ranking(const Entry& e, const Ctx& ctx) const;
   /// `answered` took its completion at `point`: its older commands of the CID there leave the
   /// point's list (their completions the point missed).
   void leave_missed_completions(Queue& q, const Entry& answered, PointId point);

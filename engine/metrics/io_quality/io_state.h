@@ -137,6 +137,10 @@ struct Queue {
   /// it has not): each point's list is its I/Os here in order of cid_order. As many as the
   /// queue has outstanding, and a few a lagging point has yet to see end.
   FlatMap<uint16_t, SlotList, CidHash> open;
+  /// The points that saw commands of the queue (IoQuality::awaits_ranking), the first
+  /// kMaxCommandPoints.
+  static constexpr size_t kMaxCommandPoints = 16;
+  SmallVector<PointId, 4> command_points;
 };
 
 }  // namespace rdmatel::io_quality

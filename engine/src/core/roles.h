@@ -97,6 +97,13 @@ class Roles {
   /// complete there too).
   void summarize(PointId point, uint64_t& compute_endpoints, uint64_t& storage_endpoints, bool* ranked = nullptr) const;
 
+  /// Whether `point` was compared with another point for `ip` as a host (`host_side`) or as a
+  /// storage server (it saw I/Os of it complete, as another point did).
+  bool ranked(const IpAddress& ip, bool host_side, PointId point) const {
+    const Evidence* e = find(ip, host_side ? kHost : kStorageSide);
+    return e && e->ranks(point);
+  }
+
   /// Changes whenever some endpoint's nearest points change.
   uint64_t version() const { return version_; }
 
