@@ -262,16 +262,17 @@ void IoQuality::add_role_evidence(const Entry& e, Ctx& ctx) const {
 
 bool IoQuality::awaits_ranking(const Entry& e, const Ctx& ctx) const {
   const Queue& q = queues_[e.queue];
-  auto unranked = [&](PointId point) {
-    return !ctx.roles.ranked(q.host, true, point) || !ctx.roles.ranked(q.storage, false, point);
-  };
+  // The points on the I/O's path that missed its command: those that saw a later packet of it,
+  // and those that saw other commands of the queue but nothing of this I/O (a capture there that
+  // began after it). Nearly always none: no evidence looked up.
+  SmallVector<PointId, 8> missed;
   for (const Observation& o : e.obs)
-    if (!o.has(kCommand) && unranked(o.point)) return true;
-  // A point that saw other commands of the queue but nothing of this I/O (a capture there that
-  // began after it): on its path all the same.
+    if (!o.has(kCommand)) missed.push_back(o.point);
   for (PointId point : q.command_points)
-    if (!e.at(point) && unranked(point)) return true;
-  return false;
+    if (!e.at(point)) missed.push_back(point);
+  if (missed.empty()) return false;
+  const std::span<const PointId> points(missed.begin(), missed.size());
+  return !ctx.roles.ranks_all(q.host, true, points) || !ctx.roles.ranks_all(q.storage, false, points);
 }
 
 void IoQuality::emit_or_defer(const Entry& e, IoEnd end, Ctx& ctx) {

@@ -275,8 +275,7 @@ bool IoQuality::attach_by_identity(const Packet& p, Stage stage, Ctx& ctx) {
   return false;
 }
 
-void IoQuality::join_cid_list(Entry& e, PointId point) {
-  Observation& o = *e.at(point);
+void IoQuality::join_cid_list(Entry& e, Observation& o) {
   o.in_cid_list = true;
   o.cid_order = ++cid_order_;
   if (e.cid_lists++ == 0) list_append(queues_[e.queue].open[e.cid], e.slot, open_link());
@@ -291,12 +290,19 @@ Entry* IoQuality::answered_command(const SlotList& open, const Packet& p) {
   // blamed). None before it (stamps that step back): the oldest.
   Entry* newest = nullptr;
   Entry* oldest = nullptr;
+  uint64_t newest_order = 0, oldest_order = 0;
   for (uint32_t slot = open.head; slot != kNoSlot; slot = entry_in(slot).open_link.next) {
     Entry& e = entry_in(slot);
     const Observation* o = e.at(p.point);
     if (!o || !o->in_cid_list) continue;
-    if (!oldest || o->cid_order < oldest->at(p.point)->cid_order) oldest = &e;
-    if (o->ts[kCommand] <= p.ts && (!newest || o->cid_order > newest->at(p.point)->cid_order)) newest = &e;
+    if (!oldest || o->cid_order < oldest_order) {
+      oldest = &e;
+      oldest_order = o->cid_order;
+    }
+    if (o->ts[kCommand] <= p.ts && (!newest || o->cid_order > newest_order)) {
+      newest = &e;
+      newest_order = o->cid_order;
+    }
   }
   return newest ? newest : oldest;
 }
@@ -341,7 +347,7 @@ void IoQuality::on_command(const Packet& p, Ctx& ctx) {
     ref = create(p, qi, ctx);
   }
   Entry& e = *get(ref);
-  if (stamp(e, kCommand, p, ctx)) join_cid_list(e, p.point);
+  if (stamp(e, kCommand, p, ctx)) join_cid_list(e, *e.at(p.point));
 }
 
 void IoQuality::on_keyed(const Packet& p, Stage stage, Ctx& ctx) {

@@ -112,7 +112,7 @@ class IoQuality final : public Component {
   /// Frame notes only (the caller checks ctx.frame_notes: stamps come with every packet).
   void note_stage(Entry& e, Stage stage, const Packet& p, bool copy, Ctx& ctx);
   /// A point saw the I/O's command: its completion there is taken from the point's CID list.
-  void join_cid_list(Entry& e, PointId point);
+  void join_cid_list(Entry& e, Observation& o);
   /// The I/O of the point's CID list `open` that completion `p` answers (null: none listed).
   Entry* answered_command(const SlotList& open, const Packet& p);
   /// A point saw a later packet of the I/O but not its command (a capture that began within the

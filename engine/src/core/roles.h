@@ -97,11 +97,14 @@ class Roles {
   /// complete there too).
   void summarize(PointId point, uint64_t& compute_endpoints, uint64_t& storage_endpoints, bool* ranked = nullptr) const;
 
-  /// Whether `point` was compared with another point for `ip` as a host (`host_side`) or as a
-  /// storage server (it saw I/Os of it complete, as another point did).
-  bool ranked(const IpAddress& ip, bool host_side, PointId point) const {
+  /// Whether every one of `points` was compared with another point for `ip` as a host
+  /// (`host_side`) or as a storage server (it saw I/Os of it complete, as another point did).
+  bool ranks_all(const IpAddress& ip, bool host_side, std::span<const PointId> points) const {
     const Evidence* e = find(ip, host_side ? kHost : kStorageSide);
-    return e && e->ranks(point);
+    if (!e) return points.empty();
+    for (PointId point : points)
+      if (!e->ranks(point)) return false;
+    return true;
   }
 
   /// Changes whenever some endpoint's nearest points change.
