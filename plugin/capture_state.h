@@ -140,6 +140,12 @@ class CaptureState {
   /// The I/O's frames at every point, in frame order (after the first pass; empty before).
   std::span<const IoFrameLink> io_frames(uint64_t io_id) const;
   std::optional<MessageRecord> message(uint64_t id) const { return store_.message(id); }
+  /// (last frame, id) of the messages whose last frame is `frame`; empty before the first pass
+  /// is over.
+  std::span<const std::pair<uint64_t, uint64_t>> messages_ending_on(uint32_t frame) const {
+    if (!finished()) return {};
+    return store_.messages_ending_on(frame);
+  }
   /// The diagnosis's finding of `rank` (final once the first pass is over), or nullptr.
   const DiagnosisRecord* finding(uint64_t rank) const { return store_.finding(rank); }
   /// Hop record `n` (final once the first pass is over), or nullptr.

@@ -199,7 +199,8 @@ void add_generated_bool(proto_tree* t, int hf, tvbuff_t* tvb, proto_item** out =
   if (out) *out = it;
 }
 
-void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state,
+// True when it showed the message's metrics (the frame is the message's last).
+bool display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state,
                      const FrameNote& n, const MessageRecord* m) {
   proto_item* it = nullptr;
   if (n.detail & kMsgRetransmission) {
@@ -216,7 +217,7 @@ void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
     expert_add_info(pinfo, it, &fields.ei_out_of_sequence);
   }
   // The message's metrics go on the frame that completes it at this point.
-  if (!m || m->last_frame != pinfo->num) return;
+  if (!m || m->last_frame != pinfo->num) return false;
   proto_item* ti = proto_tree_add_none_format(tree, fields.msg, tvb, 0, 0, "RDMA %s message, PSN %u-%u, %llu bytes",
                                               message_kind_name(m->kind), m->first_psn, m->last_psn,
                                               (unsigned long long)m->bytes);
@@ -253,6 +254,7 @@ void display_message(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
   gen(proto_tree_add_uint64(t, fields.msg_packets, tvb, 0, 0, m->packets));
   gen(proto_tree_add_uint64(t, fields.msg_retrans_packets, tvb, 0, 0, m->retrans_packets));
   gen(proto_tree_add_uint64(t, fields.msg_naks, tvb, 0, 0, m->naks));
+  return true;
 }
 
 // One enabled priority of a PFC frame: detail = priority | quanta << 8, ref = pause time in ns
@@ -379,6 +381,8 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
     }
   }
   const NoteKinds& k = note_kinds();
+  uint64_t shown[8];  // messages whose metrics a packet note showed
+  size_t shown_count = 0;
   for (const FrameNote& n : view.notes) {
     if (n.kind == k.io_unparseable) {
       expert_add_info_format(pinfo, root, &fields.ei_capsule_unparseable,
@@ -388,7 +392,8 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
       expert_add_info(pinfo, root, &fields.ei_orphan_completion);
     } else if (n.kind == k.msg_packet) {
       const std::optional<MessageRecord> m = n.ref ? state.message(n.ref) : std::nullopt;
-      display_message(tvb, pinfo, t, state, n, m ? &*m : nullptr);
+      if (display_message(tvb, pinfo, t, state, n, m ? &*m : nullptr) && shown_count < std::size(shown))
+        shown[shown_count++] = m->id;
     } else if (n.kind == k.msg_nak) {
       const std::optional<MessageRecord> m = n.ref ? state.message(n.ref) : std::nullopt;
       display_nak(tvb, pinfo, t, n, m ? m->first_frame : 0);
@@ -435,6 +440,17 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
     } else if (k.stage_of(n.kind) >= 0) {
       if (const IoRecord* r = state.io(n.ref)) display_io(tvb, pinfo, t, state, n, *r);
     }
+  }
+  // A message whose last packet carries no note of it (the capture ended before its LAST: its
+  // record, incomplete, ends on a MIDDLE) shows on that frame all the same, as the CLI lists it.
+  for (const auto& [frame, id] : state.messages_ending_on(pinfo->num)) {
+    if (std::find(shown, shown + shown_count, id) != shown + shown_count) continue;
+    const std::optional<MessageRecord> m = state.message(id);
+    FrameNote n{};
+    n.frame = frame;
+    n.kind = k.msg_packet;
+    n.ref = id;
+    if (m) display_message(tvb, pinfo, t, state, n, &*m);
   }
 }
 

@@ -75,6 +75,9 @@ class RecordStore final : public RecordSink {
   /// command when it never completed), a message on the frame that completes it.
   std::vector<const IoRecord*> ios_counted_on(uint64_t frame) const;
   std::vector<MessageRecord> messages_counted_on(uint64_t frame) const;
+  /// The ids of the messages whose last frame is `frame` (after index()), in id order: complete
+  /// or not (a message the capture's end cut has no LAST, and no packet note that shows it).
+  std::span<const std::pair<uint64_t, uint64_t>> messages_ending_on(uint64_t frame) const;
   /// Congestion records counted on `frame` (after index()): a flow's on its first packet at
   /// the point, a PFC priority's on its first PFC frame.
   const EcnRecord* congestion_counted_on(uint64_t frame) const;

@@ -312,10 +312,14 @@ std::vector<const IoRecord*> RecordStore::ios_counted_on(uint64_t frame) const {
   return out;
 }
 
+std::span<const std::pair<uint64_t, uint64_t>> RecordStore::messages_ending_on(uint64_t frame) const {
+  auto [first, last] = frame_range(message_by_frame_, frame, hints_.messages, [](const auto& e) { return e.first; });
+  return std::span<const std::pair<uint64_t, uint64_t>>(message_by_frame_).subspan(first, last - first);
+}
+
 std::vector<MessageRecord> RecordStore::messages_counted_on(uint64_t frame) const {
   std::vector<MessageRecord> out;
-  auto [first, last] = frame_range(message_by_frame_, frame, hints_.messages, [](const auto& e) { return e.first; });
-  for (size_t i = first; i < last; ++i) out.push_back(expand(message_by_frame_[i].second));
+  for (const auto& [last_frame, id] : messages_ending_on(frame)) out.push_back(expand(id));
   return out;
 }
 
