@@ -197,7 +197,12 @@ for name, args in (("lossy6", ["--scenario", "nvme-midstream", "--points", "3", 
                    # Nearly every packet resent (go-back-N windows lost again and again, no IP ID):
                    # 80 % of the packets have an identical twin, as in a mirror, but not in its order.
                    ("resent_ipv6", ["--scenario", "write-flows", "--ipv6", "--loss", "0.05", "--pmtu", "1024",
-                                    "--seed", "8"])):
+                                    "--seed", "8"]),
+                   # Go-back-N resending 8 of 10 data packets once, each 86 us after its original (the
+                   # sender's pace): groups of two as a mirror's, and a point's window widened to 174 us
+                   # (315 resends dropped as copies); the ACKs coming back were not doubled.
+                   ("resent_at_one_delay", ["--scenario", "write-flows", "--flows", "3", "--messages", "11",
+                                            "--ipv6", "--seed", "7109"])):
     path = generate(name, *args)
     p = run_cli(cli, "analyze", path, "--no-progress")
     if "mirror copies" in p.stdout or "recorded twice" in p.stderr:

@@ -261,7 +261,7 @@ class Engine::Impl {
     const uint64_t hash = identity_hash(order_key, wire_len, decoded, in.cap_len);
     if (mirror_checked)
       points_[in.point].mirror_copies.observe(&mirror_counts_[flow_point], mirror_key(hash, uint16_t(in.source)), ts,
-                                              mirror_window_);
+                                              mirror_window_, roce.bth.opcode == kOpcodeAcknowledge);
     // Everything but the stamp, order and length, which the buffer sets.
     auto fill = [&](Packet& p) {
       p.frame = in.frame;

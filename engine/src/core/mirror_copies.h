@@ -69,13 +69,13 @@ class MirrorCopies {
 
   /// A RoCE packet of the flow whose counts at this point are `flow` arrived at the point (any
   /// order). `window`: mirror_copy_window, the least the point's window is.
-  void observe(Counts* flow, uint64_t hash, TimeNs ts, DurationNs window) {
+  void observe(Counts* flow, uint64_t hash, TimeNs ts, DurationNs window, bool acknowledgment) {
     if (arrived_.empty()) {
       window_ = std::max<DurationNs>(window, 0);
       arrived_.allocate(sets_for(window_));
     }
     if (hash >> 61 == 0) [[unlikely]]
-      sample(hash, ts);
+      sample(hash, ts, acknowledgment);
     Slot* twin = arrived_.find(hash);
     const bool is_twin = twin && within(ts, twin->ts, window_);
     if (is_twin)
@@ -181,7 +181,7 @@ class MirrorCopies {
   static constexpr size_t kSampleSets = 256, kGaps = 256;
   static constexpr uint32_t kMaxCopies = 8;
   static constexpr uint64_t kFirstVerdict = 64;
-  void sample(uint64_t hash, TimeNs ts) {
+  void sample(uint64_t hash, TimeNs ts, bool acknowledgment) {
     if (sampled_.empty()) {
       sampled_.allocate(kSampleSets);
       gaps_.assign(kGaps, 0);
@@ -191,12 +191,14 @@ class MirrorCopies {
     if (group && within(ts, group->ts, kMaxWindow)) {
       gaps_[sampled_copies_++ % kGaps] = ts > group->ts ? ts - group->ts : group->ts - ts;
       const uint32_t was = std::min(group->seen, kMaxCopies);
+      if (acknowledgment && was == 1) ++doubled_acks_;
       group->seen = std::min(group->seen + 1, kMaxCopies);
       --groups_[was];
       ++groups_[group->seen];
     } else {
       sampled_.remember(hash, ts, group);
       ++groups_[1];
+      sampled_acks_ += acknowledgment;
     }
     if (sampled_packets_ == next_verdict_) {
       next_verdict_ += std::min<uint64_t>(next_verdict_, uint64_t(1) << 16);
@@ -210,6 +212,9 @@ class MirrorCopies {
     for (uint32_t c = 3; c < kMaxCopies; ++c)
       if (c * groups_[c] > k * groups_[k]) k = c;
     if (k * groups_[k] * 5 < sampled_packets_ * 4) return;
+    // A mirror records the acknowledgments coming back through its ports as often as the data;
+    // a go-back-N that resends most of a point's data (a lossy IPv6 flow) does not resend them.
+    if (sampled_acks_ >= 2 && doubled_acks_ * 2 < sampled_acks_) return;
     copies_ = k;
     following_ = true;
     const size_t n = size_t(std::min<uint64_t>(sampled_copies_, kGaps));
@@ -242,6 +247,7 @@ class MirrorCopies {
   uint64_t packets_ = 0, twins_ = 0;
   bool following_ = false;
   uint64_t sampled_packets_ = 0, sampled_copies_ = 0, next_verdict_ = kFirstVerdict;
+  uint64_t sampled_acks_ = 0, doubled_acks_ = 0;  ///< the sample's ACKs and NAKs, and those with a copy
   std::array<uint64_t, kMaxCopies + 1> groups_{};
   std::vector<DurationNs> gaps_;  ///< kGaps, with the sample's table
 };

@@ -57,6 +57,7 @@ extern const std::array<IbOpcodeInfo, 256> kIbOpcodeInfo;
 inline const IbOpcodeInfo& ib_opcode_info(uint8_t opcode) { return kIbOpcodeInfo[opcode]; }
 
 inline constexpr uint8_t kOpcodeCnp = 0x81;
+inline constexpr uint8_t kOpcodeAcknowledge = 0x11;  ///< RC ACKNOWLEDGE (an ACK or a NAK)
 
 /// AETH syndrome classes (bits 7:5).
 enum class AethKind : uint8_t { kAck, kRnrNak, kReserved, kNak };
