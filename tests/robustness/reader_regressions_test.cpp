@@ -88,6 +88,51 @@ TEST(ReaderRegressions, BadByteOrderMagicIsNamed) {
   EXPECT_EQ(read_all(test::concat({png::shb(), png::idb("a"), png::epb(0, 1, pkt)})).size(), 1u);
 }
 
+// An interface block whose option runs past the block's end (probing: the first option's length
+// set to 0xFFF0) was read without any of its options: its nanosecond stamps read as microseconds
+// (a 1 s capture "7,427,411,236 s" long, roles swapped, negative latencies), exit status 0. The
+// block is corrupt: reading ends there with a sentence, as Wireshark refuses the file.
+TEST(ReaderRegressions, InterfaceOptionPastTheBlockEndsReading) {
+  Bytes body;
+  test::putle16(body, 1);  // Ethernet
+  test::putle16(body, 0);
+  test::putle32(body, 262144);
+  test::putle16(body, 9);       // if_tsresol
+  test::putle16(body, 0xFFF0);  // ... of 65,520 bytes, in a block of 28
+  body.push_back(9);
+  for (int i = 0; i < 7; ++i) body.push_back(0);
+  Bytes pkt(60, 0);
+  std::string err;
+  auto pkts = read_all(test::concat({png::shb(), png::block(1, body), png::epb(0, 1700000000123456789ULL, pkt)}), &err);
+  EXPECT_EQ(pkts.size(), 0u);
+  EXPECT_NE(err.find("interface description block 0: option 9 of 65520 bytes runs past the block's end"),
+            std::string::npos)
+      << err;
+  // The same block with its option's true length is read, at its resolution.
+  body[10] = 1;
+  body[11] = 0;
+  pkts = read_all(test::concat({png::shb(), png::block(1, body), png::epb(0, 1700000000123456789ULL, pkt)}), &err);
+  ASSERT_EQ(pkts.size(), 1u);
+  EXPECT_EQ(pkts[0].ts, 1700000000123456789LL);
+}
+
+// A pcap record claiming 300,000 bytes (more than the 262,144 an Ethernet packet may have,
+// Wireshark's limit) took the records after it for its data and was measured as a frame: the
+// reading now ends at it, every record before it read.
+TEST(ReaderRegressions, PcapRecordBeyondTheLinkTypesLimitEndsReading) {
+  Bytes pkt(60, 0);
+  Bytes big = test::pcap::record(2, 0, pkt);
+  big[8] = 0xE0;  // incl_len 300,000 = 0x000493E0
+  big[9] = 0x93;
+  big[10] = 0x04;
+  big[11] = 0x00;
+  Bytes tail(300000, 0);
+  std::string err;
+  auto pkts = read_all(test::concat({test::pcap::header(), test::pcap::record(1, 0, pkt), big, tail}), &err);
+  EXPECT_EQ(pkts.size(), 1u);
+  EXPECT_NE(err.find("packet record claims 300000 bytes, more than the 262144"), std::string::npos) << err;
+}
+
 // `cat x.pcapng | rdmatel analyze /dev/stdin` said "/dev/stdin is empty": a pipe has no size and
 // cannot be mapped. The fast reader now leaves pipes and devices to the stream reader (wiretap).
 TEST(ReaderRegressions, PipeIsNotEmptyButNotMine) {

@@ -30,6 +30,10 @@ constexpr uint32_t kBlockCustomNoCopy = 0x40000BAD;    // custom block, not to b
 constexpr uint32_t kByteOrderMagic = 0x1A2B3C4D;
 // A packet larger than this is corruption, not data (Wireshark's own limit is 256 MiB).
 constexpr uint32_t kMaxPacketLen = 256u << 20;
+// Wireshark's limit for the link types rdmatel decodes (Ethernet, cooked, raw IP): in a pcap file,
+// where a record's length is all that frames it, a larger one is a corrupt header whose "data"
+// would swallow the records after it.
+constexpr uint32_t kMaxNetworkPacketLen = 262144;
 
 // Per-interface timestamp conversion to ns.
 struct TsScale {
@@ -123,6 +127,9 @@ class FastCaptureReader final : public CaptureSource {
     const uint8_t* h = base_ + pos_;
     uint32_t sec = u32(h), frac = u32(h + 4), incl = u32(h + 8), orig = u32(h + 12);
     if (incl > kMaxPacketLen) return fail("packet record claims " + std::to_string(incl) + " bytes");
+    if (incl > kMaxNetworkPacketLen && ifaces_[0].link != LinkType::kUnsupported)
+      return fail("packet record claims " + std::to_string(incl) + " bytes, more than the " +
+                  std::to_string(kMaxNetworkPacketLen) + " a packet of its link type can have (a corrupt record header)");
     if (left() - 16 < incl) return fail("truncated packet data");
     out.frame = ++frame_;
     out.ts = TimeNs(sec) * kNsPerSec + TimeNs(frac) * (ns_ ? 1 : 1000);
@@ -162,7 +169,12 @@ class FastCaptureReader final : public CaptureSource {
     while (off + 4 <= end) {
       uint32_t code = u16(b + off), olen = u16(b + off + 2);
       if (code == 0) break;
-      if (off + 4 + olen > end) break;  // a bad option ends the option list, not the file
+      // An option running past its block: the block is corrupt, and the options it would have
+      // held (the timestamp resolution among them) cannot be trusted to be absent; Wireshark
+      // refuses the file too.
+      if (off + 4 + olen > end)
+        return fail("interface description block " + std::to_string(ifaces_.size() - section_base_) + ": option " +
+                    std::to_string(code) + " of " + std::to_string(olen) + " bytes runs past the block's end");
       const uint8_t* v = b + off + 4;
       if (code == 2) iface.name.assign(reinterpret_cast<const char*>(v), strnlen(reinterpret_cast<const char*>(v), olen));
       if (code == 3) description.assign(reinterpret_cast<const char*>(v), strnlen(reinterpret_cast<const char*>(v), olen));
