@@ -103,6 +103,20 @@ class CaptureState {
     }
     process(frame, ts, has_ts, interface_id, point, wtap_encap, data, cap_len, wire_len, shown, new_point_name);
   }
+  /// Declares the file's first `count` interfaces as points, in interface order, before its first
+  /// frame is pushed, as the CLI declares a file's interfaces when it opens it (session.cpp,
+  /// declare_known). The engine then knows every point from the start and waits for one that
+  /// has carried nothing yet (PointTable::awaited): in a file merged by stamp a point whose
+  /// clock runs behind or ahead of the others' sends its first packet seconds into the file, and
+  /// in per-point files joined with mergecap -a only after every other point's packets. Declared
+  /// at its first frame instead, the point was unknown until then, the others' I/Os and hops
+  /// were final by the time its packets came (its commands found no I/O open, its copies no hop).
+  /// `interface_name(interface_id)` as for process().
+  template <typename NameOf>
+  void declare_file_interfaces(uint32_t count, NameOf&& interface_name) {
+    for (uint32_t id = 0; id < count; ++id)
+      if (!points_by_interface_.count(id)) declare_point(id, interface_name(id));
+  }
   /// Every frame is dissected once, as it is read, and never again (tshark in one pass,
   /// frames_may_be_dissected_again): the notes about a frame are kept only while it is shown,
   /// and each frame's point is not recorded, so memory stays bounded by the engine's open state

@@ -4,15 +4,28 @@
 // filters, statistics, the second pass. tshark in one pass (-r without -2, a live capture in
 // tshark) keeps none: each frame is dissected once, as it is read, so what the plugin learns about
 // a frame after that is never shown, and keeping it only grows memory with the capture
-// (CaptureState::frames_shown_once).
+// (CaptureState::frames_shown_once). And which interfaces the capture file describes
+// (CaptureState::declare_file_interfaces).
 #pragma once
 
 #include <epan/packet_info.h>
+
+#include <cstdint>
+#include <optional>
 
 namespace rdmatel::plugin {
 
 /// False only when the application is seen to keep no frames (tshark in one pass); true when it
 /// keeps them, and when that cannot be told.
 bool frames_may_be_dissected_again(const packet_info* pinfo);
+
+/// The interfaces the capture file has described so far (the pcapng IDBs read before the frame
+/// being dissected: at the first frame, those of the file's start), and whether a read filter
+/// (tshark -R, the GUI's) drops records. Nothing when that cannot be told.
+struct FileInterfaces {
+  uint32_t count = 0;
+  bool read_filter = false;
+};
+std::optional<FileInterfaces> file_interfaces(const packet_info* pinfo);
 
 }  // namespace rdmatel::plugin

@@ -207,6 +207,12 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
     const bool has_ts = (rec->presence_flags & WTAP_HAS_TS) != 0;
     auto name_of = [pinfo](uint32_t id) { return epan_get_interface_name(pinfo->epan, id); };
     too_late = state_->finished();
+    // The interfaces described before the first frame are points from the start, as in the CLI
+    // (CaptureState::declare_file_interfaces). Not with a read filter: an interface whose frames
+    // it drops is no point, so each is declared at its first frame kept (process).
+    if (pinfo->num == 1 && !too_late && !state_->defers_first_pass())
+      if (const auto ifaces = file_interfaces(pinfo); ifaces && !ifaces->read_filter)
+        guarded([&] { state_->declare_file_interfaces(ifaces->count, name_of); });
     // A frame whose results nobody reads now may be measured on the engine thread, later.
     if (!too_late)
       guarded([&] { state_->process(pinfo->num, ts, has_ts, iface, name_of, encap, data, cap, wire, shown); });
