@@ -16,9 +16,11 @@ def run(*args):
     return subprocess.run([cli, *args], capture_output=True, text=True, timeout=120)
 
 
-def expect(args, code, needle, stdout_needle=None):
+def expect(args, code, needle, stdout_needle=None, warnings_too=False):
     p = run(*args)
     err_lines = [l for l in p.stderr.splitlines() if l.strip()]
+    if warnings_too:  # what was read before the error may have warnings of its own
+        err_lines = [l for l in err_lines if not l.startswith("rdmatel: warning: ")]
     if p.returncode != code:
         problems.append(f"{args}: exit {p.returncode}, want {code} (stderr: {p.stderr.strip()})")
     if needle and needle not in p.stderr:
@@ -106,7 +108,9 @@ with open(sample, "rb") as f:
 cut = os.path.join(tmp, "cut.pcapng")
 with open(cut, "wb") as f:
     f.write(data[: len(data) * 2 // 3 + 7])
-p = expect(["analyze", cut, "--no-progress"], 3, "truncated", stdout_needle="NVMe commands:")
+# (The sample's points are written in blocks: the storage point's last packets before the cut are
+# earlier than the compute point's, whose later ones are then not counted lost, with a warning.)
+p = expect(["analyze", cut, "--no-progress"], 3, "truncated", stdout_needle="NVMe commands:", warnings_too=True)
 p = run("export", "io", cut)
 if p.returncode != 3 or not p.stdout.strip():
     problems.append(f"export of a cut capture: exit {p.returncode}, {len(p.stdout.splitlines())} records")

@@ -106,6 +106,12 @@ class Engine {
   /// known at the end of the file): kept as the largest told, for PointInfo and the front ends.
   void set_capture_dropped(PointId point, uint64_t dropped);
 
+  /// `point` captured nothing after `from` until `to` (its stamps), though the capture went on:
+  /// a ring file of its capture is missing. Copies that would have reached it then are not known
+  /// lost. Tell it before the point's packets after the gap (the session does, at the end of
+  /// the file before the gap).
+  void capture_gap(PointId point, TimeNs from, TimeNs to);
+
   /// Handles one frame. Never throws on packet contents.
   void push(const FrameIn& frame);
 

@@ -613,7 +613,49 @@ void Paths::note_delivered(const PathRecord& r, uint64_t a_frame, uint64_t b_fra
            path_hop_detail(!r.offset_applied_ns && !est, b_frame, a_frame));
 }
 
+bool Paths::capturing(PointId p, PointId next, TimeNs ts, const Ctx& ctx) {
+  const PointState& n = ctx.points[next];
+  if (!n.seen) return false;
+  // Before its first packet only when it began more than a path timeout after p, after its
+  // latest only when p captured on for more than a path timeout after it: the points of one
+  // capture start and stop within moments, and a copy on its way then counts lost (a link that
+  // loses everything leaves its downstream point the other direction's packets).
+  const TimeNs earliest = on_clock_of(p, next, n.first, ctx);
+  const bool before = ts < earliest && earliest - ctx.points[p].first > timeout_;
+  const TimeNs latest = on_clock_of(p, next, n.watermark, ctx);
+  const bool after = !before && ts > latest && ctx.points[p].watermark - latest > timeout_;
+  // In a gap, and a path timeout before it: a copy on its way when the file before the gap ended
+  // would have come in the missing one.
+  const bool in_gap = !before && !after && ts >= earliest && ts <= latest && std::any_of(n.gaps.begin(), n.gaps.end(), [&](const auto& g) {
+    return on_clock_of(p, next, g.first, ctx) - timeout_ < ts && ts < on_clock_of(p, next, g.second, ctx);
+  });
+  if (!before && !after && !in_gap) return true;
+  if (next >= uncaptured_.size()) uncaptured_.resize(size_t(next) + 1);
+  ++(before ? uncaptured_[next].before : after ? uncaptured_[next].after : uncaptured_[next].in_gaps);
+  return false;
+}
+
+void Paths::warn_uncaptured(Ctx& ctx) const {
+  for (PointId q = 0; q < uncaptured_.size(); ++q) {
+    const Uncaptured& u = uncaptured_[q];
+    if (!u.before && !u.after && !u.in_gaps) continue;
+    ctx.warn("path_uncaptured_" + std::to_string(q), [&] {
+      std::string when;
+      auto add = [&](uint64_t n, const char* what) {
+        if (n) when += (when.empty() ? "" : ", ") + std::to_string(n) + what;
+      };
+      add(u.before, " before its first packet");
+      add(u.after, " after its last");
+      add(u.in_gaps, " while it captured nothing (a missing ring file)");
+      return "packets seen at the points before " + ctx.points[q].name + " on their paths when " + ctx.points[q].name +
+             " was not capturing were not counted lost on the hop to it: " + when +
+             " (its capture started later, ended earlier or has a gap: nothing tells whether they reached it)";
+    });
+  }
+}
+
 void Paths::count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx) {
+  if (!capturing(last.point, next, last.ts, ctx)) return;
   PathRecord& r = hop(flow, last.point, next, ctx);
   if (r.packets == 0 || last.ts < r.first_ns) {
     r.first_ns = last.ts;
@@ -668,6 +710,7 @@ void Paths::finish(Ctx& ctx) {
     if (!flows_[f].decided && flows_[f].votes && !flows_[f].parked.empty()) infer(f, ctx);
   for (FlowId f = 0; f < flows_.size(); ++f)
     if (flows_[f].decided) extend(f, ctx);
+  warn_uncaptured(ctx);
   // Per flow (in the order flows were first seen), hops in path order.
   uint64_t n = 0;
   for (FlowState& fs : flows_) {

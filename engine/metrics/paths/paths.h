@@ -171,6 +171,11 @@ class Paths final : public Component {
   /// Whether point `next` was capturing by `ts` (point p's clock): a packet of p before then is
   /// not known lost on p -> next (sniffers started at different times).
   bool started_by(PointId p, PointId next, TimeNs ts, const Ctx& ctx);
+  /// Whether point `next` was capturing when point p saw a packet at `ts` (p's clock): from its
+  /// first packet to its latest. A copy missing there before (a sniffer started later) or after
+  /// (one that stopped earlier, its last ring file missing) is not known lost: uncounted, with a
+  /// warning at the end.
+  bool capturing(PointId p, PointId next, TimeNs ts, const Ctx& ctx);
   /// Counts `t` lost on the inferred hop p -> next.
   void count_lost_inferred(FlowId flow, const Tally& t, PointId next, Ctx& ctx);
 
@@ -296,6 +301,13 @@ class Paths final : public Component {
   std::vector<uint8_t> acknowledges_;  ///< by flow id: it carried a positive ACK or READ response
   std::deque<PathRecord> records_;  ///< every hop's (a deque: a record stays where it was made)
   std::vector<TimeNs> handled_;  ///< by point: the latest stamp it handled
+  /// By point: copies missing there that were not counted lost because it was not capturing
+  /// (capturing()), and the earliest and latest of their stamps at the point before it.
+  struct Uncaptured {
+    uint64_t before = 0, after = 0, in_gaps = 0;
+  };
+  std::vector<Uncaptured> uncaptured_;
+  void warn_uncaptured(Ctx& ctx) const;
   std::vector<TimeNs> bounds_;   ///< by home point: bound_for, worked out once per drain
   uint32_t since_drain_ = 0;
 };

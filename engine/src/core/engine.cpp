@@ -167,6 +167,12 @@ class Engine::Impl {
     if (id < points_.size()) points_[id].capture_dropped = std::max(points_[id].capture_dropped, dropped);
   }
 
+  void capture_gap(PointId id, TimeNs from, TimeNs to) {
+    if (id >= points_.size() || to <= from) return;
+    auto& gaps = points_[id].gaps;
+    if (gaps.size() < PointState::kMaxGaps) gaps.emplace_back(from, to);
+  }
+
   void push(const FrameIn& in) {
     ++stats_.frames;
     shown_push_ = settings_.frame_notes;
@@ -737,6 +743,7 @@ PointId Engine::declare_point(const std::string& name, uint32_t interface_id, ui
   return impl_->declare_point(name, interface_id, speed_bps);
 }
 void Engine::set_capture_dropped(PointId point, uint64_t dropped) { impl_->set_capture_dropped(point, dropped); }
+void Engine::capture_gap(PointId point, TimeNs from, TimeNs to) { impl_->capture_gap(point, from, to); }
 void Engine::push(const FrameIn& frame) { impl_->push(frame); }
 void Engine::finish() { impl_->finish(); }
 bool Engine::finished() const { return impl_->finished(); }

@@ -52,6 +52,10 @@ struct PointState {
   /// stamp): repeated ACKs there are copies too (engine.cpp, given_twice).
   TimeNs copies_until = kTimeMin;
   MirrorCopies mirror_copies;
+  /// Spans in which the point captured nothing though the capture went on (Engine::capture_gap:
+  /// a ring file of its capture missing), at most kMaxGaps.
+  std::vector<std::pair<TimeNs, TimeNs>> gaps;
+  static constexpr size_t kMaxGaps = 256;
 
   /// Whether a user names this point by `name`: its interface name or numeric interface id (as
   /// --point, --clock-offset and --point-speed do).

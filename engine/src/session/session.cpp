@@ -8,6 +8,7 @@
 #include "engine/src/util/word_hash.h"
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cstdio>
 #include <map>
@@ -188,26 +189,61 @@ class Session::Impl {
   // file after `file` when both have that form, one prefix and the next number. A ring file may
   // begin a few packets before its predecessor's last (stamped when queued): by its name it
   // continues that file's point even though the file is still being read.
+  static bool ring_name(const std::string& path, std::string& prefix, uint64_t& number) {
+    const std::string name = path.substr(path.find_last_of('/') + 1);
+    const size_t dot = name.find('.');
+    const std::string stem = name.substr(0, dot);
+    // PREFIX _ 5+ digits _ 14 digits
+    const size_t date = stem.rfind('_');
+    if (date == std::string::npos || stem.size() - date - 1 != 14) return false;
+    const size_t num = stem.rfind('_', date - 1);
+    if (num == std::string::npos || date - num - 1 < 5 || date - num - 1 > 18) return false;
+    for (size_t k = num + 1; k < stem.size(); ++k)
+      if (k != date && (stem[k] < '0' || stem[k] > '9')) return false;
+    const std::string extension = dot == std::string::npos ? "" : name.substr(dot);
+    prefix = path.substr(0, path.size() - name.size()) + stem.substr(0, num) + extension;
+    number = std::stoull(stem.substr(num + 1, date - num - 1));
+    return true;
+  }
   static bool ring_successor(const std::string& file, const std::string& next) {
-    auto parse = [](const std::string& path, std::string& prefix, uint64_t& number) {
-      const std::string name = path.substr(path.find_last_of('/') + 1);
-      const size_t dot = name.find('.');
-      const std::string stem = name.substr(0, dot);
-      // PREFIX _ 5+ digits _ 14 digits
-      const size_t date = stem.rfind('_');
-      if (date == std::string::npos || stem.size() - date - 1 != 14) return false;
-      const size_t num = stem.rfind('_', date - 1);
-      if (num == std::string::npos || date - num - 1 < 5 || date - num - 1 > 18) return false;
-      for (size_t k = num + 1; k < stem.size(); ++k)
-        if (k != date && (stem[k] < '0' || stem[k] > '9')) return false;
-      const std::string extension = dot == std::string::npos ? "" : name.substr(dot);
-      prefix = path.substr(0, path.size() - name.size()) + stem.substr(0, num) + extension;
-      number = std::stoull(stem.substr(num + 1, date - num - 1));
-      return true;
-    };
     std::string a, b;
     uint64_t m = 0, n = 0;
-    return parse(file, a, m) && parse(next, b, n) && a == b && n == m + 1;
+    return ring_name(file, a, m) && ring_name(next, b, n) && a == b && n == m + 1;
+  }
+
+  // A ring file that ended with files of its ring numbered after it given, but not the next one:
+  // its points captured nothing from its last packet to the first of the next file given (the
+  // ones between were deleted or not copied). The engine learns of the gap before any packet
+  // after it, so that copies not seen there are not taken for losses; a warning names the files.
+  void ring_gap_after(const Input& in) {
+    std::string prefix, other;
+    uint64_t number = 0, n = 0;
+    if (!ring_name(in.label, prefix, number)) return;
+    const Input* next = nullptr;
+    uint64_t next_number = 0;
+    for (const Input& x : inputs_)
+      if (ring_name(x.label, other, n) && other == prefix && n > number && (!next || n < next_number)) {
+        next = &x;
+        next_number = n;
+      }
+    if (!next || next_number == number + 1 || !in.started) return;
+    constexpr TimeNs kNone = std::numeric_limits<TimeNs>::max();
+    TimeNs resumes = next->started ? kNone : stamp_of(*next);
+    for (const Input::Interface& i : next->interfaces)
+      if (i.packets) resumes = std::min(resumes, i.first_ts);
+    if (resumes == kNone || resumes <= in.last_ts) return;
+    // The points the file fed (a port's own ring file may declare every interface of the capture
+    // it was cut from, and carry one).
+    for (const Input::Interface& i : in.interfaces)
+      if (i.decided && i.point != kNoPoint && i.packets) engine_.capture_gap(i.point, in.last_ts, resumes);
+    const uint64_t missing = next_number - number - 1;
+    summary_.warnings.push_back(
+        (missing == 1 ? "ring file number " + std::to_string(number + 1) + " is"
+                      : "ring files numbered " + std::to_string(number + 1) + " to " + std::to_string(next_number - 1) +
+                            " are") +
+        " missing between " + in.label + " and " + next->label + ": " + seconds(span_ns(in.last_ts, resumes)) +
+        " of capture that nothing was read from (I/Os whose packets fell in it are incomplete; packets on their way "
+        "then are not counted lost on their paths)");
   }
 
   static size_t common_prefix(const std::string& a, const std::string& b) {
@@ -385,6 +421,7 @@ class Session::Impl {
         if (!single) heap.push(i);
       } else {
         in.finished = true;
+        ring_gap_after(in);
       }
       if (summary_.frames % kCheckEvery == 0) {
         if (cancel && cancel->cancelled()) {
