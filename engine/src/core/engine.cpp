@@ -289,7 +289,8 @@ class Engine::Impl {
           warnings_.warn("sqe_cut", [&] {
             return "SENDs long enough for an NVMe command with fewer than " + std::to_string(kNvmeSqeMinCaptured) +
                    " bytes of it captured (first at " + points_[in.point].name + ", frame " + std::to_string(in.frame) +
-                   "): the snap length cuts the SQE, no NVMe-oF I/O is measured from them (capture at least " +
+                   "): if they carry NVMe-oF commands, the snap length cuts the SQE and no I/O is measured from "
+                   "them (capture at least " +
                    std::to_string(roce.payload_offset + kNvmeSqeMinCaptured) + " bytes)";
           });
       } else {
