@@ -227,6 +227,45 @@ for label, files in (("ring files", Capture(named).split(os.path.join(tmp, "name
     if "without holding the same packets" in p.stderr:
         problems.append(f"{label}: taken for two sniffers: {p.stderr.strip()[:300]}")
 
+# ---- a dumpcap ring (PREFIX_NNNNN_DATE) with one file converted or rewritten ----
+# One file of a one-point ring converted to pcap (no interface name, another extension), one of a
+# two-point ring rewritten without interface names, another gzipped: the file continues the
+# points of the file numbered before it (before, it was a point of its own: 2 points for 1, 4 for
+# 2, I/Os across its ends incomplete), and no ring file is taken for missing.
+import gzip  # noqa: E402
+import shutil  # noqa: E402
+one = generate("one", "--scenario", "nvme-1point", "--ios", "100")
+for label, source, convert in (("one-point ring, a file as pcap", one, "pcap"),
+                               ("two-point ring, a file without interface names", named, "unnamed")):
+    ring_dir = os.path.join(tmp, "mixed_" + convert)
+    os.makedirs(ring_dir)
+    editcap("-c", "300", source, os.path.join(ring_dir, "port.pcapng"))
+    files = sorted(os.path.join(ring_dir, f) for f in os.listdir(ring_dir))
+    if len(files) < 4:
+        problems.append(f"{label}: editcap wrote {len(files)} ring files: the case proves nothing")
+        continue
+    if convert == "pcap":
+        editcap("-F", "nsecpcap", files[1], files[1][:-2])
+        os.remove(files[1])
+        files[1] = files[1][:-2]
+    else:
+        c = Capture(files[1])
+        c.replace_interfaces(*[interface_block("") for _ in c.if_names])
+        c.write(files[1])
+    with open(files[2], "rb") as f_in, gzip.open(files[2] + ".gz", "wb") as f_out:
+        shutil.copyfileobj(f_in, f_out)
+    os.remove(files[2])
+    files[2] += ".gz"
+    want_points = Capture(source).if_names
+    line, p = points(*files)
+    if f"observation points ({len(want_points)})" not in line:
+        problems.append(f"{label}: {line.strip()}")
+    if "missing between" in p.stderr:
+        problems.append(f"{label}: a ring file taken for missing: {p.stderr.strip()[:300]}")
+    _, io = export("io", *files)
+    _, ref = export("io", source)
+    same(f"I/Os, {label}", canonical(io, {}, FRAMES), canonical(ref, {}, FRAMES))
+
 # ---- unnamed interfaces with stamps at both ends of the 64-bit range (hostile if_tsoffset) ----
 # The second file starts long after the first ended: two points, with the warning, and no
 # arithmetic overflow on the way (the sanitizer job checks).

@@ -200,8 +200,8 @@ class Session::Impl {
     if (num == std::string::npos || date - num - 1 < 5 || date - num - 1 > 18) return false;
     for (size_t k = num + 1; k < stem.size(); ++k)
       if (k != date && (stem[k] < '0' || stem[k] > '9')) return false;
-    const std::string extension = dot == std::string::npos ? "" : name.substr(dot);
-    prefix = path.substr(0, path.size() - name.size()) + stem.substr(0, num) + extension;
+    // Not the extension: one file of a ring may be compressed, or converted to pcap.
+    prefix = path.substr(0, path.size() - name.size()) + stem.substr(0, num);
     number = std::stoull(stem.substr(num + 1, date - num - 1));
     return true;
   }
@@ -209,6 +209,39 @@ class Session::Impl {
     std::string a, b;
     uint64_t m = 0, n = 0;
     return ring_name(file, a, m) && ring_name(next, b, n) && a == b && n == m + 1;
+  }
+
+  // An unnamed interface of a ring file (named PREFIX_NNNNN_DATE) whose ring's file numbered
+  // before it has named interfaces (one file of a sniffer's ring converted to pcap, or rewritten
+  // without interface names): the point of the interface of its number there, when both files
+  // declare as many; or, for a file of one interface, of the one interface that carried packets
+  // there (a port's own file may declare every interface of the capture it was cut from).
+  PointId named_ring_predecessor_point(const Input& in, uint32_t id) const {
+    std::string prefix, other;
+    uint64_t number = 0, n = 0, best = 0;
+    if (!ring_name(in.label, prefix, number)) return kNoPoint;
+    const Input* before = nullptr;
+    for (const Input& x : inputs_)
+      if (&x != &in && ring_name(x.label, other, n) && other == prefix && n < number && (!before || n > best)) {
+        before = &x;
+        best = n;
+      }
+    if (!before) return kNoPoint;
+    const auto& theirs = before->source->interfaces();
+    const size_t ours = in.source->interfaces().size();
+    auto named_point = [&](size_t k) {
+      const Input::Interface& i = before->interfaces[k];
+      return k < theirs.size() && !theirs[k].name.empty() && i.decided ? i.point : kNoPoint;
+    };
+    if (before->interfaces.size() == ours && id < ours) return named_point(id);
+    if (ours != 1) return kNoPoint;
+    PointId carried = kNoPoint;
+    for (size_t k = 0; k < before->interfaces.size(); ++k)
+      if (before->interfaces[k].packets) {
+        if (carried != kNoPoint) return kNoPoint;  // several: which one is not told
+        carried = named_point(k);
+      }
+    return carried;
   }
 
   // A ring file that ended with files of its ring numbered after it given, but not the next one:
@@ -298,6 +331,11 @@ class Session::Impl {
                                   "own (" + name + "); sections are read one after the other, so give such files "
                                   "separately to have their packets merged by time");
       return in.interfaces[id].point;
+    }
+    if (const PointId named = named_ring_predecessor_point(in, id); named != kNoPoint) {
+      in.interfaces[id].point = named;
+      in.interfaces[id].decided = true;
+      return named;
     }
     const std::string base = point_name(iface, id);
     const TimeNs first = stamp_of(in);
