@@ -227,6 +227,22 @@ for label, files in (("ring files", Capture(named).split(os.path.join(tmp, "name
     if "without holding the same packets" in p.stderr:
         problems.append(f"{label}: taken for two sniffers: {p.stderr.strip()[:300]}")
 
+# ---- the same packets given twice, once without interface names ----
+# The compute point's packets of the named capture saved again as nanosecond pcap (identical bytes
+# and stamps): that point, its packets counted once, with a warning (before, a third point "if0",
+# a hop of zero delay into it, every message of the point twice).
+copy = os.path.join(tmp, "compute_copy.pcap")
+compute_only = os.path.join(tmp, "compute_only.pcapng")
+Capture(named).write(compute_only, [q for q in Capture(named).packets if Capture.interface(q) == 0])
+editcap("-F", "nsecpcap", compute_only, copy)
+line, p = points(named, copy)
+if "observation points (2)" not in line or "the same capture" not in p.stderr:
+    problems.append(f"named capture and an unnamed copy of a point: {line.strip()} / {p.stderr.strip()[:300]}")
+_, io = export("io", named, copy)
+same("I/Os, named capture and an unnamed copy of a point", canonical(io, {}, FRAMES), canonical(ref_io, {}, FRAMES))
+_, msg = export("messages", copy, named)
+same("messages, named capture and an unnamed copy of a point", canonical(msg, {}, FRAMES), canonical(ref_msg, {}, FRAMES))
+
 # ---- a dumpcap ring (PREFIX_NNNNN_DATE) with one file converted or rewritten ----
 # One file of a one-point ring converted to pcap (no interface name, another extension), one of a
 # two-point ring rewritten without interface names, another gzipped: the file continues the

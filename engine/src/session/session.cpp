@@ -5,6 +5,7 @@
 
 #include "engine/src/capture/read_ahead_source.h"
 #include "engine/src/decode/roce_frame.h"
+#include "engine/src/util/hash.h"
 #include "engine/src/util/word_hash.h"
 
 #include <algorithm>
@@ -39,6 +40,7 @@ struct Input {
     uint32_t source = kUnnumbered;  ///< FrameIn::source, numbered in first use
     uint64_t packets = 0;           ///< with a stamp: when they began and ended (named_overlaps())
     TimeNs first_ts = 0, last_ts = 0;
+    uint64_t first_frame_key = 0;   ///< frame_key of its first packet
     int32_t keys_of_chain = -1;     ///< the chain (index) whose first packets it gives, while it does
   };
   std::vector<Interface> interfaces;
@@ -244,6 +246,35 @@ class Session::Impl {
     return carried;
   }
 
+  // The bytes of a captured frame, for telling the same capture saved twice.
+  static uint64_t frame_key(const CapturedPacket& c) {
+    if (!c.data) return 0;
+    return hash_bytes(c.data, std::min<size_t>(c.cap_len, 256)) ^ (uint64_t(c.cap_len) << 40) ^ c.wire_len;
+  }
+  // An unnamed interface whose first packet is, byte for byte and at the same stamp, the first of
+  // another file's named interface: the same capture saved again without interface names (a
+  // pcapng interface exported to pcap). It is that point, where the engine counts the packets
+  // given twice once (before, a point of its own: every hop into it of zero delay, every message
+  // twice).
+  PointId same_capture_point(const Input& in, uint32_t id) const {
+    if (!in.has_next || !in.next.has_ts || in.next.interface != id) return kNoPoint;
+    const uint64_t key = frame_key(in.next);
+    if (!key) return kNoPoint;
+    for (const Input& x : inputs_) {
+      if (&x == &in) continue;
+      const auto& names = x.source->interfaces();
+      for (size_t k = 0; k < x.interfaces.size() && k < names.size(); ++k) {
+        const Input::Interface& i = x.interfaces[k];
+        if (!i.decided || i.point == kNoPoint || names[k].name.empty()) continue;
+        const bool first_read = i.packets && i.first_ts == in.next.ts && i.first_frame_key == key;
+        const bool first_next = !i.packets && x.has_next && x.next.interface == k && x.next.has_ts &&
+                                x.next.ts == in.next.ts && frame_key(x.next) == key;
+        if (first_read || first_next) return i.point;
+      }
+    }
+    return kNoPoint;
+  }
+
   // A ring file that ended with files of its ring numbered after it given, but not the next one:
   // its points captured nothing from its last packet to the first of the next file given (the
   // ones between were deleted or not copied). The engine learns of the gap before any packet
@@ -332,7 +363,13 @@ class Session::Impl {
                                   "separately to have their packets merged by time");
       return in.interfaces[id].point;
     }
-    if (const PointId named = named_ring_predecessor_point(in, id); named != kNoPoint) {
+    PointId named = named_ring_predecessor_point(in, id);
+    if (named == kNoPoint && (named = same_capture_point(in, id)) != kNoPoint)
+      summary_.warnings.push_back(in.label + ": its unnamed interface " + point_name(iface, id) +
+                                  " begins with the packet, and stamp, " + engine_.point_name(named) +
+                                  " of another file begins with: the same capture (saved again without interface "
+                                  "names), taken as that point");
+    if (named != kNoPoint) {
       in.interfaces[id].point = named;
       in.interfaces[id].decided = true;
       return named;
@@ -444,7 +481,10 @@ class Session::Impl {
         in.last_ts = c.ts;
         if (c.interface < in.interfaces.size()) {
           Input::Interface& i = in.interfaces[c.interface];
-          if (i.packets++ == 0) i.first_ts = c.ts;
+          if (i.packets++ == 0) {
+            i.first_ts = c.ts;
+            i.first_frame_key = frame_key(c);
+          }
           i.last_ts = c.ts;
           if (i.keys_of_chain >= 0) [[unlikely]]
             collect_first_packet(i, c);
