@@ -317,13 +317,16 @@ std::vector<std::pair<PointId, Paths::Relative>> Paths::chain_offsets(PointId ho
     if (std::find_if(out.begin(), out.end(), [&](const auto& pr) { return pr.first == x.point; }) == out.end())
       out.push_back({x.point, Relative{}});
   std::swap(*std::find_if(out.begin(), out.end(), [&](const auto& pr) { return pr.first == home; }), out.front());
-  if (any_offset_ || out.size() < 3) {
+  if (out.size() < 3) {
     for (auto& [q, r] : out) {
       r = relative_offset(home, q, ctx);
       if (q != home) r.via = home;
     }
     return out;
   }
+  // With --clock-offset too: the given offsets add up along any chain to the direct one, and
+  // the chain of the core's estimates is what tells how far the stamps stray relative to each
+  // other (relative_offset), as without.
   // Prim's tree from home over the pairs' estimates, by the slack each adds: a point is reached
   // through the points whose clocks are best related to it (two ports of a leaf relate within
   // ns though each is microseconds uncertain against the far end of the path).
@@ -335,7 +338,14 @@ std::vector<std::pair<PointId, Paths::Relative>> Paths::chain_offsets(PointId ho
     size_t u = n;
     for (size_t i = 0; i < n; ++i)
       if (!done[i] && best[i] != kTimeMax && (u == n || best[i] < best[u])) u = i;
-    if (u == n) break;  // the rest are related to none of these: their stamps as they are
+    if (u == n) {
+      // The rest are related to none of these: their stamps as they are, or with the given
+      // offsets (as exact as the stamps are, then: nothing tells otherwise).
+      if (any_offset_)
+        for (size_t v = 0; v < n; ++v)
+          if (!done[v]) out[v].second = Relative{given_offset(home, out[v].first, ctx), 0, home};
+      break;
+    }
     done[u] = true;
     for (size_t v = 0; v < n; ++v) {
       if (done[v]) continue;
@@ -351,11 +361,27 @@ std::vector<std::pair<PointId, Paths::Relative>> Paths::chain_offsets(PointId ho
   return out;
 }
 
+DurationNs Paths::given_offset(PointId h, PointId q, const Ctx& ctx) {
+  return explicit_offset(q, ctx).value_or(0) - explicit_offset(h, ctx).value_or(0);
+}
+
 Paths::Relative Paths::relative_offset(PointId h, PointId q, const Ctx& ctx) {
   if (h == q) return {};
-  if (any_offset_) return {explicit_offset(q, ctx).value_or(0) - explicit_offset(h, ctx).value_or(0), 0};
   auto e = ctx.clock.estimate(h, q);
-  if (!e || !e->both_directions) return {};
+  if (!e || !e->both_directions) return any_offset_ ? Relative{given_offset(h, q, ctx), 0} : Relative{};
+  if (any_offset_) {
+    // A given offset replaces the estimate, but it makes no stamp exact: stamps that stray
+    // (jitter, two ports of one switch) still seem early by as much as the estimate's
+    // uncertainty says (Estimate::within, at least the noise seen), and by as much again as the
+    // given offset and the estimate disagree. With a slack of 0, as once, a resend's copy stamped
+    // at a leaf's storage port a few ns before its uplink could not follow its own copy and
+    // joined one lost a hop earlier: a --clock-offset of 0 changed which copies were paired.
+    // Given the offset the estimate rounds to (0 within its uncertainty, as below), the
+    // sightings are those without --clock-offset, and so is the matching.
+    const DurationNs given = given_offset(h, q, ctx);
+    const DurationNs apart = given > e->offset ? given - e->offset : e->offset - given;
+    return {given, e->within() + apart};
+  }
   // An estimate within its uncertainty of 0 is no evidence of an offset (I/Os crossing between
   // hosts on both sides mix the directions it sorts samples by): keep the stamps, with the slack.
   // Noisy stamps move the estimate by as much as they are seen to stray (Estimate::within).
@@ -405,6 +431,8 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
       }
     }
     if (simple) {
+      if (pos[0] > 0) [[unlikely]]
+        note_missed(fs, pos[0], copy[0]->point, copy[0]->ts);
       for (size_t k = 0; k + 1 < n; ++k) count_hop(fs, id.flow, *copy[k], *copy[k + 1], ctx);
       const Seen& last = *copy[n - 1];
       copy_ended(fs, id.flow, Sighting{last.point, last.ts, last.ts, last.frame, 0}, pos[n - 1], ctx);
@@ -588,6 +616,9 @@ void Paths::count_hop(FlowState& fs, FlowId flow, const S& a, const S& b, Ctx& c
 }
 
 void Paths::apply_copy(FlowState& fs, FlowId flow, std::span<const Sighting> c, Ctx& ctx) {
+  if (!c.empty() && !fs.order.empty() && c.front().point != fs.order.front())
+    note_missed(fs, size_t(std::find(fs.order.begin(), fs.order.end(), c.front().point) - fs.order.begin()),
+                c.front().point, c.front().ts);
   for (size_t i = 0; i + 1 < c.size(); ++i) count_hop(fs, flow, c[i], c[i + 1], ctx);
   const Sighting& last = c.back();
   const auto at = std::find(fs.order.begin(), fs.order.end(), last.point);
@@ -613,26 +644,64 @@ void Paths::note_delivered(const PathRecord& r, uint64_t a_frame, uint64_t b_fra
            path_hop_detail(!r.offset_applied_ns && !est, b_frame, a_frame));
 }
 
-bool Paths::capturing(PointId p, PointId next, TimeNs ts, const Ctx& ctx) {
+Paths::Capture Paths::capturing(PointId p, PointId next, TimeNs ts, const Ctx& ctx) {
   const PointState& n = ctx.points[next];
-  if (!n.seen) return false;
-  // Before its first packet only when it began more than a path timeout after p, after its
-  // latest only when p captured on for more than a path timeout after it: the points of one
-  // capture start and stop within moments, and a copy on its way then counts lost (a link that
-  // loses everything leaves its downstream point the other direction's packets).
+  if (!n.seen) return Capture::kNo;
   const TimeNs earliest = on_clock_of(p, next, n.first, ctx);
-  const bool before = ts < earliest && earliest - ctx.points[p].first > timeout_;
   const TimeNs latest = on_clock_of(p, next, n.watermark, ctx);
-  const bool after = !before && ts > latest && ctx.points[p].watermark - latest > timeout_;
+  // Outside its packets: decided at the end (decide_outside), when what it missed is known.
+  if (ts < earliest || ts > latest) return Capture::kOutside;
   // In a gap, and a path timeout before it: a copy on its way when the file before the gap ended
   // would have come in the missing one.
-  const bool in_gap = !before && !after && ts >= earliest && ts <= latest && std::any_of(n.gaps.begin(), n.gaps.end(), [&](const auto& g) {
+  const bool in_gap = std::any_of(n.gaps.begin(), n.gaps.end(), [&](const auto& g) {
     return on_clock_of(p, next, g.first, ctx) - timeout_ < ts && ts < on_clock_of(p, next, g.second, ctx);
   });
-  if (!before && !after && !in_gap) return true;
+  if (!in_gap) return Capture::kYes;
   if (next >= uncaptured_.size()) uncaptured_.resize(size_t(next) + 1);
-  ++(before ? uncaptured_[next].before : after ? uncaptured_[next].after : uncaptured_[next].in_gaps);
-  return false;
+  ++uncaptured_[next].in_gaps;
+  return Capture::kNo;
+}
+
+void Paths::note_missed(const FlowState& fs, size_t at, PointId first, TimeNs ts) {
+  for (size_t k = 0; k < at && k < fs.order.size(); ++k) {
+    Missed& m = missed_[{fs.order[k], first}];
+    m.earliest = std::min(m.earliest, ts);
+    m.latest = std::max(m.latest, ts);
+  }
+}
+
+void Paths::decide_outside(Ctx& ctx) {
+  // Copies missing at a point before its first packet or after its latest: not captured there
+  // when the point's capture began more than a path timeout after the point before it (ended
+  // more than a path timeout before that one's), and the point missed copies that passed it in
+  // that time (seen first further down their path: it was not recording). The points of one
+  // capture start and stop within moments, and a link that loses every copy at the start or the
+  // end of the capture leaves its downstream point the packets of the other direction: lost.
+  auto missed = [&](PointId q, bool before_first) {
+    const PointState& n = ctx.points[q];
+    for (const auto& [key, m] : missed_) {
+      if (key.first != q) continue;
+      if (before_first ? on_clock_of(q, key.second, m.earliest, ctx) < n.first
+                       : on_clock_of(q, key.second, m.latest, ctx) > n.watermark)
+        return true;
+    }
+    return false;
+  };
+  for (const Outside& o : outside_) {
+    const PointState& n = ctx.points[o.next];
+    const PointState& p = ctx.points[o.last.point];
+    const TimeNs earliest = on_clock_of(o.last.point, o.next, n.first, ctx);
+    const TimeNs latest = on_clock_of(o.last.point, o.next, n.watermark, ctx);
+    const bool before = o.last.ts < earliest && earliest - p.first > timeout_ && missed(o.next, true);
+    const bool after = o.last.ts > latest && p.watermark - latest > timeout_ && missed(o.next, false);
+    if (!before && !after) {
+      count_lost_now(o.flow, o.last, o.next, ctx);
+      continue;
+    }
+    if (o.next >= uncaptured_.size()) uncaptured_.resize(size_t(o.next) + 1);
+    ++(before ? uncaptured_[o.next].before : uncaptured_[o.next].after);
+  }
+  std::vector<Outside>().swap(outside_);
 }
 
 void Paths::warn_uncaptured(Ctx& ctx) const {
@@ -655,7 +724,20 @@ void Paths::warn_uncaptured(Ctx& ctx) const {
 }
 
 void Paths::count_lost(FlowId flow, const Sighting& last, PointId next, Ctx& ctx) {
-  if (!capturing(last.point, next, last.ts, ctx)) return;
+  switch (capturing(last.point, next, last.ts, ctx)) {
+    case Capture::kNo: return;
+    case Capture::kOutside:
+      if (outside_.size() < kMaxOutside) {
+        outside_.push_back(Outside{flow, last, next});
+        return;
+      }
+      break;  // beyond the bound: lost, as before the point's span was known
+    case Capture::kYes: break;
+  }
+  count_lost_now(flow, last, next, ctx);
+}
+
+void Paths::count_lost_now(FlowId flow, const Sighting& last, PointId next, Ctx& ctx) {
   PathRecord& r = hop(flow, last.point, next, ctx);
   if (r.packets == 0 || last.ts < r.first_ns) {
     r.first_ns = last.ts;
@@ -710,6 +792,7 @@ void Paths::finish(Ctx& ctx) {
     if (!flows_[f].decided && flows_[f].votes && !flows_[f].parked.empty()) infer(f, ctx);
   for (FlowId f = 0; f < flows_.size(); ++f)
     if (flows_[f].decided) extend(f, ctx);
+  decide_outside(ctx);
   warn_uncaptured(ctx);
   // Per flow (in the order flows were first seen), hops in path order.
   uint64_t n = 0;

@@ -18,6 +18,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <deque>
+#include <limits>
+#include <map>
 #include <memory>
 #include <unordered_map>
 #include <optional>
@@ -171,11 +173,17 @@ class Paths final : public Component {
   /// Whether point `next` was capturing by `ts` (point p's clock): a packet of p before then is
   /// not known lost on p -> next (sniffers started at different times).
   bool started_by(PointId p, PointId next, TimeNs ts, const Ctx& ctx);
-  /// Whether point `next` was capturing when point p saw a packet at `ts` (p's clock): from its
-  /// first packet to its latest. A copy missing there before (a sniffer started later) or after
-  /// (one that stopped earlier, its last ring file missing) is not known lost: uncounted, with a
-  /// warning at the end.
-  bool capturing(PointId p, PointId next, TimeNs ts, const Ctx& ctx);
+  /// Whether point `next` was capturing when point p saw a packet at `ts` (p's clock): not in a
+  /// gap the session told (a ring file missing: kNo, counted in uncaptured_); outside the span of
+  /// its packets so far (a sniffer started later or stopped earlier, or no copy came its way
+  /// yet): decided at the end (decide_outside).
+  enum class Capture { kYes, kNo, kOutside };
+  Capture capturing(PointId p, PointId next, TimeNs ts, const Ctx& ctx);
+  /// A copy first seen at a point after the first of its flow's path: the points before it on the
+  /// path did not record it, though it passed them.
+  void note_missed(const FlowState& fs, size_t at, PointId first, TimeNs ts);
+  void decide_outside(Ctx& ctx);
+  void count_lost_now(FlowId flow, const Sighting& last, PointId next, Ctx& ctx);
   /// Counts `t` lost on the inferred hop p -> next.
   void count_lost_inferred(FlowId flow, const Tally& t, PointId next, Ctx& ctx);
 
@@ -184,16 +192,21 @@ class Paths final : public Component {
   /// related yet, see bound_for.
   TimeNs on_clock_of(PointId home, PointId q, TimeNs ts, const Ctx& ctx);
   /// How far point q's clock runs ahead of point h's, for ordering points and matching copies,
-  /// and how far that may be off: from --clock-offset when any is given (exact); else the core's
-  /// estimate for the pair once packets went both ways between them and it differs from 0 by
-  /// more than its uncertainty (one direction only, it still holds the delay); else 0.
+  /// and how far that may be off: from --clock-offset when any is given, as far off as the core's
+  /// estimate for the pair is uncertain plus how far the two disagree (a given offset is exact,
+  /// the stamps are not: they stray as without one); else the core's estimate for the pair once
+  /// packets went both ways between them and it differs from 0 by more than its uncertainty (one
+  /// direction only, it still holds the delay); else 0.
   struct Relative {
     DurationNs offset = 0, slack = 0;
     PointId via = kNoPoint;  ///< chain_offsets: the point it was reached through
   };
   Relative relative_offset(PointId h, PointId q, const Ctx& ctx);
+  /// How far point q's clock runs ahead of point h's by the --clock-offsets (0 for a point not named).
+  DurationNs given_offset(PointId h, PointId q, const Ctx& ctx);
   /// The offsets of the points of a packet's sightings relative to `home`, each along the chain
-  /// of pair estimates that adds the least slack (relative_offset's direct pair where given).
+  /// of pair estimates that adds the least slack (with --clock-offset too: the given offsets add
+  /// up to the direct one along any chain, while the slack is the chain's).
   std::vector<std::pair<PointId, Relative>> chain_offsets(PointId home, std::span<const Seen> seen, const Ctx& ctx);
   std::optional<DurationNs> explicit_offset(PointId point, const Ctx& ctx);
   /// --estimate-offsets: what to add to a raw delay of the hop, from the copies that crossed it
@@ -307,6 +320,21 @@ class Paths final : public Component {
     uint64_t before = 0, after = 0, in_gaps = 0;
   };
   std::vector<Uncaptured> uncaptured_;
+  /// Lost copies whose hop's next point had no packet about their time (capturing(): kOutside),
+  /// decided at the end; at most kMaxOutside (more count lost at once).
+  struct Outside {
+    FlowId flow;
+    Sighting last;
+    PointId next;
+  };
+  static constexpr size_t kMaxOutside = size_t(1) << 16;
+  std::vector<Outside> outside_;
+  /// By (point, the point a copy it missed was first seen at): the earliest and latest stamps of
+  /// such copies there.
+  struct Missed {
+    TimeNs earliest = std::numeric_limits<TimeNs>::max(), latest = std::numeric_limits<TimeNs>::min();
+  };
+  std::map<std::pair<PointId, PointId>, Missed> missed_;
   void warn_uncaptured(Ctx& ctx) const;
   std::vector<TimeNs> bounds_;   ///< by home point: bound_for, worked out once per drain
   uint32_t since_drain_ = 0;
