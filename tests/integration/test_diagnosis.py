@@ -194,6 +194,28 @@ def main():
                 problems += [f"healthy seed {seed} {' '.join(args + extra)}: named {describe(r)}" for r in named]
                 runs += 1
 
+    # A fault whose resends lose nothing, or another fault beside it. Each finding expected:
+    # (scope, host, storage, segment), any rank; no other finding stands (lossless captures).
+    #  - a host so slow (400 us) that its storage servers re-issue READs: resends without a loss the
+    #    capture locates; before, "the network loses packets, not the host";
+    #  - a slow storage server one of whose three paths loses 3 %: before, its only finding was
+    #    "the network, not the storage" (the lossy pair's resends counted as the storage's);
+    #  - a slow storage server and a slow path to it (4 x 4; late answers time out, nothing lost).
+    for args, base, wanted in (
+            (["--slow-host", "3=400"], BASE, {("host", HOST(3), None, "host")}),
+            (["--slow-storage", "2=300", "--lossy-path", "2:2=0.03"], BASE,
+             {("storage", None, STORAGE(2), "storage"), ("pair", HOST(2), STORAGE(2), "network")}),
+            (["--slow-storage", "1=300", "--slow-path", "4:1=200"],
+             ["--scenario", "nvme-2point", "--hosts", "4", "--storages", "4", "--ios", "2400"],
+             {("storage", None, STORAGE(1), "storage"), ("pair", HOST(4), STORAGE(1), "network")})):
+        label = " ".join(args)
+        capture = generate(synth, tmp, "resends_" + str(len(wanted)) + "_" + args[1].replace(":", "_"),
+                           base + args + LOSSLESS, 1)
+        got = {(r["scope"], r.get("host"), r.get("storage"), r["segment"]) for r in diagnosis(cli, capture) if r["rank"]}
+        if got != wanted:
+            problems.append(f"{label}: findings {sorted(got, key=str)}, expected {sorted(wanted, key=str)}")
+        runs += 1
+
     # Shares and means of every scope against the generator's own I/O times.
     capture = generate(synth, tmp, "truth", BASE + ["--slow-host", "1=200"], 3)
     problems += check_against_truth(cli, capture)

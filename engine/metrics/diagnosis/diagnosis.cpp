@@ -35,6 +35,9 @@ struct Judged {
   int finding = -1;  ///< the segment that stands out most, -1 for none
   int blamed = -1;   ///< the segment blamed for it: the finding's, or the network when packets were lost
   bool loss_only = false;  ///< a path losing packets, its latency within bounds
+  bool lossy = false;      ///< its paths resend clearly more than its peers' (blame_loss)
+  bool located = true;     ///< what the capture shows of where its resends' packets were lost
+  uint64_t lost_on_hops = 0;  ///< packets its hops lost between points
   bool standing = false;
   PathEvidence path;  ///< what was seen on the scope's paths
   double loss_peer_median = 0;  ///< the peers' median share of retransmitted packets
@@ -137,6 +140,10 @@ void compare_group(std::vector<Judged>& group, uint64_t min_ios, const PeerRule&
 // whose paths lose clearly more packets than its peers' is the network's; a pair's path that
 // does is a finding of its own even when its latency stays within bounds (loss costs throughput
 // first).
+// With two points or more the capture locates losses between them; resends on paths that lost
+// nothing there and had no NAK are not the network's doing when the scope's own segment stands out
+// (a slow host's late READ responses make its storage server re-issue the READs, a slow path's
+// late answers time out): `located` is false for them, and the finding keeps its segment.
 void blame_loss(std::vector<Judged>& group, bool pairs) {
   std::vector<double> ratios;
   for (const Judged& j : group)
@@ -150,13 +157,30 @@ void blame_loss(std::vector<Judged>& group, bool pairs) {
     if (peers.empty()) continue;
     j.loss_peer_median = median(peers);
     const double r = loss_ratio(j.path);
-    const bool lossy = r >= kLossExcess + j.loss_peer_median && r >= 2 * j.loss_peer_median;
+    const bool lossy = r >= kLossExcess + j.loss_peer_median && r >= 2 * j.loss_peer_median && j.located;
+    j.lossy = lossy;
     if (j.finding >= 0 && lossy) j.blamed = kNetwork;
     if (j.finding < 0 && pairs && lossy && j.path.retrans_packets >= kLossMinPackets) {
       j.loss_only = true;
       j.standing = true;
       j.blamed = kNetwork;
     }
+  }
+}
+
+// A host's or storage server's resends that a minority of its pairs make (one lossy path among
+// its paths) are those pairs' findings: the scope keeps its own segment (a slow storage server one
+// of whose paths also loses packets is still slow).
+void keep_segment_of_minority_loss(std::vector<Judged>& group, const std::vector<Judged>& pairs, bool by_host) {
+  for (Judged& j : group) {
+    if (j.finding < 0 || j.blamed != kNetwork || j.finding == kNetwork) continue;
+    size_t mine = 0, lossy = 0;
+    for (const Judged& p : pairs) {
+      if (!(by_host ? *p.rec.host == *j.rec.host : *p.rec.storage == *j.rec.storage) || !p.path.packets) continue;
+      ++mine;
+      lossy += p.lossy;
+    }
+    if (mine >= 2 && lossy * 2 <= mine) j.blamed = j.finding;
   }
 }
 
@@ -213,7 +237,10 @@ void explain_by_ends(std::vector<Judged>& pairs, const std::vector<Judged>& stor
     for (const auto* group : {&storages, &hosts}) {
       for (const Judged& e : *group) {
         const bool end = group == &storages ? *e.rec.storage == *p.rec.storage : *e.rec.host == *p.rec.host;
-        if (end && e.standing && e.finding == p.finding) {
+        // Not a pair whose hops lost packets enough to be a finding of their own while its end is
+        // not blamed on the network: that loss is the pair's.
+        const bool own_loss = p.blamed == kNetwork && e.blamed != kNetwork && p.lost_on_hops >= kLossMinPackets;
+        if (end && e.standing && e.finding == p.finding && !own_loss) {
           p.standing = false;
           p.rec.explained_by = diagnosis_scope_text(e.rec);
         }
@@ -425,11 +452,23 @@ void Diagnosis::finish(Ctx& ctx) {
   auto hops_of = [&](const DiagnosisRecord& r) -> const std::vector<HopLoss>& {
     return of_scope(r, hops_, hops_of_ip, no_hops);
   };
+  // Where the capture locates losses (two points or more), a scope's resends count as the network's
+  // only where its hops lost packets or its paths carried NAKs.
+  const bool locates = ctx.points.size() >= 2;
   for (auto* group : {&hosts, &storages, &pairs}) {
-    for (Judged& j : *group) j.path = evidence_for(j.rec);
+    for (Judged& j : *group) {
+      j.path = evidence_for(j.rec);
+      if (locates) {
+        const std::vector<HopLoss>& hops = hops_of(j.rec);
+        for (const HopLoss& h : hops) j.lost_on_hops += h.lost;
+        j.located = j.path.naks > 0 || j.lost_on_hops > 0;
+      }
+    }
     compare_group(*group, min_ios_, rule_, threshold_);
     blame_loss(*group, group == &pairs);
   }
+  keep_segment_of_minority_loss(storages, pairs, false);
+  keep_segment_of_minority_loss(hosts, pairs, true);
   compare_group(jobs, min_ios_, rule_, threshold_);
   for (Judged& j : jobs) {
     j.blamed = j.finding;
