@@ -247,7 +247,7 @@ std::span<const IoFrameLink> CaptureState::io_frames(uint64_t io_id) const {
       .subspan(size_t(range.first - io_frame_ids_.begin()), size_t(range.second - range.first));
 }
 
-void CaptureState::finish() {
+void CaptureState::finish(const std::vector<uint64_t>& capture_drops) {
   // With a read filter, the newest frame is kept only if a frame numbered after it came; nothing
   // tells whether the last one was: it is left out rather than measured when it may have been
   // dropped (a dropped interface's one frame would make its point exist, and every packet look
@@ -257,6 +257,9 @@ void CaptureState::finish() {
     if (engine_thread_) engine_thread_->retract(newest_frame_);
   }
   settle();
+  for (uint32_t id = 0; id < capture_drops.size(); ++id)
+    if (auto p = points_by_interface_.find(id); capture_drops[id] && p != points_by_interface_.end() && p->second != kNoPoint)
+      engine_.set_capture_dropped(p->second, capture_drops[id]);
   engine_.finish();
   store_.index();
   index_io_frames();

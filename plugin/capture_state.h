@@ -127,8 +127,9 @@ class CaptureState {
   /// so, shown with the next frame.
   void not_measured_before(uint32_t frame);
   /// Ends the first pass (plugin/first_pass_end.h says when): flushes the engine
-  /// and indexes the final records by the frame that counts them.
-  void finish();
+  /// and indexes the final records by the frame that counts them. `capture_drops`: per interface,
+  /// what its capture dropped (the file's interface statistics), as the CLI tells the engine.
+  void finish(const std::vector<uint64_t>& capture_drops = {});
   bool finished() const { return store_.indexed(); }
   /// A read filter drops frames of the first pass (tshark -R, the GUI's): from the first one
   /// dropped on, each frame is measured once the next one shows it was kept, so during the first

@@ -3,6 +3,7 @@
 
 #include <cfile.h>
 
+#include <algorithm>
 #include <cstddef>
 
 #include <wiretap/wtap.h>
@@ -46,6 +47,30 @@ std::optional<FileInterfaces> file_interfaces(const packet_info* pinfo) {
   out.count = idb->interface_data ? idb->interface_data->len : 0;
   g_free(idb);  // the struct only: its interface_data is the file's (wtap.h)
   out.read_filter = cf->rfcode != nullptr;
+  return out;
+}
+
+const void* capture_file_of_frame(const packet_info* pinfo) { return capture_file_of(pinfo); }
+
+std::vector<uint64_t> capture_drops(const void* file) {
+  std::vector<uint64_t> out;
+  const auto* cf = static_cast<const capture_file*>(file);
+  if (!cf || !cf->provider.wth) return out;
+  wtapng_iface_descriptions_t* idb = wtap_file_get_idb_info(cf->provider.wth);
+  if (!idb) return out;
+  for (guint i = 0; idb->interface_data && i < idb->interface_data->len; ++i) {
+    uint64_t dropped = 0;
+    const wtap_block_t iface = g_array_index(idb->interface_data, wtap_block_t, i);
+    const auto* mand = static_cast<const wtapng_if_descr_mandatory_t*>(wtap_block_get_mandatory_data(iface));
+    for (guint k = 0; mand && mand->interface_statistics && k < mand->interface_statistics->len; ++k) {
+      guint64 v = 0;
+      if (wtap_block_get_uint64_option_value(g_array_index(mand->interface_statistics, wtap_block_t, k),
+                                             OPT_ISB_IFDROP, &v) == WTAP_OPTTYPE_SUCCESS)
+        dropped = std::max<uint64_t>(dropped, v);
+    }
+    out.push_back(dropped);
+  }
+  g_free(idb);  // the struct only: its interface_data is the file's (wtap.h)
   return out;
 }
 

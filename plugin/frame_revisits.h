@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <vector>
 
 namespace rdmatel::plugin {
 
@@ -27,5 +28,12 @@ struct FileInterfaces {
   bool read_filter = false;
 };
 std::optional<FileInterfaces> file_interfaces(const packet_info* pinfo);
+
+/// The capture file a frame is dissected from, for capture_drops() at the end of the first pass
+/// (which has no frame); null when that cannot be told.
+const void* capture_file_of_frame(const packet_info* pinfo);
+/// Per interface of that file (read to its end): the packets its capture dropped, as the pcapng
+/// interface statistics say (isb_ifdrop; the largest of its statistics blocks), 0 without them.
+std::vector<uint64_t> capture_drops(const void* file);
 
 }  // namespace rdmatel::plugin

@@ -50,11 +50,15 @@ FirstPassEnd first_pass_end_;
 // tshark in one pass with nothing reading rdmatel's results (-z io,stat, filters and fields of
 // other protocols): the engine does not run (dissect_rdmatel).
 bool unread_run_ = false;
+// The capture file being read (seen at its first frame): its interface statistics are read when
+// the first pass ends, which has no frame to find it by.
+const void* capture_file_ = nullptr;
 
 // A new capture file (or a redissection after a preference change).
 void init_routine() {
   internal_error_ = false;
   unread_run_ = false;
+  capture_file_ = nullptr;
   first_pass_taps_ = FirstPassTaps::kUnknown;
   first_pass_end_.new_session();
   // Registered by then, whichever order plugins and built-in dissectors registered in (0: none).
@@ -92,7 +96,7 @@ bool guarded(F&& f) {
 // stops); a redissection calls nothing at its end and ends here from its first revisited frame.
 void end_first_pass() {
   if (!state_ || state_->finished()) return;
-  guarded([&] { state_->finish(); });
+  guarded([&] { state_->finish(capture_drops(capture_file_)); });
   first_pass_end_.ended();
   refilter_when_read();  // the GUI filtered the first pass on partial results
 }
@@ -210,6 +214,7 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
     // The interfaces described before the first frame are points from the start, as in the CLI
     // (CaptureState::declare_file_interfaces). Not with a read filter: an interface whose frames
     // it drops is no point, so each is declared at its first frame kept (process).
+    if (pinfo->num == 1) capture_file_ = capture_file_of_frame(pinfo);
     if (pinfo->num == 1 && !too_late && !state_->defers_first_pass())
       if (const auto ifaces = file_interfaces(pinfo); ifaces && !ifaces->read_filter)
         guarded([&] { state_->declare_file_interfaces(ifaces->count, name_of); });

@@ -12,9 +12,10 @@ import shutil
 import subprocess
 import sys
 
-from rdmatel_testlib import fail_if, run_cli, scratch_dir
+from rdmatel_testlib import Tshark, fail_if, run_cli, scratch_dir
 
 synth, cli = sys.argv[1], sys.argv[2]
+plugin = sys.argv[3] if len(sys.argv) > 3 else None
 tmp = scratch_dir("rdmatel_capture_drops_")
 problems = []
 
@@ -52,6 +53,33 @@ for path in (cap, gz):
         if bad:
             problems.append(f"{label}: {len(bad)} verdicts on the hop into leafB-stor without the capture's drops: "
                             f"{bad[0].strip()[:200]}")
+
+# The diagnosis: a lossy pair whose hop into leafB-stor loses most, where the capture dropped 3 %:
+# its finding says the capture may have lost them (before, the message-flow verdicts said so and
+# the diagnosis did not), in the CLI on one thread and two, and in the plugin, which reads the
+# interface statistics when the first pass ends (before, it never saw them).
+lossy = os.path.join(tmp, "lossy_drops.pcapng")
+subprocess.run([synth, "--scenario", "nvme-2point", "--hosts", "3", "--storages", "3", "--ios", "900", "--loss", "0",
+                "--lossy-path", "2:1=0.03", "--capture-drops", "leafB-stor=0.03", "--out", lossy], check=True,
+               capture_output=True)
+with open(lossy.replace(".pcapng", ".truth.json")) as f:
+    dropped = {p["name"]: p["capture_dropped"] for p in json.load(f)["points"]}["leafB-stor"]
+caveat = f"(or the capture does: it dropped {dropped} packets at leafB-stor)"
+for threads in ("1", "2"):
+    p = run_cli(cli, "export", "diagnosis", lossy, "--no-progress", "--threads", threads)
+    findings = [json.loads(l) for l in p.stdout.splitlines() if l.strip() and json.loads(l)["rank"]]
+    into = [r for r in findings if "towards leafB-stor" in r["evidence"]]
+    if not into or any(caveat not in r["evidence"] for r in into):
+        problems.append(f"diagnosis, {threads} thread(s): findings on the hop into leafB-stor without {caveat!r}: "
+                        f"{[r['evidence'][-200:] for r in findings]}")
+if plugin:
+    ts = Tshark(plugin)
+    try:
+        table = ts.run("-2", "-r", ts.stage(lossy), "-q", "-z", "rdmatel,diagnosis").stdout
+    finally:
+        ts.close()
+    if "towards leafB-stor" not in table or caveat not in table:
+        problems.append(f"plugin: the diagnosis table lacks {caveat!r}: {table[-600:]}")
 
 # The same traffic without statistics blocks: nothing about the capture's drops.
 plain = os.path.join(tmp, "plain.pcapng")

@@ -325,10 +325,14 @@ std::string Diagnosis::hop_text(const std::vector<HopLoss>& hops, const Ctx& ctx
   if (!worst) return "";
   const std::string& a = ctx.points[worst->from].name;
   const std::string& b = ctx.points[worst->to].name;
+  // A point whose capture dropped packets (its file's interface statistics) misses copies the
+  // network delivered: the hop into it may be the capture's doing.
+  const uint64_t dropped = ctx.points[worst->to].capture_dropped;
   return "; most were lost between " + a + " and " + b + ": " + std::to_string(worst->lost) + " of the " +
          std::to_string(worst->packets) + " packets that passed " + a + " towards " + b + " (" +
          percent(double(worst->lost), double(worst->packets)) +
-         (worst->inferred ? "; path inferred: some flows had no packet reach a second point)" : ")");
+         (worst->inferred ? "; path inferred: some flows had no packet reach a second point)" : ")") +
+         (dropped ? " (or the capture does: it dropped " + std::to_string(dropped) + " packets at " + b + ")" : "");
 }
 
 void Diagnosis::on_record(const Record& r, Ctx& ctx) {

@@ -164,7 +164,9 @@ class Engine::Impl {
   }
 
   void set_capture_dropped(PointId id, uint64_t dropped) {
-    if (id < points_.size()) points_[id].capture_dropped = std::max(points_[id].capture_dropped, dropped);
+    if (id >= points_.size()) return;
+    points_[id].capture_dropped = std::max(points_[id].capture_dropped, dropped);
+    if (handover_) handover_->capture_dropped(id, points_[id].capture_dropped);
   }
 
   void capture_gap(PointId id, TimeNs from, TimeNs to) {

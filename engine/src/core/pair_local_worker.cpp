@@ -87,6 +87,9 @@ void PairLocalWorker::handle(const WorkBatch& batch) {
         points_.declare(d.name, d.interface_id, d.speed_bps);
         break;
       }
+      case WorkEvent::Kind::kCaptureDropped:
+        if (e.index < points_.size()) points_[PointId(e.index)].capture_dropped = e.step;
+        break;
       case WorkEvent::Kind::kPacket:
         cursor_ = StepTag{e.step, 0};
         pair_ctx_.packet_shown_now = e.measured >> 7 & 1;

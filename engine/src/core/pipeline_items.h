@@ -148,6 +148,7 @@ struct WorkEvent {
     kFinish,   ///< step `step`: the component in `slot` finishes
     kFact,     ///< a flow created or paired: the batch's facts[index]
     kDeclare,  ///< a point declared: the batch's declares[index]
+    kCaptureDropped,  ///< point `index`'s capture dropped `step` packets (Engine::set_capture_dropped)
   };
   Kind kind = Kind::kPacket;
   /// kPacket: bit s set when components sampled as Sampled(s) measure it; bit 7 is

@@ -28,6 +28,13 @@ void WorkHandover::declared(const std::string& name, uint32_t interface_id, uint
   }
 }
 
+void WorkHandover::capture_dropped(PointId point, uint64_t dropped) {
+  WorkEvent& e = batch_.events.emplace_back();
+  e.kind = WorkEvent::Kind::kCaptureDropped;
+  e.index = point;
+  e.step = dropped;
+}
+
 const std::string& WorkHandover::point_name(PointId id) const {
   static const std::string unknown = "?";
   std::lock_guard lock(names_mutex_);

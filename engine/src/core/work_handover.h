@@ -30,6 +30,8 @@ class WorkHandover {
 
   /// A point declared (`added`: new), for the replica and for point_name().
   void declared(const std::string& name, uint32_t interface_id, uint64_t speed_bps, bool added);
+  /// The replica learns what a point's capture dropped (the record stages' evidence).
+  void capture_dropped(PointId point, uint64_t dropped);
   /// A point's name, from any thread.
   const std::string& point_name(PointId id) const;
 
