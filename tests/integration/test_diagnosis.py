@@ -270,6 +270,25 @@ def main():
         if want not in top[0]["evidence"]:
             problems.append(f"where: evidence {top[0]['evidence']!r} does not say {want!r}")
 
+    # The same with flows of the pair that lost nothing on the hop (a slow host beside the lossy
+    # path): "of the N packets" counts every packet of the pair on it (before, only those of flows
+    # that lost one there: 1,903 of the truth's 1,906).
+    import re  # noqa: E402
+    mixed = generate(synth, tmp, "where_mixed", BASE + LOSSLESS + ["--lossy-path", "2:1=0.03", "--slow-host", "2=300"], 1)
+    sums = {}
+    for h in load_truth(mixed)["hops"]:
+        if {h["src"], h["dst"]} == {HOST(2), STORAGE(1)}:
+            c = sums.setdefault((h["from_point"], h["to_point"]), [0, 0])
+            c[0] += h["lost"]
+            c[1] += h["packets"]
+    said = [re.search(r"most were lost between (\S+) and (\S+): (\d+) of the (\d+) packets", r["evidence"])
+            for r in diagnosis(cli, mixed) if r["scope"] == "pair" and r.get("host") == HOST(2)
+            and r.get("storage") == STORAGE(1)]
+    if not said or not said[0]:
+        problems.append("where, mixed flows: the pair's finding does not say where its packets were lost")
+    elif [int(said[0][3]), int(said[0][4])] != sums.get((said[0][1], said[0][2])):
+        problems.append(f"where, mixed flows: {said[0][0]!r}, truth {sums.get((said[0][1], said[0][2]))} (lost, packets)")
+
     # One point: no split, said so; no verdict.
     one = generate(synth, tmp, "onepoint", ["--scenario", "nvme-1point"], 1)
     if any(r["rank"] or "network_share" in r for r in diagnosis(cli, one)):

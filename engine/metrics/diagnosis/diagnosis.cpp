@@ -340,7 +340,9 @@ void Diagnosis::on_record(const Record& r, Ctx& ctx) {
   if (r.is(kPathSchema)) {
     const PathRecord& h = r.as<PathRecord>();
     const IpPair key{std::min(h.src, h.dst), std::max(h.src, h.dst)};
-    if (!h.lost || (hops_.size() >= 4 * max_scopes_ && !hops_.count(key))) return;
+    // Every hop of the pair, lossless ones too: "L of the N packets that passed A towards B" counts
+    // all of the scope's packets on the hop, not only those of flows that lost one there.
+    if (hops_.size() >= 4 * max_scopes_ && !hops_.count(key)) return;
     add_hop(hops_[key], HopLoss{h.from_point, h.to_point, h.packets, h.lost, h.path_inferred});
     return;
   }
