@@ -202,7 +202,14 @@ for name, args in (("lossy6", ["--scenario", "nvme-midstream", "--points", "3", 
                    # sender's pace): groups of two as a mirror's, and a point's window widened to 174 us
                    # (315 resends dropped as copies); the ACKs coming back were not doubled.
                    ("resent_at_one_delay", ["--scenario", "write-flows", "--flows", "3", "--messages", "11",
-                                            "--ipv6", "--seed", "7109"])):
+                                            "--ipv6", "--seed", "7109"]),
+                   # Go-back-N resending 800 of a message's 847 packets, its duplicate requests
+                   # re-acknowledged back to back (5 points, 512-byte MTU): groups of three, ACKs
+                   # doubled too; but the points before leafB-stor recorded each packet as often.
+                   ("resent_at_every_point", ["--scenario", "nvme-midstream", "--ios", "130", "--points", "5",
+                                              "--clock-offset", "leafB-stor=872503", "--loss", "0.02", "--ipv6",
+                                              "--order", "time", "--jitter-ns", "250", "--no-connect", "--pmtu", "512",
+                                              "--seed", "1526"])):
     path = generate(name, *args)
     p = run_cli(cli, "analyze", path, "--no-progress")
     if "mirror copies" in p.stdout or "recorded twice" in p.stderr:

@@ -124,6 +124,26 @@ TEST(MirrorCopies, AcknowledgmentsRecordedTwiceToo) {
   EXPECT_TRUE(mc.widened());
 }
 
+TEST(RepeatsAcrossPoints, AResendRepeatsAtEveryPointAMirrorCopyAtOne) {
+  // Point 0 records packets twice; point 1 sees them once (a mirror at 0), point 2 twice (the
+  // network resent them: 2 is on their path too).
+  RepeatsAcrossPoints mirror, resend;
+  for (uint64_t i = 0; i < 400; ++i) {
+    const uint64_t h = packet_hash(i);
+    if (!RepeatsAcrossPoints::sampled(h)) continue;
+    mirror.add(h, 0);
+    mirror.add(h, 0);
+    mirror.add(h, 1);
+    resend.add(h, 0);
+    resend.add(h, 0);
+    resend.add(h, 2);
+    resend.add(h, 2);
+  }
+  EXPECT_FALSE(mirror.repeated_elsewhere(0));
+  EXPECT_TRUE(resend.repeated_elsewhere(0));
+  EXPECT_FALSE(RepeatsAcrossPoints{}.repeated_elsewhere(0));  // one point: no evidence
+}
+
 TEST(MirrorCopies, ThreePortsGiveTwoCopiesOfEachPacket) {
   // A SPAN session of a host's port, the leaf's uplink and a spine's port into one interface:
   // each packet there three times, 1 and 10-14 us after the first.

@@ -267,9 +267,13 @@ class Engine::Impl {
     const uint32_t seq = seq_++;
     const bool mirror_checked = mirror_window_ > 0 && roce.is_roce() && roce.bth.opcode != kOpcodeCnp;
     const uint64_t hash = identity_hash(order_key, wire_len, decoded, in.cap_len);
-    if (mirror_checked)
+    if (mirror_checked) {
+      if (RepeatsAcrossPoints::sampled(hash)) [[unlikely]]
+        repeats_across_points_.add(hash, in.point);
       points_[in.point].mirror_copies.observe(&mirror_counts_[flow_point], mirror_key(hash, uint16_t(in.source)), ts,
-                                              mirror_window_, roce.bth.opcode == kOpcodeAcknowledge);
+                                              mirror_window_, roce.bth.opcode == kOpcodeAcknowledge,
+                                              &repeats_across_points_, in.point);
+    }
     // Everything but the stamp, order and length, which the buffer sets.
     auto fill = [&](Packet& p) {
       p.frame = in.frame;
@@ -483,6 +487,7 @@ class Engine::Impl {
       points_[id].mirror_copies = MirrorCopies{};
     }
     mirror_counts_ = {};
+    repeats_across_points_ = RepeatsAcrossPoints{};
   }
 
   PointInfo point(PointId id) const {
@@ -733,6 +738,7 @@ class Engine::Impl {
   std::vector<uint16_t> slots_;        ///< of components_
   std::unique_ptr<WorkHandover> handover_;  ///< threads > 1: the other thread's work and outputs
   std::vector<MirrorCopies::Counts> mirror_counts_;  ///< by flow point
+  RepeatsAcrossPoints repeats_across_points_;
   DecodedFrame decoded_;  ///< the frame being pushed, decoded here (reused: decoding fills it whole)
   Packet scratch_;     ///< a packet handled at once (late, outlier)
   const char* last_error_ = nullptr;

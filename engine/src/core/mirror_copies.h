@@ -53,6 +53,55 @@
 
 namespace rdmatel {
 
+/// One packet in 8 (by its identity, the same at every point) with how many times each point
+/// recorded it, up to 8 points: a resend repeats a packet at every point on its path, a mirror's
+/// copy only at the point whose capture holds the mirror. Shared by the points (the engine's).
+class RepeatsAcrossPoints {
+ public:
+  static bool sampled(uint64_t hash) { return hash >> 61 == 1; }  // not MirrorCopies' own sample
+  void add(uint64_t hash, PointId point) {
+    Entry& e = slots_[hash % kSlots];
+    if (e.hash != hash) e = Entry{hash, {}, {}, 0};
+    for (uint8_t i = 0; i < e.used; ++i)
+      if (e.point[i] == point) {
+        e.count[i] = uint8_t(std::min(e.count[i] + 1, 255));
+        return;
+      }
+    if (e.used < kPoints) {
+      e.point[e.used] = point;
+      e.count[e.used++] = 1;
+    }
+  }
+  /// Of the sampled packets `point` recorded more than once that another point recorded too: true
+  /// when most of those (4 at least) were recorded more than once there as well.
+  bool repeated_elsewhere(PointId point) const {
+    uint32_t elsewhere = 0, only_here = 0;
+    for (const Entry& e : slots_) {
+      bool here = false, other = false, other_repeated = false;
+      for (uint8_t i = 0; i < e.used; ++i) {
+        if (e.point[i] == point) here = e.count[i] >= 2;
+        else {
+          other = true;
+          other_repeated |= e.count[i] >= 2;
+        }
+      }
+      if (!here || !other) continue;
+      ++(other_repeated ? elsewhere : only_here);
+    }
+    return elsewhere >= 4 && elsewhere > only_here;
+  }
+
+ private:
+  static constexpr size_t kSlots = 4096, kPoints = 8;
+  struct Entry {
+    uint64_t hash = 0;
+    std::array<PointId, kPoints> point{};
+    std::array<uint8_t, kPoints> count{};
+    uint8_t used = 0;
+  };
+  std::vector<Entry> slots_ = std::vector<Entry>(kSlots);
+};
+
 class MirrorCopies {
  public:
   static constexpr uint32_t kMinPackets = 2;
@@ -69,13 +118,16 @@ class MirrorCopies {
 
   /// A RoCE packet of the flow whose counts at this point are `flow` arrived at the point (any
   /// order). `window`: mirror_copy_window, the least the point's window is.
-  void observe(Counts* flow, uint64_t hash, TimeNs ts, DurationNs window, bool acknowledgment) {
+  /// `across`: the packets' repeats at every point (the engine's), `self` this point in it; a
+  /// point whose repeats the other points show too is no mirror.
+  void observe(Counts* flow, uint64_t hash, TimeNs ts, DurationNs window, bool acknowledgment,
+               const RepeatsAcrossPoints* across = nullptr, PointId self = kNoPoint) {
     if (arrived_.empty()) {
       window_ = std::max<DurationNs>(window, 0);
       arrived_.allocate(sets_for(window_));
     }
     if (hash >> 61 == 0) [[unlikely]]
-      sample(hash, ts, acknowledgment);
+      sample(hash, ts, acknowledgment, across, self);
     Slot* twin = arrived_.find(hash);
     const bool is_twin = twin && within(ts, twin->ts, window_);
     if (is_twin)
@@ -181,7 +233,7 @@ class MirrorCopies {
   static constexpr size_t kSampleSets = 256, kGaps = 256;
   static constexpr uint32_t kMaxCopies = 8;
   static constexpr uint64_t kFirstVerdict = 64;
-  void sample(uint64_t hash, TimeNs ts, bool acknowledgment) {
+  void sample(uint64_t hash, TimeNs ts, bool acknowledgment, const RepeatsAcrossPoints* across, PointId self) {
     if (sampled_.empty()) {
       sampled_.allocate(kSampleSets);
       gaps_.assign(kGaps, 0);
@@ -202,12 +254,12 @@ class MirrorCopies {
     }
     if (sampled_packets_ == next_verdict_) {
       next_verdict_ += std::min<uint64_t>(next_verdict_, uint64_t(1) << 16);
-      verdict();
+      verdict(across, self);
     }
   }
   // 80 % of the sampled packets in groups of one size k >= 2: the point records its packets k
   // times; the window widens to hold the longest recent spread of a group.
-  void verdict() {
+  void verdict(const RepeatsAcrossPoints* across, PointId self) {
     uint32_t k = 2;
     for (uint32_t c = 3; c < kMaxCopies; ++c)
       if (c * groups_[c] > k * groups_[k]) k = c;
@@ -215,6 +267,8 @@ class MirrorCopies {
     // A mirror records the acknowledgments coming back through its ports as often as the data;
     // a go-back-N that resends most of a point's data (a lossy IPv6 flow) does not resend them.
     if (sampled_acks_ >= 2 && doubled_acks_ * 2 < sampled_acks_) return;
+    // Nor a go-back-N whose resends the points before and after this one recorded as often.
+    if (across && across->repeated_elsewhere(self)) return;
     copies_ = k;
     following_ = true;
     const size_t n = size_t(std::min<uint64_t>(sampled_copies_, kGaps));
