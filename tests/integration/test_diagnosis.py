@@ -216,6 +216,19 @@ def main():
             problems.append(f"{label}: findings {sorted(got, key=str)}, expected {sorted(wanted, key=str)}")
         runs += 1
 
+    # A job whose host sits behind a lossy path (one host per job): the job is explained by that
+    # path, blamed on the network, as its host is (before, "host" with nothing to explain it).
+    gpu_map = os.path.join(tmp, "jobs.csv")
+    with open(gpu_map, "w") as f:
+        f.write("ip,gpu,node,job\n" + "".join(f"{HOST(i)},g{i},n{i},job{i}\n" for i in range(1, 5)))
+    jobs = generate(synth, tmp, "jobs_lossy", ["--scenario", "nvme-2point", "--hosts", "4", "--storages", "3", "--ios",
+                                               "1200", "--lossy-path", "3:2=0.03"] + LOSSLESS, 1)
+    out = run_cli(cli, "export", "diagnosis", jobs, "--gpu-map", gpu_map, "--format", "jsonl", "--no-progress").stdout
+    job3 = [json.loads(l) for l in out.splitlines() if l.strip() and json.loads(l).get("job") == "job3"]
+    if not job3 or job3[0]["segment"] != "network" or job3[0].get("explained_by") != f"pair {HOST(3)} - {STORAGE(2)}":
+        problems.append(f"job behind a lossy path: {job3}")
+    runs += 1
+
     # Shares and means of every scope against the generator's own I/O times.
     capture = generate(synth, tmp, "truth", BASE + ["--slow-host", "1=200"], 3)
     problems += check_against_truth(cli, capture)

@@ -401,6 +401,11 @@ void Diagnosis::on_io(const IoRecord& r, Ctx& ctx) {
   for (ScopeStats* s : {scopes.host, scopes.storage, scopes.pair,
                         r.job ? slot(jobs_, std::string(r.job)) : nullptr})
     if (s) s->add(m, r.cmd_frame);
+  if (r.job && jobs_.count(r.job)) {
+    std::vector<IpAddress>& hosts = job_hosts_[r.job];
+    if (hosts.size() < kJobHosts && std::find(hosts.begin(), hosts.end(), r.host) == hosts.end())
+      hosts.push_back(r.host);
+  }
 }
 
 void Diagnosis::finish(Ctx& ctx) {
@@ -495,7 +500,9 @@ void Diagnosis::finish(Ctx& ctx) {
   std::stable_sort(ranked.begin(), ranked.end(), [&](const Judged* a, const Judged* b) { return cost(a) > cost(b); });
   for (size_t i = 0; i < ranked.size(); ++i) ranked[i]->rec.rank = uint32_t(i + 1);
 
-  // A job whose segment stands out names the standing finding with that segment, if any.
+  // A job whose segment stands out names the standing finding with that segment, if any; else
+  // the finding its hosts with that segment are explained by (a lossy path behind the job's host
+  // shows as its DPL: the path, blamed on the network, not the host).
   for (Judged& j : jobs) {
     if (j.finding < 0) continue;
     for (const Judged* f : ranked)
@@ -503,6 +510,21 @@ void Diagnosis::finish(Ctx& ctx) {
         j.rec.explained_by = diagnosis_scope_text(f->rec);
         break;
       }
+    if (!j.rec.explained_by.empty()) continue;
+    const auto job_hosts = job_hosts_.find(j.rec.job);
+    if (job_hosts == job_hosts_.end()) continue;
+    for (const Judged& h : hosts) {
+      if (h.finding != j.finding || h.rec.explained_by.empty() ||
+          std::find(job_hosts->second.begin(), job_hosts->second.end(), *h.rec.host) == job_hosts->second.end())
+        continue;
+      for (const Judged* f : ranked)
+        if (diagnosis_scope_text(f->rec) == h.rec.explained_by) {
+          j.rec.explained_by = h.rec.explained_by;
+          j.blamed = f->blamed;
+          break;
+        }
+      if (!j.rec.explained_by.empty()) break;
+    }
   }
   for (auto* group : {&hosts, &storages, &pairs, &jobs}) {
     for (Judged& j : *group) {
@@ -546,7 +568,8 @@ void Diagnosis::finish(Ctx& ctx) {
                (c.peers == 1 ? " peer" : " peers") + ", " + std::to_string(j.stats->by_segment[g].n) + " I/Os)";
         if (j.finding < 0) ev = "nothing stands out; closest: " + ev;
       }
-      if (j.finding >= 0 && j.blamed == kNetwork && j.finding != kNetwork) {
+      // (A job has no paths of its own: its explained_by names the finding.)
+      if (j.finding >= 0 && j.blamed == kNetwork && j.finding != kNetwork && r.scope != DiagnosisScope::kJob) {
         ev += "; on its paths " + percent(double(j.path.retrans_packets), double(j.path.packets)) +
               " of packets were retransmissions against a peer median of " +
               percent(j.loss_peer_median, 1.0) + ": lost packets, not the " + segment_name(Segment(j.finding)) +

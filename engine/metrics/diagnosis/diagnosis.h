@@ -52,6 +52,10 @@ class Diagnosis final : public Component {
   std::map<IpAddress, ScopeStats> hosts_, storages_;
   std::map<IpPair, ScopeStats> pairs_;
   std::map<std::string, ScopeStats> jobs_;  ///< by the hosts' AI job (--gpu-map)
+  /// Each job's hosts (at most kJobHosts): a job whose segment no standing finding owns is
+  /// explained where its hosts are.
+  std::map<std::string, std::vector<IpAddress>> job_hosts_;
+  static constexpr size_t kJobHosts = 64;
   /// The host's, storage server's and pair's statistics of each (host, storage) seen, so that an
   /// I/O record finds all three with one lookup (map nodes stay put). Null: left out, its kind
   /// was full when the pair came (and stays full: scopes are never removed).
