@@ -38,14 +38,25 @@ bool frames_may_be_dissected_again(const packet_info* pinfo) {
   return cf->provider.frames != nullptr;
 }
 
+namespace {
+// Calls f(interface block) for each interface the file has described so far; false when the
+// file cannot be told.
+template <typename F>
+bool for_each_interface(const capture_file* cf, F&& f) {
+  if (!cf || !cf->provider.wth) return false;
+  wtapng_iface_descriptions_t* idb = wtap_file_get_idb_info(cf->provider.wth);
+  if (!idb) return false;
+  for (guint i = 0; idb->interface_data && i < idb->interface_data->len; ++i)
+    f(g_array_index(idb->interface_data, wtap_block_t, i));
+  g_free(idb);  // the struct only: its interface_data is the file's (wtap.h)
+  return true;
+}
+}  // namespace
+
 std::optional<FileInterfaces> file_interfaces(const packet_info* pinfo) {
   const capture_file* cf = capture_file_of(pinfo);
-  if (!cf || !cf->provider.wth) return std::nullopt;
-  wtapng_iface_descriptions_t* idb = wtap_file_get_idb_info(cf->provider.wth);
-  if (!idb) return std::nullopt;
   FileInterfaces out;
-  out.count = idb->interface_data ? idb->interface_data->len : 0;
-  g_free(idb);  // the struct only: its interface_data is the file's (wtap.h)
+  if (!for_each_interface(cf, [&](wtap_block_t) { ++out.count; })) return std::nullopt;
   out.read_filter = cf->rfcode != nullptr;
   return out;
 }
@@ -54,13 +65,8 @@ const void* capture_file_of_frame(const packet_info* pinfo) { return capture_fil
 
 std::vector<uint64_t> capture_drops(const void* file) {
   std::vector<uint64_t> out;
-  const auto* cf = static_cast<const capture_file*>(file);
-  if (!cf || !cf->provider.wth) return out;
-  wtapng_iface_descriptions_t* idb = wtap_file_get_idb_info(cf->provider.wth);
-  if (!idb) return out;
-  for (guint i = 0; idb->interface_data && i < idb->interface_data->len; ++i) {
+  for_each_interface(static_cast<const capture_file*>(file), [&](wtap_block_t iface) {
     uint64_t dropped = 0;
-    const wtap_block_t iface = g_array_index(idb->interface_data, wtap_block_t, i);
     const auto* mand = static_cast<const wtapng_if_descr_mandatory_t*>(wtap_block_get_mandatory_data(iface));
     for (guint k = 0; mand && mand->interface_statistics && k < mand->interface_statistics->len; ++k) {
       guint64 v = 0;
@@ -69,8 +75,7 @@ std::vector<uint64_t> capture_drops(const void* file) {
         dropped = std::max<uint64_t>(dropped, v);
     }
     out.push_back(dropped);
-  }
-  g_free(idb);  // the struct only: its interface_data is the file's (wtap.h)
+  });
   return out;
 }
 

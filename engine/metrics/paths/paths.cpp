@@ -431,7 +431,7 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
       }
     }
     if (simple) {
-      if (pos[0] > 0) [[unlikely]]
+      if (n && pos[0] > 0) [[unlikely]]  // (n: an entry has a sighting at least)
         note_missed(fs, pos[0], copy[0]->point, copy[0]->ts);
       for (size_t k = 0; k + 1 < n; ++k) count_hop(fs, id.flow, *copy[k], *copy[k + 1], ctx);
       const Seen& last = *copy[n - 1];

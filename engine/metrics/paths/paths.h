@@ -315,7 +315,7 @@ class Paths final : public Component {
   std::deque<PathRecord> records_;  ///< every hop's (a deque: a record stays where it was made)
   std::vector<TimeNs> handled_;  ///< by point: the latest stamp it handled
   /// By point: copies missing there that were not counted lost because it was not capturing
-  /// (capturing()), and the earliest and latest of their stamps at the point before it.
+  /// (capturing(), decide_outside()), by why: for the warning.
   struct Uncaptured {
     uint64_t before = 0, after = 0, in_gaps = 0;
   };

@@ -60,6 +60,7 @@ class RepeatsAcrossPoints {
  public:
   static bool sampled(uint64_t hash) { return hash >> 61 == 1; }  // not MirrorCopies' own sample
   void add(uint64_t hash, PointId point) {
+    if (slots_.empty()) slots_.resize(kSlots);  // at the first: an engine that checks no copies needs none
     Entry& e = slots_[hash % kSlots];
     if (e.hash != hash) e = Entry{hash, {}, {}, 0};
     for (uint8_t i = 0; i < e.used; ++i)
@@ -99,7 +100,7 @@ class RepeatsAcrossPoints {
     std::array<uint8_t, kPoints> count{};
     uint8_t used = 0;
   };
-  std::vector<Entry> slots_ = std::vector<Entry>(kSlots);
+  std::vector<Entry> slots_;
 };
 
 class MirrorCopies {

@@ -44,6 +44,10 @@ struct Input {
     int32_t keys_of_chain = -1;     ///< the chain (index) whose first packets it gives, while it does
   };
   std::vector<Interface> interfaces;
+  /// A ring file's name (PREFIX_NNNNN_DATE): its ring and number (Session::Impl::ring_name).
+  bool ring = false;
+  std::string ring_prefix;
+  uint64_t ring_number = 0;
 };
 
 }  // namespace
@@ -58,6 +62,7 @@ class Session::Impl {
       Input x;
       x.label = in.label;
       x.source = std::move(in.source);
+      x.ring = ring_name(x.label, x.ring_prefix, x.ring_number);
       inputs_.push_back(std::move(x));
     }
     for (Input& in : inputs_) {
@@ -187,10 +192,8 @@ class Session::Impl {
   // file's end: packets are stamped when queued, NIC queues stamp in parallel).
   static constexpr DurationNs kRingOverlap = 10 * kNsPerMs;
 
-  // dumpcap's and editcap's ring files are named PREFIX_NNNNN_YYYYMMDDHHMMSS.EXT: `next` is the
-  // file after `file` when both have that form, one prefix and the next number. A ring file may
-  // begin a few packets before its predecessor's last (stamped when queued): by its name it
-  // continues that file's point even though the file is still being read.
+  // dumpcap's and editcap's ring files are named PREFIX_NNNNN_YYYYMMDDHHMMSS.EXT: a file's ring
+  // (its directory and PREFIX) and number when its name has that form.
   static bool ring_name(const std::string& path, std::string& prefix, uint64_t& number) {
     const std::string name = path.substr(path.find_last_of('/') + 1);
     const size_t dot = name.find('.');
@@ -207,10 +210,24 @@ class Session::Impl {
     number = std::stoull(stem.substr(num + 1, date - num - 1));
     return true;
   }
-  static bool ring_successor(const std::string& file, const std::string& next) {
-    std::string a, b;
-    uint64_t m = 0, n = 0;
-    return ring_name(file, a, m) && ring_name(next, b, n) && a == b && n == m + 1;
+  // `next` is the file after `file` in one ring. A ring file may begin a few packets before its
+  // predecessor's last (stamped when queued): by its name it continues that file's point even
+  // though the file is still being read.
+  static bool ring_successor(const Input& file, const Input& next) {
+    return file.ring && next.ring && file.ring_prefix == next.ring_prefix && next.ring_number == file.ring_number + 1;
+  }
+  // The file of `in`'s ring given with the nearest number before it (`after`: after it), or null.
+  const Input* ring_neighbour(const Input& in, bool after) const {
+    const Input* best = nullptr;
+    if (!in.ring) return best;
+    // Whether a comes before b walking from `in` the way asked (x is on that side when `in` comes
+    // before it; nearer than the best so far when it comes before that).
+    auto nearer = [after](const Input& a, const Input& b) {
+      return after ? a.ring_number < b.ring_number : a.ring_number > b.ring_number;
+    };
+    for (const Input& x : inputs_)
+      if (x.ring && x.ring_prefix == in.ring_prefix && nearer(in, x) && (!best || nearer(x, *best))) best = &x;
+    return best;
   }
 
   // An unnamed interface of a ring file (named PREFIX_NNNNN_DATE) whose ring's file numbered
@@ -219,15 +236,7 @@ class Session::Impl {
   // declare as many; or, for a file of one interface, of the one interface that carried packets
   // there (a port's own file may declare every interface of the capture it was cut from).
   PointId named_ring_predecessor_point(const Input& in, uint32_t id) const {
-    std::string prefix, other;
-    uint64_t number = 0, n = 0, best = 0;
-    if (!ring_name(in.label, prefix, number)) return kNoPoint;
-    const Input* before = nullptr;
-    for (const Input& x : inputs_)
-      if (&x != &in && ring_name(x.label, other, n) && other == prefix && n < number && (!before || n > best)) {
-        before = &x;
-        best = n;
-      }
+    const Input* before = ring_neighbour(in, false);
     if (!before) return kNoPoint;
     const auto& theirs = before->source->interfaces();
     const size_t ours = in.source->interfaces().size();
@@ -280,17 +289,9 @@ class Session::Impl {
   // ones between were deleted or not copied). The engine learns of the gap before any packet
   // after it, so that copies not seen there are not taken for losses; a warning names the files.
   void ring_gap_after(const Input& in) {
-    std::string prefix, other;
-    uint64_t number = 0, n = 0;
-    if (!ring_name(in.label, prefix, number)) return;
-    const Input* next = nullptr;
-    uint64_t next_number = 0;
-    for (const Input& x : inputs_)
-      if (ring_name(x.label, other, n) && other == prefix && n > number && (!next || n < next_number)) {
-        next = &x;
-        next_number = n;
-      }
-    if (!next || next_number == number + 1 || !in.started) return;
+    const Input* next = ring_neighbour(in, true);
+    if (!next || ring_successor(in, *next) || !in.started) return;
+    const uint64_t number = in.ring_number, next_number = next->ring_number;
     constexpr TimeNs kNone = std::numeric_limits<TimeNs>::max();
     TimeNs resumes = next->started ? kNone : stamp_of(*next);
     for (const Input::Interface& i : next->interfaces)
@@ -384,7 +385,7 @@ class Session::Impl {
     Chain* successor_of = nullptr;
     for (Chain& c : chains_) {
       if (c.base != base) continue;
-      if (ring_successor(c.last->label, in.label)) successor_of = &c;
+      if (ring_successor(*c.last, in)) successor_of = &c;
       if (!c.last->finished) {
         busy = &c;
         continue;
