@@ -50,7 +50,10 @@ for cap in captures:
     # Flow periods.
     gotf = {}
     for f in export("flows", cap):
-        gotf[(f["src"], f["dst"], f["dst_qpn"], f["point"], f["period_start_ns"])] = f
+        k = (f["src"], f["dst"], f["dst_qpn"], f["point"], f["period_start_ns"])
+        if k in gotf:
+            problems.append(f"{cap}: flow period {k} reported twice: {gotf[k]} and {f}")
+        gotf[k] = f
     for t in truth.get("flows", []):
         k = (t["src"], t["dst"], t["dst_qpn"], t["point"], t["period_start_ns"])
         g = gotf.pop(k, None)

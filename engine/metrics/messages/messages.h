@@ -172,6 +172,11 @@ class Messages final : public Component {
   void absorb_following(Ctx& ctx, Stream& s, Message& m);
   void finalize(Ctx& ctx, Message& m);
   void emit_periods(Ctx& ctx, PointId point, bool all);
+  /// Whether a NAK or CNP of the reverse direction of `fp`'s flow, at its point and stamped before
+  /// `end`, waits for the two directions to be paired: it then counts in the period of its stamp,
+  /// and that period emitted before would be reported twice (its packets, then its NAKs). Counts
+  /// those of a flow paired since.
+  bool awaits_unpaired_naks(const FlowPoint& fp, TimeNs end, TimeNs horizon, Ctx& ctx);
   void emit_snapshot(Ctx& ctx, const Message& m) const;
   /// The message's record: its counts with its stream's flow and point (FlowPoint::record, whose
   /// flow's part is filled once: valid until the next record of that flow and point).
@@ -216,6 +221,8 @@ class Messages final : public Component {
     bool cnp = false;
   };
   std::unordered_map<FlowId, std::vector<UnpairedNak>> unpaired_naks_;  ///< by the NAK's own flow
+  size_t unpaired_count_ = 0;  ///< NAKs and CNPs in unpaired_naks_
+  void keep_unpaired(FlowId flow, const UnpairedNak& n, Ctx& ctx);
   StablePool<Message> pool_;  ///< owns messages (stable addresses); finished ones are recycled
   std::vector<Message*> free_;
   /// The queues below refer to messages that may have finished since (lazy deletion): a
