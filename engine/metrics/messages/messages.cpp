@@ -17,6 +17,8 @@ constexpr uint64_t kMaxMtu = 4096;       // the largest InfiniBand path MTU
 // their echoes fit both: under heavy loss that is hundreds of NAKs (a probe: 813 NAKs, 3 points,
 // 12 % loss; a limit of 64 per flow then lost 443 of them).
 constexpr size_t kMaxUnpairedNaks = size_t(1) << 18;  // 32 bytes each
+// Flows whose NAKs wait, up to which a flow period looks for its own before it is emitted.
+constexpr size_t kScannedWaitingFlows = 64;
 // Bounds against hostile or broken traffic: a flow and point keeps at most this many open
 // periods (stamps jumping around) and open messages (SENDs nobody acknowledges); beyond them
 // the oldest are reported early. Real queue pairs stay far below (send queues of a few
@@ -752,7 +754,9 @@ void Messages::keep_unpaired(FlowId flow, const UnpairedNak& n, Ctx& ctx) {
     });
     return;
   }
-  unpaired_naks_[flow].push_back(n);
+  Waiting& w = unpaired_naks_[flow];
+  if (w.naks.empty() || n.ts < w.oldest) w.oldest = n.ts;
+  w.naks.push_back(n);
   ++unpaired_count_;
 }
 
@@ -760,7 +764,7 @@ void Messages::drain_unpaired_naks(Ctx& ctx, const Flow& nak_flow) {
   if (nak_flow.peer == kNoFlow) return;
   auto it = unpaired_naks_.find(nak_flow.id);
   if (it == unpaired_naks_.end()) return;
-  std::vector<UnpairedNak> list = std::move(it->second);
+  std::vector<UnpairedNak> list = std::move(it->second.naks);
   unpaired_naks_.erase(it);
   unpaired_count_ -= list.size();
   for (const UnpairedNak& n : list) {
@@ -862,11 +866,13 @@ bool Messages::awaits_unpaired_naks(const FlowPoint& fp, TimeNs end, TimeNs hori
   }
   // Not forever: NAKs still unpaired a message timeout after the period may never be.
   if (horizon > end + message_timeout_) return false;
-  for (const auto& [flow, list] : unpaired_naks_) {
+  // Many waiting: held without looking (a scan per period would be quadratic on hostile input).
+  if (unpaired_naks_.size() > kScannedWaitingFlows) return true;
+  for (const auto& [flow, w] : unpaired_naks_) {
     const Flow& back = ctx.flows[flow];
-    if (back.peer != kNoFlow || back.key.src != forward.key.dst || back.key.dst != forward.key.src) continue;
-    for (const UnpairedNak& n : list)
-      if (n.point == fp.point && n.ts < end) return true;
+    if (back.peer == kNoFlow && back.key.src == forward.key.dst && back.key.dst == forward.key.src &&
+        w.oldest < end)
+      return true;  // at this point or another: held a little longer at worst
   }
   return false;
 }
@@ -917,14 +923,14 @@ void Messages::finish(Ctx& ctx) {
   // NAKs and CNPs whose flows got paired after them, with no packet since to count them on (a
   // CNP at the start of the capture, its flow's last packet before the ACK that paired it).
   std::vector<FlowId> paired;
-  for (const auto& [flow, list] : unpaired_naks_)
+  for (const auto& [flow, w] : unpaired_naks_)
     if (ctx.flows[flow].peer != kNoFlow) paired.push_back(flow);
   std::sort(paired.begin(), paired.end());  // the map's order is not stable
   for (FlowId f : paired) drain_unpaired_naks(ctx, ctx.flows[f]);
   // NAKs whose flows never got paired: noted on their frames, counted nowhere else.
   // (CNPs of such flows are counted by the congestion component only.)
-  for (auto& [flow, list] : unpaired_naks_)
-    for (const UnpairedNak& n : list) {
+  for (auto& [flow, w] : unpaired_naks_)
+    for (const UnpairedNak& n : w.naks) {
       if (n.cnp) continue;
       ++stats_.naks_unattributed;
       ctx.note(n.frame, note_nak_, 0, n.syndrome);

@@ -220,7 +220,11 @@ class Messages final : public Component {
     uint8_t syndrome;
     bool cnp = false;
   };
-  std::unordered_map<FlowId, std::vector<UnpairedNak>> unpaired_naks_;  ///< by the NAK's own flow
+  struct Waiting {
+    std::vector<UnpairedNak> naks;
+    TimeNs oldest = 0;  ///< the earliest stamp among them
+  };
+  std::unordered_map<FlowId, Waiting> unpaired_naks_;  ///< by the NAK's own flow
   size_t unpaired_count_ = 0;  ///< NAKs and CNPs in unpaired_naks_
   void keep_unpaired(FlowId flow, const UnpairedNak& n, Ctx& ctx);
   StablePool<Message> pool_;  ///< owns messages (stable addresses); finished ones are recycled
