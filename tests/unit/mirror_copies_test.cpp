@@ -27,14 +27,20 @@ struct Arrival {
   TimeNs ts;
   bool copy;  // how the capture was made: the later of two recordings of one transmission
   bool ack = false;  // an RC ACKNOWLEDGE
+  bool nak = false;  // ... that is a NAK (from the receiver of the data: the reverse IP pair)
 };
+
+constexpr uint64_t kReversePair = 0x5EED;  // the data's reverse IP pair (MirrorCopies::pair_key)
 
 // Feeds every packet to observe (arrival = stamp order here), then hands them on in stamp order
 // as the engine does; returns the packets taken for copies, by index.
 std::vector<bool> run(MirrorCopies& mc, std::vector<Arrival> packets, std::vector<MirrorCopies::Counts>& flows) {
   std::stable_sort(packets.begin(), packets.end(), [](const Arrival& a, const Arrival& b) { return a.ts < b.ts; });
   auto flow_of = [&](const Arrival& a) { return &flows[a.hash % flows.size()]; };
-  for (const Arrival& a : packets) mc.observe(flow_of(a), a.hash, a.ts, kWindow, a.ack);
+  for (const Arrival& a : packets) {
+    if (a.nak) mc.nak(kReversePair, a.ts);
+    mc.observe(flow_of(a), a.hash, a.ts, kWindow, a.ack, nullptr, kNoPoint, a.ack ? 0 : kReversePair);
+  }
   std::vector<bool> taken;
   for (const Arrival& a : packets) taken.push_back(mc.is_copy(flow_of(a), a.hash, a.ts));
   for (size_t i = 0; i < packets.size(); ++i)
@@ -122,6 +128,25 @@ TEST(MirrorCopies, AcknowledgmentsRecordedTwiceToo) {
   std::vector<MirrorCopies::Counts> flows(4);
   run(mc, packets, flows);
   EXPECT_TRUE(mc.widened());
+}
+
+TEST(MirrorCopies, ResendsThatFollowNaksAreNoMirror) {
+  // The test above at one point, where no other point shows the repeats, as a go-back-N: every
+  // data packet resent 85 us after its original, the duplicate requests re-acknowledged (ACKs
+  // doubled too, as in a mirror), and a NAK from the receiver before each round of resends
+  // (probe: one point, IPv6, 8 % loss: 5,151 resends dropped as copies). Nothing is dropped.
+  std::vector<Arrival> packets;
+  for (int i = 0; i < 3000; ++i) {
+    const TimeNs ts = TimeNs(i) * 700;
+    const bool ack = i % 10 == 9;
+    packets.push_back({packet_hash(uint64_t(i)), ts, false, ack});
+    packets.push_back({packet_hash(uint64_t(i)), ts + 85000, false, ack});
+    if (i % 10 == 0) packets.push_back({packet_hash(uint64_t(100000 + i)), ts + 40000, false, true, true});
+  }
+  MirrorCopies mc;
+  std::vector<MirrorCopies::Counts> flows(4);
+  run(mc, packets, flows);
+  EXPECT_FALSE(mc.widened());
 }
 
 TEST(RepeatsAcrossPoints, AResendRepeatsAtEveryPointAMirrorCopyAtOne) {

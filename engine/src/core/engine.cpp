@@ -270,9 +270,14 @@ class Engine::Impl {
     if (mirror_checked) {
       if (RepeatsAcrossPoints::sampled(hash)) [[unlikely]]
         repeats_across_points_.add(hash, in.point);
-      points_[in.point].mirror_copies.observe(&mirror_counts_[flow_point], mirror_key(hash, uint16_t(in.source)), ts,
-                                              mirror_window_, roce.bth.opcode == kOpcodeAcknowledge,
-                                              &repeats_across_points_, in.point);
+      MirrorCopies& copies = points_[in.point].mirror_copies;
+      const uint64_t key = mirror_key(hash, uint16_t(in.source));
+      const bool acknowledgment = roce.bth.opcode == kOpcodeAcknowledge;
+      if (acknowledgment && decoded.headers.is_nak()) [[unlikely]]
+        copies.nak(MirrorCopies::pair_key(roce.src, roce.dst), ts);
+      const uint64_t reverse_pair = MirrorCopies::sampled(key) ? MirrorCopies::pair_key(roce.dst, roce.src) : 0;
+      copies.observe(&mirror_counts_[flow_point], key, ts, mirror_window_, acknowledgment, &repeats_across_points_,
+                     in.point, reverse_pair);
     }
     // Everything but the stamp, order and length, which the buffer sets.
     auto fill = [&](Packet& p) {

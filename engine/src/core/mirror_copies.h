@@ -121,14 +121,16 @@ class MirrorCopies {
   /// order). `window`: mirror_copy_window, the least the point's window is.
   /// `across`: the packets' repeats at every point (the engine's), `self` this point in it; a
   /// point whose repeats the other points show too is no mirror.
+  /// `reverse_pair`: for a sampled packet (sampled()), the key of its reverse direction's IP pair
+  /// (pair_key(dst, src)), whose NAKs tell a resend; else unused.
   void observe(Counts* flow, uint64_t hash, TimeNs ts, DurationNs window, bool acknowledgment,
-               const RepeatsAcrossPoints* across = nullptr, PointId self = kNoPoint) {
+               const RepeatsAcrossPoints* across = nullptr, PointId self = kNoPoint, uint64_t reverse_pair = 0) {
     if (arrived_.empty()) {
       window_ = std::max<DurationNs>(window, 0);
       arrived_.allocate(sets_for(window_));
     }
-    if (hash >> 61 == 0) [[unlikely]]
-      sample(hash, ts, acknowledgment, across, self);
+    if (sampled(hash)) [[unlikely]]
+      sample(hash, ts, acknowledgment, across, self, reverse_pair);
     Slot* twin = arrived_.find(hash);
     const bool is_twin = twin && within(ts, twin->ts, window_);
     if (is_twin)
@@ -144,6 +146,19 @@ class MirrorCopies {
     if (flow->generation != generation_) *flow = Counts{0, 0, generation_};
     ++flow->packets;
     flow->twins += is_twin;
+  }
+
+  /// One packet in 8, by its identity: observe() wants its reverse_pair.
+  static bool sampled(uint64_t hash) { return hash >> 61 == 0; }
+  /// The key of the IP pair (src, dst) for nak() and observe().
+  static uint64_t pair_key(const IpAddress& src, const IpAddress& dst) { return hash_mix(hash_ip(src) * 131 + hash_ip(dst)); }
+  /// A NAK from `src` to `dst` (pair_key) arrived at the point: the sender resends from the PSN it
+  /// names, so identical packets of the reverse direction after it are resends, not copies.
+  void nak(uint64_t pair, TimeNs ts) {
+    if (naks_.empty()) naks_.assign(kNakSlots, NakSeen{});
+    NakSeen& n = naks_[pair % kNakSlots];
+    n.pair = pair;
+    n.ts = ts;
   }
 
   /// The packet is handed on (stamp order): true when it is the copy of an identical packet
@@ -228,13 +243,30 @@ class MirrorCopies {
   }
   static bool within(TimeNs a, TimeNs b, DurationNs window) { return a - b <= window && b - a <= window; }
 
+  // The newest NAK per IP pair (direct-mapped: a pair may forget its NAK to another, then a
+  // resend reads as a possible copy, as without this).
+  static constexpr size_t kNakSlots = 256;
+  static constexpr uint64_t kMinNakEvidence = 8;
+  struct NakSeen {
+    uint64_t pair = 0;
+    TimeNs ts = kUnused;
+  };
+  bool nak_between(uint64_t pair, TimeNs after, TimeNs until) const {
+    if (naks_.empty()) return false;
+    const NakSeen& n = naks_[pair % kNakSlots];
+    return n.pair == pair && n.ts != kUnused && n.ts > after && n.ts <= until;
+  }
+  std::vector<NakSeen> naks_;
+  uint64_t data_copies_ = 0, data_copies_after_nak_ = 0;  ///< the sample's data copies, those after a NAK
+
   // The sample (one packet in 8): groups of identical packets up to kMaxWindow after their first,
   // how many groups have each size (groups[c]: of c packets; the last counts every larger one),
   // and how far the last kGaps copies came after their group's first.
   static constexpr size_t kSampleSets = 256, kGaps = 256;
   static constexpr uint32_t kMaxCopies = 8;
   static constexpr uint64_t kFirstVerdict = 64;
-  void sample(uint64_t hash, TimeNs ts, bool acknowledgment, const RepeatsAcrossPoints* across, PointId self) {
+  void sample(uint64_t hash, TimeNs ts, bool acknowledgment, const RepeatsAcrossPoints* across, PointId self,
+              uint64_t reverse_pair) {
     if (sampled_.empty()) {
       sampled_.allocate(kSampleSets);
       gaps_.assign(kGaps, 0);
@@ -245,6 +277,10 @@ class MirrorCopies {
       gaps_[sampled_copies_++ % kGaps] = ts > group->ts ? ts - group->ts : group->ts - ts;
       const uint32_t was = std::min(group->seen, kMaxCopies);
       if (acknowledgment && was == 1) ++doubled_acks_;
+      if (!acknowledgment) {
+        ++data_copies_;
+        data_copies_after_nak_ += nak_between(reverse_pair, group->ts, ts);
+      }
       group->seen = std::min(group->seen + 1, kMaxCopies);
       --groups_[was];
       ++groups_[group->seen];
@@ -270,6 +306,10 @@ class MirrorCopies {
     if (sampled_acks_ >= 2 && doubled_acks_ * 2 < sampled_acks_) return;
     // Nor a go-back-N whose resends the points before and after this one recorded as often.
     if (across && across->repeated_elsewhere(self)) return;
+    // Nor one whose resends came after a NAK of their queue pair, where a copy follows its packet
+    // whatever the receiver says (the only evidence at a point alone: a lossy IPv6 flow resending
+    // most of its data, its duplicate requests re-acknowledged back to back, doubles both).
+    if (data_copies_ >= kMinNakEvidence && data_copies_after_nak_ * 2 >= data_copies_) return;
     copies_ = k;
     following_ = true;
     const size_t n = size_t(std::min<uint64_t>(sampled_copies_, kGaps));
