@@ -6,6 +6,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <iterator>
+#include <string>
+#include <string_view>
 #include <system_error>
 #include <type_traits>
 #ifdef __GLIBC__
@@ -247,20 +249,23 @@ std::span<const IoFrameLink> CaptureState::io_frames(uint64_t io_id) const {
       .subspan(size_t(range.first - io_frame_ids_.begin()), size_t(range.second - range.first));
 }
 
-void CaptureState::finish(const std::vector<uint64_t>& capture_drops) {
-  // With a read filter, the newest frame is kept only if a frame numbered after it came; nothing
-  // tells whether the last one was: it is left out rather than measured when it may have been
-  // dropped (a dropped interface's one frame would make its point exist, and every packet look
-  // lost before it).
-  if (read_filter_) {
+void CaptureState::finish(const std::vector<uint64_t>& capture_drops, uint32_t frames_kept) {
+  // With a read filter, the newest frame is kept only if a frame numbered after it came, or if the
+  // first pass kept as many frames as its number (a dropped record's number goes to the next
+  // one). Otherwise it is left out rather than measured when it may have been dropped. (The
+  // file's last frame is often a copy at the last point: left out, its packet was lost there.)
+  if (read_filter_ && !(frames_kept && newest_frame_ && frames_kept >= newest_frame_)) {
     held_.valid = false;
     if (engine_thread_) engine_thread_->retract(newest_frame_);
   }
   settle();
+  // (Not at a point that carried no frame: a read filter dropped every frame of its interface.)
   for (uint32_t id = 0; id < capture_drops.size(); ++id)
-    if (auto p = points_by_interface_.find(id); capture_drops[id] && p != points_by_interface_.end() && p->second != kNoPoint)
+    if (auto p = points_by_interface_.find(id); capture_drops[id] && p != points_by_interface_.end() &&
+                                                p->second != kNoPoint && engine_.point(p->second).packets)
       engine_.set_capture_dropped(p->second, capture_drops[id]);
   engine_.finish();
+  if (read_filter_) qualify_waits_for_filtered_points();
   store_.index();
   index_io_frames();
   frame_points_ = {};
@@ -277,6 +282,29 @@ void CaptureState::finish(const std::vector<uint64_t>& capture_drops) {
   // Much of it sat amid the heap, where free() keeps it; this gives those pages back too.
   malloc_trim(0);
 #endif
+}
+
+void CaptureState::qualify_waits_for_filtered_points() {
+  // Every interface the file describes is a point from frame 1 (declare_file_interfaces), and the
+  // engine waits for one that has carried nothing yet as for a point whose clock runs behind:
+  // beyond --max-path-packets it settles early and names that point as one that may still come.
+  // A point whose every frame the read filter dropped never came: the warning says that instead
+  // (in place: Wireshark cuts an expert info's text at 240 bytes).
+  static constexpr std::string_view kBefore = "(point ", kAfter = " has carried no packet yet";
+  for (std::string& text : warnings_.texts) {
+    const size_t begin = text.find(kBefore), end = text.find(kAfter);
+    if (begin == std::string::npos || end == std::string::npos || end < begin + kBefore.size()) continue;
+    const size_t close = text.find(')', end);
+    if (close == std::string::npos) continue;
+    const std::string name = text.substr(begin + kBefore.size(), end - begin - kBefore.size());
+    for (const auto& [interface_id, point] : points_by_interface_)
+      if (point != kNoPoint && engine_.point_name(point) == name && engine_.point(point).packets == 0) {
+        text.replace(begin, close + 1 - begin,
+                     "(the read filter kept no frame of point " + name + ", interface " +
+                         std::to_string(interface_id) + ")");
+        break;
+      }
+  }
 }
 
 std::span<const FrameNote> CaptureState::notes_so_far(uint32_t frame) {

@@ -96,8 +96,9 @@ class CaptureState {
     const char* new_point_name = nullptr;
     if (point == kNoPoint) {
       const char* name = interface_name(interface_id);
-      // A frame read now needs its point now; otherwise a read filter may still drop the frame,
-      // and its point is declared once it is known to be kept (a filtered-out interface is no point).
+      // (An interface described after the first frame: declare_file_interfaces declared the
+      // others.) A frame read now needs its point now; otherwise a read filter may still drop the
+      // frame, and its point is declared once it is known to be kept.
       if (shown && !read_filter_) point = declare_point(interface_id, name);
       else new_point_name = name ? name : "";
     }
@@ -111,6 +112,9 @@ class CaptureState {
   /// in per-point files joined with mergecap -a only after every other point's packets. Declared
   /// at its first frame instead, the point was unknown until then, the others' I/Os and hops
   /// were final by the time its packets came (its commands found no I/O open, its copies no hop).
+  /// With a read filter too (the CLI's numbers on the frames it keeps): an interface whose frames
+  /// it drops is then a point that carries nothing, as an interface without packets is to the
+  /// CLI (it goes quiet after the idle time, and changes no record).
   /// `interface_name(interface_id)` as for process().
   template <typename NameOf>
   void declare_file_interfaces(uint32_t count, NameOf&& interface_name) {
@@ -129,7 +133,9 @@ class CaptureState {
   /// Ends the first pass (plugin/first_pass_end.h says when): flushes the engine
   /// and indexes the final records by the frame that counts them. `capture_drops`: per interface,
   /// what its capture dropped (the file's interface statistics), as the CLI tells the engine.
-  void finish(const std::vector<uint64_t>& capture_drops = {});
+  /// `frames_kept`: how many frames the first pass kept (the capture file's count; 0: unknown),
+  /// which tells whether a read filter kept the newest frame (no frame numbered after it does).
+  void finish(const std::vector<uint64_t>& capture_drops = {}, uint32_t frames_kept = 0);
   bool finished() const { return store_.indexed(); }
   /// A read filter drops frames of the first pass (tshark -R, the GUI's): from the first one
   /// dropped on, each frame is measured once the next one shows it was kept, so during the first
@@ -236,6 +242,9 @@ class CaptureState {
   std::vector<uint64_t> io_frame_ids_;
   std::vector<IoFrameLink> io_frame_links_;
   void index_io_frames();
+  /// With a read filter, at the end of the first pass: the warnings that name a point as possibly
+  /// still to come say when the filter dropped its every frame.
+  void qualify_waits_for_filtered_points();
   // Frames dissected again before the first pass is over (a live capture in the GUI paints its
   // packet list as frames come): their notes so far, through a chain of each frame's notes, built
   // from the store's notes only when such a frame is shown (nothing to do for tshark or a file).

@@ -57,7 +57,6 @@ std::optional<FileInterfaces> file_interfaces(const packet_info* pinfo) {
   const capture_file* cf = capture_file_of(pinfo);
   FileInterfaces out;
   if (!for_each_interface(cf, [&](wtap_block_t) { ++out.count; })) return std::nullopt;
-  out.read_filter = cf->rfcode != nullptr;
   return out;
 }
 
@@ -77,6 +76,11 @@ std::vector<uint64_t> capture_drops(const void* file) {
     out.push_back(dropped);
   });
   return out;
+}
+
+uint32_t frames_kept(const void* file) {
+  const auto* cf = static_cast<const capture_file*>(file);
+  return cf ? cf->count : 0;
 }
 
 }  // namespace rdmatel::plugin

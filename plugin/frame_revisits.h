@@ -21,11 +21,10 @@ namespace rdmatel::plugin {
 bool frames_may_be_dissected_again(const packet_info* pinfo);
 
 /// The interfaces the capture file has described so far (the pcapng IDBs read before the frame
-/// being dissected: at the first frame, those of the file's start), and whether a read filter
-/// (tshark -R, the GUI's) drops records. Nothing when that cannot be told.
+/// being dissected: at the first frame, those of the file's start). Nothing when that cannot be
+/// told.
 struct FileInterfaces {
   uint32_t count = 0;
-  bool read_filter = false;
 };
 std::optional<FileInterfaces> file_interfaces(const packet_info* pinfo);
 
@@ -35,5 +34,8 @@ const void* capture_file_of_frame(const packet_info* pinfo);
 /// Per interface of that file (read to its end): the packets its capture dropped, as the pcapng
 /// interface statistics say (isb_ifdrop; the largest of its statistics blocks), 0 without them.
 std::vector<uint64_t> capture_drops(const void* file);
+/// How many frames that file's first pass kept (a read filter drops records: tshark -2 -R, the
+/// GUI's), 0 when that cannot be told.
+uint32_t frames_kept(const void* file);
 
 }  // namespace rdmatel::plugin

@@ -14,6 +14,7 @@
 #include <memory>
 #include <new>
 #include <thread>
+#include <vector>
 
 #include "plugin/capture_state.h"
 #include "plugin/fields.h"
@@ -53,12 +54,21 @@ bool unread_run_ = false;
 // The capture file being read (seen at its first frame): its interface statistics are read when
 // the first pass ends, which has no frame to find it by.
 const void* capture_file_ = nullptr;
+// Files joined with cat (per-point files, ring files) are one pcapng of several sections, each with
+// interfaces numbered from 0. Wireshark 4.0 hands a record its section's number of the interface,
+// and names interface N by the file's Nth interface block (frame.interface_name is the first
+// section's for every section): the plugin numbers interfaces across the file itself, the Nth
+// block being the Nth interface, as the CLI reads such a file. Per section: how many interface
+// blocks the file had described by its end (as far as read: the first pass reads the file in
+// order), so that section s's interfaces are those after section s - 1's.
+std::vector<uint32_t> interfaces_by_section_end_;
 
 // A new capture file (or a redissection after a preference change).
 void init_routine() {
   internal_error_ = false;
   unread_run_ = false;
   capture_file_ = nullptr;
+  interfaces_by_section_end_.clear();
   first_pass_taps_ = FirstPassTaps::kUnknown;
   first_pass_end_.new_session();
   // Registered by then, whichever order plugins and built-in dissectors registered in (0: none).
@@ -96,7 +106,7 @@ bool guarded(F&& f) {
 // stops); a redissection calls nothing at its end and ends here from its first revisited frame.
 void end_first_pass() {
   if (!state_ || state_->finished()) return;
-  guarded([&] { state_->finish(capture_drops(capture_file_)); });
+  guarded([&] { state_->finish(capture_drops(capture_file_), frames_kept(capture_file_)); });
   first_pass_end_.ended();
   refilter_when_read();  // the GUI filtered the first pass on partial results
 }
@@ -167,10 +177,31 @@ bool read_by_anyone(packet_info* pinfo, proto_tree* tree, bool taps_run) {
          (proto_expert_ >= 0 && proto_field_is_referenced(tree, proto_expert_));
 }
 
+// The record's interface as the file's interface blocks number them (interfaces_by_section_end_),
+// learned on the first pass: at each section's first record, and when a record names an interface
+// described since.
+uint32_t file_interface(const packet_info* pinfo, uint32_t section_interface) {
+  const size_t section = pinfo->rec->section_number;
+  std::vector<uint32_t>& ends = interfaces_by_section_end_;
+  if (!PINFO_FD_VISITED(pinfo) && section + 1 >= ends.size()) {
+    const uint64_t base = section == 0 ? 0 : section - 1 < ends.size() ? ends[section - 1] : UINT32_MAX;
+    if (section >= ends.size() || base + section_interface >= ends[section]) {
+      const auto described = file_interfaces(pinfo);
+      if (!described) return section_interface;
+      ends.resize(section + 1, described->count);  // (a section without records: as the next one)
+      ends[section] = described->count;
+    }
+  }
+  if (section >= ends.size()) return section_interface;
+  const uint64_t n = uint64_t(section == 0 ? 0 : ends[section - 1]) + section_interface;
+  return n < ends[section] ? uint32_t(n) : section_interface;  // (not described yet: as Wireshark numbers it)
+}
+
 int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) {
   if (!state_ || pinfo->rec->rec_type != REC_TYPE_PACKET) return 0;
   const wtap_rec* rec = pinfo->rec;
   uint32_t iface = (rec->presence_flags & WTAP_HAS_INTERFACE_ID) ? rec->rec_header.packet_header.interface_id : 0;
+  iface = file_interface(pinfo, iface);
   guint cap = tvb_captured_length(tvb);
   const guint8* data = cap ? tvb_get_ptr(tvb, 0, cap) : nullptr;
   int encap = rec->rec_header.packet_header.pkt_encap;
@@ -212,11 +243,15 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
     auto name_of = [pinfo](uint32_t id) { return epan_get_interface_name(pinfo->epan, id); };
     too_late = state_->finished();
     // The interfaces described before the first frame are points from the start, as in the CLI
-    // (CaptureState::declare_file_interfaces). Not with a read filter: an interface whose frames
-    // it drops is no point, so each is declared at its first frame kept (process).
+    // (CaptureState::declare_file_interfaces), with a read filter too: it cannot be known yet
+    // which interfaces' frames it keeps, and a point declared at its first frame kept comes too
+    // late when that frame lies far into the file (a sniffer's clock seconds ahead, per-point
+    // files joined with mergecap -a): the other points' I/Os and hops were final without it. An
+    // interface whose frames the filter drops is a point that carries nothing, as an interface
+    // with no packets is to the CLI: it goes quiet after the idle time and changes no result.
     if (pinfo->num == 1) capture_file_ = capture_file_of_frame(pinfo);
-    if (pinfo->num == 1 && !too_late && !state_->defers_first_pass())
-      if (const auto ifaces = file_interfaces(pinfo); ifaces && !ifaces->read_filter)
+    if (pinfo->num == 1 && !too_late)
+      if (const auto ifaces = file_interfaces(pinfo))
         guarded([&] { state_->declare_file_interfaces(ifaces->count, name_of); });
     // A frame whose results nobody reads now may be measured on the engine thread, later.
     if (!too_late)

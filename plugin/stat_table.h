@@ -9,6 +9,7 @@
 #include <epan/stat_tap_ui.h>
 #include <epan/tap.h>
 
+#include <algorithm>
 #include <deque>
 #include <limits>
 #include <string>
@@ -40,9 +41,16 @@ class Rows {
       return it->second;
     }
     added = true;
-    index_.emplace(key, stats_.size());
+    keys_.push_back(&index_.emplace(key, stats_.size()).first->first);
     stats_.emplace_back();
     return stats_.size() - 1;
+  }
+  /// Rows `a` and `b` trade places (their keys follow them).
+  void swap_rows(size_t a, size_t b) {
+    std::swap(stats_[a], stats_[b]);
+    std::swap(keys_[a], keys_[b]);
+    index_[*keys_[a]] = a;
+    index_[*keys_[b]] = b;
   }
   Stats& stats(size_t row) { return stats_[row]; }
   size_t size() const { return stats_.size(); }
@@ -51,11 +59,13 @@ class Rows {
   }
   void clear() {
     index_.clear();
+    keys_.clear();
     stats_.clear();
   }
 
  private:
   std::unordered_map<std::string, size_t> index_;
+  std::deque<const std::string*> keys_;  // each row's key (in index_: its nodes never move)
   std::deque<Stats> stats_;  // a deque: rows never move
 };
 
@@ -176,6 +186,22 @@ struct KeyedTable {
     typename Spec::Stats& s = rows().stats(row);
     s.add(record);
     Spec::show(t->elements[row], s);
+    if (added) keep_in_order(t, row);
+  }
+
+  // A table whose Spec orders its rows (row_before(cells a, cells b): a's row comes first, e.g.
+  // the diagnosis by rank, as rdmatel analyze lists it) moves a new row up to its place: tshark
+  // prints the rows in table order, and records come in frame order. The rows' cells trade
+  // places, not the arrays holding them (the GUI's items point to those: each row of the dialog
+  // then shows the row now at its place).
+  static void keep_in_order(stat_tap_table* t, size_t row) {
+    if constexpr (requires(const stat_tap_table_item_type* a) { Spec::row_before(a, a); }) {
+      while (row > 0 && row < t->num_elements && Spec::row_before(t->elements[row], t->elements[row - 1])) {
+        std::swap_ranges(t->elements[row], t->elements[row] + Spec::kColumnCount, t->elements[row - 1]);
+        rows().swap_rows(row, row - 1);
+        --row;
+      }
+    }
   }
 };
 

@@ -242,6 +242,11 @@ struct DiagnosisSpec {
       " - ONE PASS: empty, the diagnosis is made at the end of the capture; run tshark -2 (the GUI: once a live capture stops)";
   static constexpr size_t kColumnCount = G_N_ELEMENTS(kDiagnosisColumns);
   static inline const stat_tap_table_item* const kColumns = kDiagnosisColumns;
+  // In rank order, as rdmatel analyze lists the findings (each is counted on its frame to look at,
+  // in frame order).
+  static bool row_before(const stat_tap_table_item_type* a, const stat_tap_table_item_type* b) {
+    return a[0].value.uint_value < b[0].value.uint_value;
+  }
   static void show(stat_tap_table_item_type* row, const Stats& s) {
     auto ns = [](const std::optional<DurationNs>& d) { return d ? double(*d) / 1000.0 : kNone; };
     auto pct = [](const std::optional<double>& d) { return d ? *d * 100.0 : kNone; };
