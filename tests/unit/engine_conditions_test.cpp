@@ -1078,5 +1078,35 @@ TEST(EngineConditions, NaksWaitForTheirQueuePairHoweverManyCome) {
   EXPECT_EQ(message_naks, uint64_t(kNaks));
 }
 
+TEST(EngineConditions, TheQueuePairBehindIsPairedOnceTheOneAheadIs) {
+  // Two QPs between the same hosts whose PSNs run side by side: every echo of 0x101's responder
+  // fits both senders, so it pairs with neither; 0x102 gets ahead and its responder's ACK pairs
+  // it. 0x201 then has one sender left, and its NAK counts for 0x101 (probe seed 325: write-flows,
+  // IPv6, 8 % loss: the QP behind was never paired, its 18 NAKs counted nowhere).
+  test::Feeder feed(Settings{}, {"only"});
+  auto write = [](uint32_t psn, uint32_t qp) {
+    RoceSpec s = up(0x0A, psn, qp);  // RDMA WRITE ONLY
+    s.ext = test::reth(0x1000, 0x77, 256);
+    s.payload = Bytes(256, 0);
+    return build_roce(s);
+  };
+  TimeNs t = kT0;
+  for (uint32_t psn = 0; psn < 10; ++psn, t += 10'000) {
+    feed.push(0, t, write(psn, 0x101));
+    feed.push(0, t + 1'000, write(psn, 0x102));
+  }
+  RoceSpec nak = down(0x11, 3, 0x201);
+  nak.ext = test::aeth(0x60, 1);  // NAK: PSN sequence error
+  feed.push(0, t, build_roce(nak));
+  feed.push(0, t + 1'000, ack(down(0x11, 5, 0x201)));
+  for (uint32_t psn = 10; psn <= 20; ++psn) feed.push(0, t += 10'000, write(psn, 0x102));
+  feed.push(0, t + 1'000, ack(down(0x11, 20, 0x202)));  // fits 0x102 alone
+  feed.finish();
+  uint64_t naks_101 = 0, naks_102 = 0;
+  for (const FlowPeriodRecord& r : feed.out.periods) (r.dst_qpn == 0x101 ? naks_101 : naks_102) += r.naks;
+  EXPECT_EQ(naks_101, 1u);
+  EXPECT_EQ(naks_102, 0u);
+}
+
 }  // namespace
 }  // namespace rdmatel

@@ -178,7 +178,30 @@ bool FlowTable::pair(Flow& a, Flow& b) {
   tallies_.erase(b.id);
   ++stats_.pairs_learned;
   if (journal_) journal_->push_back(FlowFact{FlowFact::Kind::kPaired, a.id, b.id, {}});
+  settle_rivals(a);
+  settle_rivals(b);
   return true;
+}
+
+void FlowTable::settle_rivals(const Flow& taken) {
+  // Two QPs between the same hosts whose PSNs run side by side (NCCL starts every QP at 0): the
+  // echoes of the one behind fit both, and it stayed unpaired once the other was paired (its NAKs
+  // then counted nowhere). A responder whose echoes agreed on `taken` and one other flow now has
+  // only the other.
+  if (tallies_.empty()) return;
+  const std::vector<FlowId>& responders = between(taken.key.dst, taken.key.src);
+  if (responders.size() > kMaxPairCandidates) return;
+  for (size_t i = 0; i < responders.size(); ++i) {
+    const FlowId id = responders[i];
+    auto it = tallies_.find(id);
+    if (it == tallies_.end()) continue;
+    std::vector<FlowId>& c = it->second.candidates;
+    auto pos = std::find(c.begin(), c.end(), taken.id);
+    if (pos == c.end()) continue;
+    c.erase(pos);
+    if (c.size() == 1 && it->second.echoes >= 2 && by_id_[c[0]]->peer == kNoFlow && by_id_[id]->peer == kNoFlow)
+      pair(*by_id_[c[0]], *by_id_[id]);  // (erases the tally: `it` is not used again)
+  }
 }
 
 }  // namespace rdmatel

@@ -139,6 +139,8 @@ class FlowTable {
   };
 
   void learn_from_echo(Flow& responder_flow, uint32_t psn, bool nak);
+  /// `taken` was just paired: responders whose echoes fitted it and one other flow get the other.
+  void settle_rivals(const Flow& taken);
   void apply_proposals_now();
   FlowPointId add_flow_point(Flow& flow, PointId point);
 
