@@ -16,7 +16,7 @@ truth (test_cli_truth, test_capture_conditions):
    given twice get no such warning;
  - one file of two pcapng sections (cat) with unnamed interfaces: the first section's points;
    per-point files joined with cat (sections overlapping in time): a point per section, with a
-   warning; two sniffers' eth0 as two sections: the two-sniffers warning;
+   warning (named interfaces too); two sniffers' eth0 as two sections: the two-sniffers warning;
  - snap lengths that cut the BTH (IPv4 with a VLAN tag), the UDP header (IPv6) or the RETH of
    RDMA WRITEs: a warning that says the snap length cut the headers and how much to capture, not a
    silent empty result; 128 bytes: no such warning."""
@@ -327,6 +327,15 @@ for kind in ("io", "messages"):
     _, want = export(kind, *unnamed_hosts)
     _, got = export(kind, catted)
     same(f"{kind}, per-point files joined with cat", canonical(got, names_cat, FRAMES), canonical(want, {}, FRAMES))
+# Named per-point files joined with cat: each section's point is declared when the section is
+# reached, after the others' I/Os were final: a warning says so and what to do.
+ports = [one_point_file(os.path.join(tmp, f"port{i}.pcapng"), i, interface_block(f"port{i}")) for i in range(2)]
+p = run_cli(cli, "analyze", cat(os.path.join(tmp, "port_sections.pcapng"), ports), "--no-progress")
+if "pcapng section 2 begins" not in p.stderr or "join them with mergecap" not in p.stderr:
+    problems.append(f"named per-point files joined with cat: no warning: {p.stderr.strip()[:300]}")
+p = run_cli(cli, "analyze", two_sections, "--no-progress")
+if "pcapng section 2 begins" in p.stderr:
+    problems.append(f"two sections that follow each other in time: warned as overlapping: {p.stderr.strip()[:300]}")
 eth0_catted = cat(os.path.join(tmp, "eth0_sections.pcapng"), hosts)
 p = run_cli(cli, "analyze", eth0_catted, "--no-progress")
 if "sections 1 and 2 both have interface eth0 and overlap in time without holding the same packets" not in p.stderr:

@@ -92,10 +92,33 @@ class Session::Impl {
       if (iface.link == LinkType::kUnsupported)
         summary_.warnings.push_back(in.label + ": interface " + display_name(iface, id) + " has " +
                                     link_description(iface) + ", which rdmatel does not decode; its packets are skipped");
+      if (iface.section > 0 && iface.section_index == 0) warn_section_back_in_time(in, id);
       if (by_file_) decide(in, id, in.label + ":" + point_name(iface, id));
       else if (!iface.name.empty() || (inputs_.size() == 1 && iface.section == 0))
         decide(in, id, point_name(iface, earlier_section_id(in, id)));
     }
+  }
+
+  // Per-point files joined with cat: each pcapng section is one sniffer's whole capture, read
+  // after the sections before it, so its points' packets come after every packet of theirs, and
+  // I/Os and hops they share were final without them (files given separately, or joined with
+  // mergecap, are merged by stamp). An unnamed interface of such a section is a point of its own
+  // with a warning (decide_point), one named as an earlier section's one has the two-sniffers
+  // warning; one of a new name is said here, at the section's first interface.
+  void warn_section_back_in_time(const Input& in, uint32_t id) {
+    const auto& ifaces = in.source->interfaces();
+    const uint32_t section = ifaces[id].section;
+    if (!in.started || !in.has_next || !in.next.has_ts || ifaces[id].name.empty()) return;
+    for (uint32_t k = 0; k < id; ++k)
+      if (ifaces[k].name == ifaces[id].name) return;
+    const TimeNs first = in.next.ts;
+    if (span_ns(first, in.last_ts) <= double(ring_overlap_) || first >= in.last_ts) return;
+    summary_.warnings.push_back(in.label + ": pcapng section " + std::to_string(section + 1) + " begins " +
+                                seconds(span_ns(first, in.last_ts)) +
+                                " before the packets read before it end: per-point files joined with cat? Sections are "
+                                "read one after the other, so what its points share with the earlier sections' (I/Os "
+                                "seen at both, hops) is measured without them; give such files separately, or join them "
+                                "with mergecap, to have their packets merged by time");
   }
 
   // libwiretap opens many files that are not network captures (a few bytes of text read as "MP4
