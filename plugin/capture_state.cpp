@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <stdexcept>
 #include <iterator>
@@ -101,6 +102,21 @@ void CaptureState::not_measured_before(uint32_t frame) {
   if (frame <= 1) return;
   warnings_.texts.push_back("frames 1 to " + std::to_string(frame - 1) +
                             " were not measured: nothing read rdmatel's results when they were dissected");
+}
+
+void CaptureState::section_began(uint32_t section, uint32_t frame, TimeNs ts, bool has_ts) {
+  section_ = section;
+  // (A ring file's first stamps may step back a little behind its predecessor's last.)
+  constexpr DurationNs kRingOverlap = 10 * kNsPerMs;
+  if (!has_ts || !stamped_ || ts >= newest_stamp_ || newest_stamp_ - ts <= kRingOverlap) return;
+  char back[32];
+  std::snprintf(back, sizeof back, "%.3f s", double(newest_stamp_ - ts) / 1e9);
+  wait_for_engine_thread();  // the warnings are the engine thread's while it pushes
+  // (Short: Wireshark cuts an expert info's text at 240 bytes.)
+  warnings_.texts.push_back("pcapng section " + std::to_string(section + 1) + " (frame " + std::to_string(frame) +
+                            " on) begins " + back +
+                            " before the frames before it end: per-point files joined with cat? Read after them, "
+                            "what it shares with them (I/Os, hops) is measured without it: join them with mergecap");
 }
 
 void CaptureState::hand_over_held(bool now) {

@@ -130,6 +130,17 @@ class CaptureState {
   /// The frames before `frame` were not pushed (nothing read rdmatel's results): a warning says
   /// so, shown with the next frame.
   void not_measured_before(uint32_t frame);
+  /// First pass, each frame before process(): its pcapng section (files joined with cat hold
+  /// several) and stamp. A section that begins well before the frames read before it end (per-point
+  /// files joined with cat) is read after them all the same: a warning says so, as the CLI's does.
+  void note_section(uint32_t section, uint32_t frame, TimeNs ts, bool has_ts) {
+    if (section > section_) [[unlikely]]
+      section_began(section, frame, ts, has_ts);
+    if (has_ts && (!stamped_ || ts > newest_stamp_)) {
+      newest_stamp_ = ts;
+      stamped_ = true;
+    }
+  }
   /// Ends the first pass (plugin/first_pass_end.h says when): flushes the engine
   /// and indexes the final records by the frame that counts them. `capture_drops`: per interface,
   /// what its capture dropped (the file's interface statistics), as the CLI tells the engine.
@@ -202,6 +213,10 @@ class CaptureState {
   /// Measures the frame held: `now` on this thread, otherwise it may go to the engine thread.
   void hand_over_held(bool now);
   uint32_t newest_frame_ = 0;
+  uint32_t section_ = 0;
+  bool stamped_ = false;
+  TimeNs newest_stamp_ = 0;  ///< of the first pass so far, in file order
+  void section_began(uint32_t section, uint32_t frame, TimeNs ts, bool has_ts);
   struct HeldFrame {
     FrameIn in;
     std::vector<uint8_t> bytes;

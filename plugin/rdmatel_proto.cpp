@@ -255,7 +255,10 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
         guarded([&] { state_->declare_file_interfaces(ifaces->count, name_of); });
     // A frame whose results nobody reads now may be measured on the engine thread, later.
     if (!too_late)
-      guarded([&] { state_->process(pinfo->num, ts, has_ts, iface, name_of, encap, data, cap, wire, shown); });
+      guarded([&] {
+        state_->note_section(pinfo->rec->section_number, pinfo->num, ts, has_ts);
+        state_->process(pinfo->num, ts, has_ts, iface, name_of, encap, data, cap, wire, shown);
+      });
   } else if (!state_->finished() && first_pass_end_.revisit_ends_pass()) {
     end_first_pass();  // a redissection: its first revisited frame comes after its last frame
   }

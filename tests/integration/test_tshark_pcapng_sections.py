@@ -72,6 +72,12 @@ try:
         lines = p.stdout.strip().splitlines()
         problems.append(f"per-point files joined with cat: the plugin differs from the CLI: "
                         f"{lines[-1] if lines else p.stderr[-500:]}; first: {lines[0] if lines else ''}")
+    # Read one after the other, sections overlapping in time are measured apart: an expert info
+    # says so (not for ring files, below, whose sections follow each other).
+    expert = ts.run("-2", "-r", ts.stage(per_point), "-q", "-z", "expert,warn").stdout
+    if "per-point files joined with cat?" not in expert:
+        problems.append("per-point files joined with cat: no warning that sections overlapping in time are read one "
+                        "after the other")
     # Ring files of one capture joined with cat: each section describes every interface again.
     half = len(cap.packets) // 2
     ring = os.path.join(tmp, "ring_cat.pcapng")
@@ -84,6 +90,8 @@ try:
     got = ts.run("-2", "-r", ts.stage(ring), "-T", "fields", *field_args).stdout
     if got != want:
         problems.append(f"ring files joined with cat: {first_difference(got, want)}")
+    if "joined with cat?" in ts.run("-2", "-r", ts.stage(ring), "-q", "-z", "expert,warn").stdout:
+        problems.append("ring files joined with cat: warned as per-point files")
 finally:
     ts.close()
 fail_if(problems, "differences on pcapng files of several sections")
