@@ -1108,5 +1108,33 @@ TEST(EngineConditions, TheQueuePairBehindIsPairedOnceTheOneAheadIs) {
   EXPECT_EQ(naks_102, 0u);
 }
 
+TEST(EngineConditions, AGetLogPageIsToldFromAReadByItsNamespace) {
+  // A capture that starts after the Connects (probe seed 16: nvme-midstream): a queue whose only
+  // command is opcode 0x02. With NSID 0xFFFFFFFF (all namespaces) it is the admin queue's Get
+  // Log Page, not a read (a read names its namespace): it was counted among the host's reads.
+  test::Feeder feed(Settings{}, {"only"});
+  RoceSpec log = up(0x04, 100, 0xA1);
+  log.payload = test::sqe(0x02, 7, 0xFFFFFFFF, 0x40, 4096, 0x77);
+  feed.push(0, kT0, build_roce(log));
+  RoceSpec log_cpl = down(0x04, 300, 0xA2);
+  log_cpl.payload = test::cqe(7, 0);
+  feed.push(0, kT0 + 20'000, build_roce(log_cpl));
+  feed.push(0, kT0 + 21'000, ack(down(0x11, 100, 0xA2)));
+  RoceSpec read = up(0x04, 500, 0xB1);  // another queue: a read of namespace 1
+  read.payload = test::sqe(0x02, 7, 1, 0x40, 4096, 0x88);
+  feed.push(0, kT0 + 30'000, build_roce(read));
+  RoceSpec read_cpl = down(0x04, 900, 0xB2);
+  read_cpl.payload = test::cqe(7, 0);
+  feed.push(0, kT0 + 50'000, build_roce(read_cpl));
+  feed.push(0, kT0 + 51'000, ack(down(0x11, 500, 0xB2)));
+  feed.finish();
+  ASSERT_EQ(feed.out.ios.size(), 2u);
+  for (const IoRecord& io : feed.out.ios) {
+    const bool log_page = io.qpn == 0xA1;
+    EXPECT_EQ(io.admin, log_page) << "qpn " << io.qpn;
+    EXPECT_EQ(io.is_read(), !log_page) << "qpn " << io.qpn;
+  }
+}
+
 }  // namespace
 }  // namespace rdmatel

@@ -334,6 +334,10 @@ void IoQuality::on_command(const Packet& p, Ctx& ctx) {
   const CapsuleSummary& sqe = p.capsule;
   if (sqe.is_connect() && sqe.connect_qid_captured) q.kind = sqe.connect_qid == 0 ? NvmeQueueKind::kAdmin : NvmeQueueKind::kIo;
   else if (q.kind == NvmeQueueKind::kUnknown && nvme_admin_only_opcode(sqe.opcode)) q.kind = NvmeQueueKind::kAdmin;
+  // Opcode 0x02 is a Get Log Page on the admin queue and a read on an I/O queue: a capture that
+  // starts after the Connects tells them apart by the namespace (a read names one; a log page
+  // none, or all of them). Taken for a read, a host's log page read counted among its I/Os.
+  else if (q.kind == NvmeQueueKind::kUnknown && sqe.opcode == 0x02 && sqe.no_namespace) q.kind = NvmeQueueKind::kAdmin;
 
   const CommandKey key{qi, sqe.cid, p.roce.bth.psn};
   EntryRef ref;

@@ -28,6 +28,7 @@ void summarize_capsule(const RoceFrame& roce, const uint8_t* frame, CapsuleSumma
       c.in_capsule = sqe.in_capsule();
       c.connect_qid_captured = sqe.connect_qid_captured;
       c.connect_qid = sqe.connect_qid;
+      c.no_namespace = sqe.nsid == 0 || sqe.nsid == 0xFFFFFFFF;
       c.cid = sqe.cid;
       c.sgl_len = sqe.sgl_len;
       c.key_count = uint8_t(nvme_sgl_keys(sqe, payload, have, c.keys, CapsuleSummary::kMaxKeys));

@@ -38,6 +38,9 @@ struct CapsuleSummary {
   bool in_capsule : 1 = false;            ///< command: data in the capsule (offset SGL)
   bool connect_qid_captured : 1 = false;  ///< command: a Connect whose QID was captured
   bool status_captured : 1 = false;       ///< completion: the status bytes were captured
+  /// command: its NSID is 0 or 0xFFFFFFFF (no namespace, or all of them), which a read or write
+  /// never has and a Get Log Page (the admin opcode 0x02, an I/O queue's read) has
+  bool no_namespace : 1 = false;
   /// Command: the r_keys of the host buffers it names (the SQE's keyed SGL, or the keyed
   /// descriptors of an SGL list carried in the capsule).
   static constexpr size_t kMaxKeys = 4;
