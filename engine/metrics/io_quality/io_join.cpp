@@ -138,8 +138,8 @@ void IoQuality::finish(Ctx& ctx) {
     ctx.warn("missed_completions", [&] {
       return std::to_string(stats_.missed_completions) +
              " NVMe commands had their CID reused before a point saw their completion: that point missed "
-             "the completions (a capture's or a mirror's drop) or handled packets out of order (a reorder limit "
-             "reached), and those I/Os lack its metrics there";
+             "the completions (a capture's or a mirror's drop, a ring file missing) or handled packets out of order "
+             "(a reorder limit reached), and those I/Os lack its metrics there";
     });
   if (stats_.late_copies)
     ctx.warn("late_io_copies", [&] {
