@@ -373,6 +373,23 @@ t = load_truth(cap)
 offs = {p["name"]: p.get("clock_offset_ns", 0) for p in t["points"]}
 compare("ack_burst_v6", t["hops"], export_paths(cap), shift=lambda a, b, o=offs: o.get(b, 0) - o.get(a, 0))
 
+# 2h''. CNPs (no PSN; IPv6: no IP ID either, so every CNP of a flow has one identity) with a capture
+#       that begins mid-stream (probe_combos seed 1971): the capture's first frame is a CNP at the
+#       compute leaf whose copies at spine1 and the storage leaf passed before they were capturing.
+#       Taken for one packet with the next CNP there, 2.28 ms later, it related the clocks the wrong
+#       way round: the two hosts' flows were laid spine1 -> leafA-gpu -> leafB-stor (12 hops missing,
+#       12 not in the truth). Every hop equals the truth (no clock offset: raw delays are the truth's).
+cap = generate("cnp_midstream", "--scenario", "nvme-midstream", "--ios", "69", "--points", "3", "--hosts", "3",
+               "--storages", "1", "--queues", "2", "--ecn-mark", "leafA-gpu:spine1=0.5", "--seed", "1971")
+t = load_truth(cap)
+cnps = collections.defaultdict(dict)
+for c in t["congestion"]:
+    if c["kind"] == "ecn":
+        cnps[(c["src"], c["dst"], c["dst_qpn"])][c["point"]] = c["cnp_packets"]
+if not any(n.get("leafA-gpu", 0) > n.get("leafB-stor", 0) for n in cnps.values()):
+    problems.append("cnp_midstream: no CNP seen at the compute leaf only: the case proves nothing")
+compare("cnp_midstream", t["hops"], export_paths(cap))
+
 # 2i. A direction black-holed: every packet from the compute side to the GPU leaf B lost (two
 #     points: none reaches B; three: none gets past the spine). The lost flows' own packets never
 #     show where they were going; the other flows' paths do (the reverse flows start at B). Every

@@ -218,6 +218,9 @@ class Paths final : public Component {
   /// copies are matched; never a metric).
   /// `e` has no sighting at p's point yet.
   void relate_clocks(FlowState& fs, const Entry& e, const Packet& p, Ctx& ctx);
+  /// Whether p's identity tells it from the flow's other packets (not a CNP without an IPv4 ID),
+  /// so that its first sightings at two points are one packet's and may relate their clocks.
+  static bool names_one_packet(const Packet& p);
   /// endpoint_pair of the flow's key (cached in its state).
   static std::pair<uint64_t, int> clock_pair(FlowState& fs, FlowId flow, const Ctx& ctx);
   /// The latest time on `home`'s clock every active point has passed (handled all its packets
