@@ -140,3 +140,15 @@ def split_by_interface(cap):
                         for iface, ts, w, fr in cap.packets if iface == i)
         out.append(shb + idb + body)
     return out
+
+
+def concatenate_points(src, out):
+    """The capture's points one after the other, as mergecap -a joins per-point files: writes `out`
+    and returns, for each frame number of `src`, its number in `out`."""
+    cap = Capture(src)
+    order = sorted(range(len(cap.packets)), key=lambda n: cap.packets[n][0])  # stable: by interface
+    with open(out, "wb") as f:
+        f.write(cap.header)
+        for n in order:
+            f.write(cap.epb(*cap.packets[n]))
+    return {old + 1: new + 1 for new, old in enumerate(order)}

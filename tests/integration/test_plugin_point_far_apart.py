@@ -43,15 +43,8 @@ problems = []
 def concatenated(tidy, name):
     """The tidy capture's points one after the other (mergecap -a of per-point files), and the
     frame numbers of the tidy capture's frames in it."""
-    cap = ps.Capture(tidy)
-    order = sorted(range(len(cap.packets)), key=lambda n: cap.packets[n][0])  # stable: by interface
     out = os.path.join(tmp, name + ".pcapng")
-    with open(out, "wb") as f:
-        f.write(cap.header)
-        for n in order:
-            f.write(cap.epb(*cap.packets[n]))
-    new_frame = {old + 1: new + 1 for new, old in enumerate(order)}
-    return out, new_frame
+    return out, ps.concatenate_points(tidy, out)
 
 
 def truth_of(cap, new_frame=None):

@@ -42,6 +42,13 @@ Bytes ack(RoceSpec s) {
   s.ext = test::aeth(0x1F, 1);
   return build_roce(s);
 }
+// An RDMA WRITE ONLY of 256 bytes, host -> storage, to `qp`.
+Bytes write_only(uint32_t psn, uint32_t qp = test::kStorageQp) {
+  RoceSpec s = up(0x0A, psn, qp);
+  s.ext = test::reth(0x1000, 0x77, 256);
+  s.payload = Bytes(256, 0);
+  return build_roce(s);
+}
 Bytes data(uint32_t psn, uint32_t key) {
   RoceSpec s = down(0x0A, psn);  // RDMA WRITE ONLY
   s.ext = test::reth(0x1000, key, 4096);
@@ -1014,21 +1021,15 @@ TEST(EngineConditions, ANakBeforeItsQueuePairIsPairedCountsInThePeriodOfItsPacke
   // the period ended and the reorder window passed it. The NAK then counted in a second record
   // of the same flow and period (its packets in the first, its NAK in the second).
   test::Feeder feed(Settings{}, {"only"});
-  auto write = [](uint32_t psn) {
-    RoceSpec s = up(0x0A, psn);  // RDMA WRITE ONLY
-    s.ext = test::reth(0x1000, 0x77, 256);
-    s.payload = Bytes(256, 0);
-    return build_roce(s);
-  };
   const TimeNs t = kT0 + 900'000'000;  // 100 ms before the second's end (periods of 1 s)
-  feed.push(0, t, write(100));
-  feed.push(0, t + 10'000, write(102));  // 101 lost before the point
+  feed.push(0, t, write_only(100));
+  feed.push(0, t + 10'000, write_only(102));  // 101 lost before the point
   RoceSpec nak = down(0x11, 101);
   nak.ext = test::aeth(0x60, 1);  // NAK: PSN sequence error, 101 expected
   feed.push(0, t + 20'000, build_roce(nak));
   // 400 ms on (past the period's end and the reorder window): 101 and 102 resent, then the ACK.
-  feed.push(0, t + 400'000'000, write(101));
-  feed.push(0, t + 400'010'000, write(102));
+  feed.push(0, t + 400'000'000, write_only(101));
+  feed.push(0, t + 400'010'000, write_only(102));
   feed.push(0, t + 400'020'000, ack(down(0x11, 102)));
   feed.finish();
   std::map<TimeNs, std::vector<FlowPeriodRecord>> forward;
@@ -1049,23 +1050,17 @@ TEST(EngineConditions, NaksWaitForTheirQueuePairHoweverManyCome) {
   // one sender gets ahead. Probe (write-flows, 3 points, 12 % loss): 813 NAKs, 443 lost, where
   // at most 64 per flow waited for the pairing.
   test::Feeder feed(Settings{}, {"only"});
-  auto write = [](uint32_t psn, uint32_t qp) {
-    RoceSpec s = up(0x0A, psn, qp);  // RDMA WRITE ONLY
-    s.ext = test::reth(0x1000, 0x77, 256);
-    s.payload = Bytes(256, 0);
-    return build_roce(s);
-  };
   constexpr int kNaks = 100;
   for (int i = 0; i < kNaks; ++i) {
     const TimeNs t = kT0 + TimeNs(i) * 10'000;
-    feed.push(0, t, write(uint32_t(i), 0x101));
-    feed.push(0, t + 1'000, write(uint32_t(i), 0x102));
+    feed.push(0, t, write_only(uint32_t(i), 0x101));
+    feed.push(0, t + 1'000, write_only(uint32_t(i), 0x102));
     RoceSpec nak = down(0x11, uint32_t(i), 0x201);
     nak.ext = test::aeth(0x60, 1);  // NAK: PSN sequence error
     feed.push(0, t + 2'000, build_roce(nak));
   }
   // QP 0x101 gets ahead; the ACK of its newest PSN fits it alone and pairs it with 0x201.
-  feed.push(0, kT0 + 2'000'000, write(200, 0x101));
+  feed.push(0, kT0 + 2'000'000, write_only(200, 0x101));
   feed.push(0, kT0 + 2'001'000, ack(down(0x11, 200, 0x201)));
   feed.finish();
   uint64_t period_naks = 0, message_naks = 0;
@@ -1084,22 +1079,16 @@ TEST(EngineConditions, TheQueuePairBehindIsPairedOnceTheOneAheadIs) {
   // it. 0x201 then has one sender left, and its NAK counts for 0x101 (probe seed 325: write-flows,
   // IPv6, 8 % loss: the QP behind was never paired, its 18 NAKs counted nowhere).
   test::Feeder feed(Settings{}, {"only"});
-  auto write = [](uint32_t psn, uint32_t qp) {
-    RoceSpec s = up(0x0A, psn, qp);  // RDMA WRITE ONLY
-    s.ext = test::reth(0x1000, 0x77, 256);
-    s.payload = Bytes(256, 0);
-    return build_roce(s);
-  };
   TimeNs t = kT0;
   for (uint32_t psn = 0; psn < 10; ++psn, t += 10'000) {
-    feed.push(0, t, write(psn, 0x101));
-    feed.push(0, t + 1'000, write(psn, 0x102));
+    feed.push(0, t, write_only(psn, 0x101));
+    feed.push(0, t + 1'000, write_only(psn, 0x102));
   }
   RoceSpec nak = down(0x11, 3, 0x201);
   nak.ext = test::aeth(0x60, 1);  // NAK: PSN sequence error
   feed.push(0, t, build_roce(nak));
   feed.push(0, t + 1'000, ack(down(0x11, 5, 0x201)));
-  for (uint32_t psn = 10; psn <= 20; ++psn) feed.push(0, t += 10'000, write(psn, 0x102));
+  for (uint32_t psn = 10; psn <= 20; ++psn) feed.push(0, t += 10'000, write_only(psn, 0x102));
   feed.push(0, t + 1'000, ack(down(0x11, 20, 0x202)));  // fits 0x102 alone
   feed.finish();
   uint64_t naks_101 = 0, naks_102 = 0;
