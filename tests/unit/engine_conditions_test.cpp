@@ -1125,5 +1125,39 @@ TEST(EngineConditions, AGetLogPageIsToldFromAReadByItsNamespace) {
   }
 }
 
+TEST(EngineConditions, AResentCompletionWaitsBehindItsHeldOriginal) {
+  // Probe seed 480 (IPv6, 12 % loss): a queue's completion held for echoes (its flows not paired);
+  // the host, which had it, sends its next command with the same CID; the target, whose ACK of
+  // the completion was lost, resends it 380 us later, after an echo showed whose queue the flow
+  // is. Taken on its own, the resend answered the newest command of the CID, and the original
+  // followed it there: the first I/O had no completion, the second one before its command.
+  test::Feeder feed(Settings{}, {"only"});
+  RoceSpec a = up(0x04, 100, 0xA1);
+  a.payload = test::sqe(0x02, 0, 1, 0x40, 4096, 0x77);
+  const uint64_t a_frame = feed.push(0, kT0, build_roce(a));
+  RoceSpec a_cpl = down(0x04, 300, 0xA2);
+  a_cpl.payload = test::cqe(0, 0);
+  const uint64_t a_rsp = feed.push(0, kT0 + 20'000, build_roce(a_cpl));
+  RoceSpec b = up(0x04, 101, 0xA1);
+  b.payload = test::sqe(0x02, 0, 1, 0x40, 4096, 0x78);
+  const uint64_t b_frame = feed.push(0, kT0 + 30'000, build_roce(b));
+  feed.push(0, kT0 + 40'000, ack(down(0x11, 100, 0xA2)));  // an echo: not yet a pairing
+  feed.push(0, kT0 + 400'000, build_roce(a_cpl));             // the target resends A's completion
+  RoceSpec b_cpl = down(0x04, 301, 0xA2);
+  b_cpl.payload = test::cqe(0, 0);
+  const uint64_t b_rsp = feed.push(0, kT0 + 500'000, build_roce(b_cpl));
+  feed.finish();
+  ASSERT_EQ(feed.out.ios.size(), 2u);
+  for (const IoRecord& io : feed.out.ios) {
+    const bool first = io.cmd_frame == a_frame;
+    EXPECT_EQ(io.cmd_frame, first ? a_frame : b_frame);
+    EXPECT_TRUE(io.complete);
+    EXPECT_EQ(io.rsp_frame, first ? a_rsp : b_rsp);
+    const IoMetrics m = io_metrics(io);
+    ASSERT_TRUE(m.iol);
+    EXPECT_EQ(*m.iol, first ? 20'000 : 470'000);
+  }
+}
+
 }  // namespace
 }  // namespace rdmatel

@@ -81,6 +81,8 @@ class IoQuality final : public Component {
   Evidence corroborated(const Flow& cpl_flow, const Queue& q, const Entry* e, const Packet& p, const Ctx& ctx) const;
   /// Tries the held completions again (all of them taken at their guess with `all`).
   void retry_held(Ctx& ctx, bool all);
+  /// Tries again, in order, the completions held on `flow` at `point` (before a newer one there).
+  void retry_held_on(FlowId flow, PointId point, Ctx& ctx);
   void on_keyed(const Packet& p, Stage stage, Ctx& ctx);
   void on_read_response(const Packet& p, Ctx& ctx);
   void on_other_send(const Packet& p, Ctx& ctx);
