@@ -53,11 +53,10 @@ bool for_each_interface(const capture_file* cf, F&& f) {
 }
 }  // namespace
 
-std::optional<FileInterfaces> file_interfaces(const packet_info* pinfo) {
-  const capture_file* cf = capture_file_of(pinfo);
-  FileInterfaces out;
-  if (!for_each_interface(cf, [&](wtap_block_t) { ++out.count; })) return std::nullopt;
-  return out;
+std::optional<uint32_t> file_interface_count(const packet_info* pinfo) {
+  uint32_t count = 0;
+  if (!for_each_interface(capture_file_of(pinfo), [&](wtap_block_t) { ++count; })) return std::nullopt;
+  return count;
 }
 
 const void* capture_file_of_frame(const packet_info* pinfo) { return capture_file_of(pinfo); }

@@ -20,13 +20,10 @@ namespace rdmatel::plugin {
 /// keeps them, and when that cannot be told.
 bool frames_may_be_dissected_again(const packet_info* pinfo);
 
-/// The interfaces the capture file has described so far (the pcapng IDBs read before the frame
-/// being dissected: at the first frame, those of the file's start). Nothing when that cannot be
-/// told.
-struct FileInterfaces {
-  uint32_t count = 0;
-};
-std::optional<FileInterfaces> file_interfaces(const packet_info* pinfo);
+/// How many interfaces the capture file has described so far (the pcapng IDBs read before the
+/// frame being dissected: at the first frame, those of the file's start). Nothing when that cannot
+/// be told.
+std::optional<uint32_t> file_interface_count(const packet_info* pinfo);
 
 /// The capture file a frame is dissected from, for capture_drops() at the end of the first pass
 /// (which has no frame); null when that cannot be told.

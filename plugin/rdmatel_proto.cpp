@@ -186,10 +186,10 @@ uint32_t file_interface(const packet_info* pinfo, uint32_t section_interface) {
   if (!PINFO_FD_VISITED(pinfo) && section + 1 >= ends.size()) {
     const uint64_t base = section == 0 ? 0 : section - 1 < ends.size() ? ends[section - 1] : UINT32_MAX;
     if (section >= ends.size() || base + section_interface >= ends[section]) {
-      const auto described = file_interfaces(pinfo);
+      const auto described = file_interface_count(pinfo);
       if (!described) return section_interface;
-      ends.resize(section + 1, described->count);  // (a section without records: as the next one)
-      ends[section] = described->count;
+      ends.resize(section + 1, *described);  // (a section without records: as the next one)
+      ends[section] = *described;
     }
   }
   if (section >= ends.size()) return section_interface;
@@ -251,8 +251,8 @@ int dissect_rdmatel(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, void*) 
     // with no packets is to the CLI: it goes quiet after the idle time and changes no result.
     if (pinfo->num == 1) capture_file_ = capture_file_of_frame(pinfo);
     if (pinfo->num == 1 && !too_late)
-      if (const auto ifaces = file_interfaces(pinfo))
-        guarded([&] { state_->declare_file_interfaces(ifaces->count, name_of); });
+      if (const auto count = file_interface_count(pinfo))
+        guarded([&] { state_->declare_file_interfaces(*count, name_of); });
     // A frame whose results nobody reads now may be measured on the engine thread, later.
     if (!too_late)
       guarded([&] {

@@ -18,6 +18,7 @@
 #include "engine/src/decode/decoded_frame.h"
 #include "engine/src/util/hash.h"
 #include "rdmatel/engine.h"
+#include "rdmatel/format.h"
 
 namespace rdmatel {
 namespace {
@@ -550,8 +551,7 @@ class Engine::Impl {
     }
   }
 
-  // Bounded state: a point holding too many packets hands its oldest on now.
-  // A point's buffer holds max_reorder_packets and less than the reorder window of its packets.
+  // Bounded state: a point's buffer holds max_reorder_packets and less than the reorder window of its packets.
   // Its oldest is handled early, and the window every point releases with is cut to what the
   // buffer holds (7/8 of it, so that it rarely has to be cut again). Cut at this point alone, the
   // point ran up to a window ahead of the others, and what they learn for it came too late: a
@@ -565,19 +565,13 @@ class Engine::Impl {
     if (cut) release_window_ = held - held / 8;
     warnings_.warn("reorder_buffer_full", [&] {
       return "more than " + std::to_string(max_buffered_) + " packets waiting for reordering at point " + p.name +
-             " (limit max_reorder_packets): the reorder window is cut to " + duration_text(release_window_) +
-             ", what the buffer holds, at every point";
+             " (limit max_reorder_packets): the reorder window is cut to " + format_us(release_window_) +
+             " µs, what the buffer holds, at every point";
     });
     release_front(id, true);
     if (cut)
       for (PointId other = 0; other < points_.size(); ++other)
         if (other != id) release(other);
-  }
-  static std::string duration_text(DurationNs d) {
-    char b[32];
-    if (d >= kNsPerMs) std::snprintf(b, sizeof b, "%.1f ms", double(d) / double(kNsPerMs));
-    else std::snprintf(b, sizeof b, "%.1f us", double(d) / double(kNsPerUs));
-    return b;
   }
 
   // Hands the earliest packet of point `id` on (in place: nothing inserts while it runs), or drops

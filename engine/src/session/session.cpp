@@ -112,7 +112,7 @@ class Session::Impl {
     for (uint32_t k = 0; k < id; ++k)
       if (ifaces[k].name == ifaces[id].name) return;
     const TimeNs first = in.next.ts;
-    if (span_ns(first, in.last_ts) <= double(ring_overlap_) || first >= in.last_ts) return;
+    if (span_ns(first, in.last_ts) <= double(ring_overlap_)) return;  // (0 when it begins after them)
     summary_.warnings.push_back(in.label + ": pcapng section " + std::to_string(section + 1) + " begins " +
                                 seconds(span_ns(first, in.last_ts)) +
                                 " before the packets read before it end: per-point files joined with cat? Sections are "
