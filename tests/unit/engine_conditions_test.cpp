@@ -27,13 +27,13 @@ using test::kHost;
 using test::kStorage;
 using test::up;
 
-Bytes command(uint16_t cid, uint32_t psn, uint32_t key) {
-  RoceSpec s = up(0x04, psn);
+Bytes command(uint16_t cid, uint32_t psn, uint32_t key, uint32_t qp = test::kStorageQp) {
+  RoceSpec s = up(0x04, psn, qp);
   s.payload = test::sqe(0x02, cid, 1, 0x40, 4096, key);
   return build_roce(s);
 }
-Bytes completion(uint16_t cid, uint32_t psn) {
-  RoceSpec s = down(0x04, psn);
+Bytes completion(uint16_t cid, uint32_t psn, uint32_t qp = test::kHostQp) {
+  RoceSpec s = down(0x04, psn, qp);
   s.payload = test::cqe(cid, 0);
   return build_roce(s);
 }
@@ -1132,20 +1132,12 @@ TEST(EngineConditions, AResentCompletionWaitsBehindItsHeldOriginal) {
   // is. Taken on its own, the resend answered the newest command of the CID, and the original
   // followed it there: the first I/O had no completion, the second one before its command.
   test::Feeder feed(Settings{}, {"only"});
-  RoceSpec a = up(0x04, 100, 0xA1);
-  a.payload = test::sqe(0x02, 0, 1, 0x40, 4096, 0x77);
-  const uint64_t a_frame = feed.push(0, kT0, build_roce(a));
-  RoceSpec a_cpl = down(0x04, 300, 0xA2);
-  a_cpl.payload = test::cqe(0, 0);
-  const uint64_t a_rsp = feed.push(0, kT0 + 20'000, build_roce(a_cpl));
-  RoceSpec b = up(0x04, 101, 0xA1);
-  b.payload = test::sqe(0x02, 0, 1, 0x40, 4096, 0x78);
-  const uint64_t b_frame = feed.push(0, kT0 + 30'000, build_roce(b));
+  const uint64_t a_frame = feed.push(0, kT0, command(0, 100, 0x77, 0xA1));
+  const uint64_t a_rsp = feed.push(0, kT0 + 20'000, completion(0, 300, 0xA2));
+  const uint64_t b_frame = feed.push(0, kT0 + 30'000, command(0, 101, 0x78, 0xA1));
   feed.push(0, kT0 + 40'000, ack(down(0x11, 100, 0xA2)));  // an echo: not yet a pairing
-  feed.push(0, kT0 + 400'000, build_roce(a_cpl));             // the target resends A's completion
-  RoceSpec b_cpl = down(0x04, 301, 0xA2);
-  b_cpl.payload = test::cqe(0, 0);
-  const uint64_t b_rsp = feed.push(0, kT0 + 500'000, build_roce(b_cpl));
+  feed.push(0, kT0 + 400'000, completion(0, 300, 0xA2));    // the target resends A's completion
+  const uint64_t b_rsp = feed.push(0, kT0 + 500'000, completion(0, 301, 0xA2));
   feed.finish();
   ASSERT_EQ(feed.out.ios.size(), 2u);
   for (const IoRecord& io : feed.out.ios) {
