@@ -13,6 +13,12 @@
 
 namespace rdmatel {
 
+/// How far a capture file's first stamps may step back behind the packets of the file before it
+/// and the file still continue it (a ring file): packets are stamped when queued, and NIC queues
+/// stamp in parallel. A pcapng section beginning further back is another sniffer's capture
+/// joined with cat. (Readers bound it by the reorder window too: the engine reorders no further.)
+inline constexpr DurationNs kRingFileOverlap = 10 * kNsPerMs;
+
 /// One capture interface (pcapng IDB); becomes an observation point.
 struct CaptureInterface {
   std::string name;  ///< if_name, or empty

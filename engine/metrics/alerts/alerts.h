@@ -82,10 +82,6 @@ class Alerts final : public Component {
   struct EndSeries {
     size_t host = kNotLookedUp, storage = kNotLookedUp;
   };
-  using IpPair = std::pair<IpAddress, IpAddress>;
-  struct IpPairHash {
-    uint64_t operator()(const IpPair& k) const { return fold_ip(fold_ip(0, k.first), k.second); }
-  };
   FlatMap<IpPair, EndSeries, IpPairHash> series_of_pair_;
   /// The flow of the last message and its series: a flow's messages often end one after another.
   FlowScope last_flow_;

@@ -31,7 +31,6 @@ class Diagnosis final : public Component {
   void finish(Ctx& ctx) override;
 
  private:
-  using IpPair = std::pair<IpAddress, IpAddress>;  ///< (host, storage)
   void on_io(const IoRecord& r, Ctx& ctx);
   PathEvidence& evidence_at(const IpAddress& a, const IpAddress& b, PointId point);
   /// Packets seen and lost on one hop (point A -> B) of the flows of a scope.
@@ -61,9 +60,6 @@ class Diagnosis final : public Component {
   /// was full when the pair came (and stays full: scopes are never removed).
   struct PairScopes {
     ScopeStats *host, *storage, *pair;
-  };
-  struct IpPairHash {
-    uint64_t operator()(const IpPair& k) const { return fold_ip(fold_ip(0, k.first), k.second); }
   };
   FlatMap<IpPair, PairScopes, IpPairHash> scopes_of_pair_;
   /// Per unordered IP pair (lower IP first) and point; a hash map because every message record

@@ -208,12 +208,6 @@ class IoQuality final : public Component {
   uint64_t cid_order_ = 0;
 
   /// (host, storage) of the queues, numbered (Queue::pair), so that an SGL key is one word.
-  using IpPair = std::pair<IpAddress, IpAddress>;
-  struct IpPairHash {
-    size_t operator()(const IpPair& k) const noexcept {
-      return fold_ip(fold_ip(0, k.first), k.second);
-    }
-  };
   FlatMap<IpPair, uint32_t, IpPairHash> pair_ids_;
   /// Per flow: the pair whose storage server sends on it to the host (data, READ REQUESTs), kNoPair
   /// while none (pairs_known: how many pairs there were when that was looked up).

@@ -5,10 +5,6 @@
 
 namespace rdmatel::paths {
 
-size_t PathInference::PairHash::operator()(const std::pair<IpAddress, IpAddress>& k) const noexcept {
-  return size_t(hash_mix(hash_ip(k.first) * 31 + hash_ip(k.second)));
-}
-
 void PathInference::vote(std::unordered_map<IpAddress, Side>& sides, const IpAddress& ip, PointId p) {
   auto [it, added] = sides.try_emplace(ip, Side{p, false});
   if (!added && it->second.point != p) it->second.mixed = true;

@@ -16,6 +16,7 @@
 #include <vector>
 
 #include "engine/src/core/flows.h"
+#include "engine/src/util/word_hash.h"
 #include "rdmatel/types.h"
 
 namespace rdmatel::paths {
@@ -40,9 +41,6 @@ class PathInference {
   };
   static void vote(std::unordered_map<IpAddress, Side>& sides, const IpAddress& ip, PointId p);
   static PointId side_of(const std::unordered_map<IpAddress, Side>& sides, const IpAddress& ip);
-  struct PairHash {
-    size_t operator()(const std::pair<IpAddress, IpAddress>& k) const noexcept;
-  };
   struct EndsHash {
     size_t operator()(const std::pair<PointId, PointId>& k) const noexcept {
       return size_t(hash_mix(uint64_t(k.first) << 32 | k.second));
@@ -51,7 +49,7 @@ class PathInference {
   std::unordered_map<IpAddress, Side> first_point_from_;  ///< by source IP: where its paths start
   std::unordered_map<IpAddress, Side> last_point_to_;     ///< by destination IP: where its paths end
   /// The first path seen for each (source, destination) and for each (first point, last point).
-  std::unordered_map<std::pair<IpAddress, IpAddress>, std::vector<PointId>, PairHash> by_endpoints_;
+  std::unordered_map<IpPair, std::vector<PointId>, IpPairHash> by_endpoints_;
   std::unordered_map<std::pair<PointId, PointId>, std::vector<PointId>, EndsHash> by_ends_;
   /// Every distinct path seen (a handful: flows share their paths), up to kMaxPaths.
   std::vector<std::vector<PointId>> paths_;

@@ -24,6 +24,7 @@
 #include "engine/src/decode/packet.h"
 #include "engine/src/util/flat_map.h"
 #include "engine/src/util/small_vector.h"
+#include "engine/src/util/word_hash.h"
 #include "rdmatel/types.h"
 
 namespace rdmatel {
@@ -130,14 +131,6 @@ class FlowTable {
   void replicate(const FlowFact& fact);
 
  private:
-  struct IpPair {
-    IpAddress a, b;
-    friend bool operator==(const IpPair& x, const IpPair& y) { return x.a == y.a && x.b == y.b; }
-  };
-  struct IpPairHash {
-    size_t operator()(const IpPair& k) const noexcept { return hash_mix(hash_ip(k.a) * 131 + hash_ip(k.b)); }
-  };
-
   void learn_from_echo(Flow& responder_flow, uint32_t psn, bool nak);
   /// `taken` was just paired: responders whose echoes fitted it and one other flow get the other.
   void settle_rivals(const Flow& taken);

@@ -49,6 +49,7 @@
 #include <limits>
 #include <vector>
 
+#include "engine/src/util/word_hash.h"
 #include "rdmatel/types.h"
 
 namespace rdmatel {
@@ -151,7 +152,7 @@ class MirrorCopies {
   /// One packet in 8, by its identity: observe() wants its reverse_pair.
   static bool sampled(uint64_t hash) { return hash >> 61 == 0; }
   /// The key of the IP pair (src, dst) for nak() and observe().
-  static uint64_t pair_key(const IpAddress& src, const IpAddress& dst) { return hash_mix(hash_ip(src) * 131 + hash_ip(dst)); }
+  static uint64_t pair_key(const IpAddress& src, const IpAddress& dst) { return IpPairHash{}({src, dst}); }
   /// A NAK from `src` to `dst` (pair_key) arrived at the point: the sender resends from the PSN it
   /// names, so identical packets of the reverse direction after it are resends, not copies.
   void nak(uint64_t pair, TimeNs ts) {

@@ -57,7 +57,7 @@ class Session::Impl {
   Impl(std::vector<SessionInput> inputs, const Settings& settings)
       : engine_(settings),
         by_file_(settings.flag("points_by_file") && inputs.size() > 1),
-        ring_overlap_(std::min<DurationNs>(kRingOverlap, settings.duration("reorder_window"))) {
+        ring_overlap_(std::min<DurationNs>(kRingFileOverlap, settings.duration("reorder_window"))) {
     for (SessionInput& in : inputs) {
       Input x;
       x.label = in.label;
@@ -209,11 +209,6 @@ class Session::Impl {
     if (keys.size() >= kFirstPackets) i.keys_of_chain = -1;
   }
   std::vector<Chain> chains_;
-
-  // A later pcapng section's unnamed interface continues its point when the point's packets so far
-  // end at most this much after the section's first (stamps step back a little across a ring
-  // file's end: packets are stamped when queued, NIC queues stamp in parallel).
-  static constexpr DurationNs kRingOverlap = 10 * kNsPerMs;
 
   // dumpcap's and editcap's ring files are named PREFIX_NNNNN_YYYYMMDDHHMMSS.EXT: a file's ring
   // (its directory and PREFIX) and number when its name has that form.

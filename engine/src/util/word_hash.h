@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <utility>
 
 #include "rdmatel/types.h"
 
@@ -24,5 +25,11 @@ inline uint64_t fold_ip(uint64_t h, const IpAddress& a) {
   std::memcpy(&hi, a.bytes.data() + 8, 8);
   return fold_word(fold_word(h, lo), hi ^ uint64_t(a.v6));
 }
+
+/// An ordered pair of addresses ((src, dst), (host, storage)): the key of every per-IP-pair table.
+using IpPair = std::pair<IpAddress, IpAddress>;
+struct IpPairHash {
+  uint64_t operator()(const IpPair& k) const noexcept { return fold_ip(fold_ip(0, k.first), k.second); }
+};
 
 }  // namespace rdmatel
