@@ -494,8 +494,11 @@ void Paths::decide(FlowId flow, Ctx& ctx) {
   // switch by less than the offsets' uncertainty and the stamps' jitter (a few hundred ns):
   // where the flow's endpoints sent packets both ways across two points, which way this flow
   // goes between them shows from the samples themselves, with no clock compared.
-  const auto [pair, direction] = clock_pair(fs, flow, ctx);
-  fs.votes->settle_pairs([&](PointId a, PointId b) { return ctx.clock.passes_first(a, b, pair, direction); });
+  // (Not a structured binding: clang before 16 does not capture those in a lambda.)
+  const std::pair<uint64_t, int> endpoints = clock_pair(fs, flow, ctx);
+  fs.votes->settle_pairs([&](PointId a, PointId b) {
+    return ctx.clock.passes_first(a, b, endpoints.first, endpoints.second);
+  });
   fs.order = fs.votes->order();
   fs.votes.reset();
   inference_.learn(ctx.flows[flow].key, fs.order);
