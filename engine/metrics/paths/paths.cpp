@@ -229,7 +229,13 @@ TimeNs Paths::bound_for(PointId home, const Ctx& ctx) {
       // further apart than the timeout, and they are never related. While either point is new,
       // q's stamps are also read as if the two captures started together (elapsed since each
       // one's first packet), and the later of the two readings is waited for.
-      t = std::min(t, now - ps.first + pts[home].first);
+      // (Stamps lie within +-2^62: the difference of two fits in 64 bits, its sum with a third
+      // may not, for a hostile file's stamps at both ends of that range.)
+      const TimeNs shift = pts[home].first - ps.first;
+      TimeNs as_if_started_together;
+      if (__builtin_add_overflow(now, shift, &as_if_started_together))
+        as_if_started_together = shift > 0 ? kTimeMax : kTimeMin;
+      t = std::min(t, as_if_started_together);
     }
     b = std::min(b, t);
   }
