@@ -10,11 +10,13 @@
 #include <string>
 #include <string_view>
 #include <system_error>
+#include <tuple>
 #include <type_traits>
 #ifdef __GLIBC__
 #include <malloc.h>  // malloc_trim
 #endif
 
+#include "rdmatel/capture.h"  // kRingFileOverlap
 #include "rdmatel/dense_sort.h"
 
 namespace rdmatel::plugin {
@@ -64,6 +66,7 @@ CaptureState::CaptureState(const Settings& settings, bool engine_thread)
     : engine_(for_the_plugin(settings)), alert_rules_(alerts::alert_rules(settings.list("alert"))) {
   engine_.subscribe(store_);
   engine_.subscribe(warnings_);
+  engine_.subscribe(flow_inputs_);
   if (engine_thread) {
     try {
       engine_thread_ = std::make_unique<EngineThread>([this](const FrameIn& in) { engine_.push(in); });
@@ -107,8 +110,7 @@ void CaptureState::not_measured_before(uint32_t frame) {
 void CaptureState::section_began(uint32_t section, uint32_t frame, TimeNs ts, bool has_ts) {
   section_ = section;
   // (A ring file's first stamps may step back a little behind its predecessor's last.)
-  constexpr DurationNs kRingOverlap = 10 * kNsPerMs;
-  if (!has_ts || !stamped_ || ts >= newest_stamp_ || newest_stamp_ - ts <= kRingOverlap) return;
+  if (!has_ts || !stamped_ || ts >= newest_stamp_ || newest_stamp_ - ts <= kRingFileOverlap) return;
   char back[32];
   std::snprintf(back, sizeof back, "%.3f s", double(newest_stamp_ - ts) / 1e9);
   wait_for_engine_thread();  // the warnings are the engine thread's while it pushes
@@ -284,6 +286,7 @@ void CaptureState::finish(const std::vector<uint64_t>& capture_drops, uint32_t f
   if (read_filter_) qualify_waits_for_filtered_points();
   store_.index();
   index_io_frames();
+  find_flow_findings();  // (sending_qpn reads the engine's queue pairs: before they are released)
   frame_points_ = {};
   first_pass_ios_ = {};
   first_pass_messages_ = {};
@@ -321,6 +324,90 @@ void CaptureState::qualify_waits_for_filtered_points() {
         break;
       }
   }
+}
+
+void CaptureState::FlowDiagnosisInputs::on_record(const Record& r) {
+  if (r.provisional) return;  // every record ends with one final version: only those count
+  if (r.is(kMessageSchema)) {
+    const MessageRecord& m = r.as<MessageRecord>();
+    flows.add(m);
+    if (!m.retrans_packets && !m.naks) return;
+    WorstMessage& w = worst_message[{m.src, m.dst, m.dst_qpn, m.point}];
+    if (std::tie(m.retrans_packets, m.naks) > std::tie(w.retrans_packets, w.naks))
+      w = {m.retrans_packets, m.naks, m.first_frame};
+  } else if (r.is(kCongestionSchema)) {
+    const CongestionHead& h = r.as<CongestionHead>();
+    if (const auto* e = congestion_as<EcnRecord>(h)) congestion.push_back(*e);
+    else if (const auto* p = congestion_as<PfcRecord>(h)) pfc.push_back(*p);
+  }
+}
+
+uint64_t CaptureState::frame_to_look_at(const FlowFinding& f) const {
+  switch (f.kind) {
+    case FlowFinding::Kind::kLoss: {
+      // Its message resent most where the flow resent most; a loss no resend shows (NAKs, hops
+      // only): the first packet of its lossiest hop, its own or its queue pair's other direction's.
+      auto w = flow_inputs_.worst_message.find({f.src, f.dst, f.dst_qpn, f.retrans_point});
+      if (w != flow_inputs_.worst_message.end() && w->second.first_frame) return w->second.first_frame;
+      if (f.lossiest_hop) return f.lossiest_hop->first_frame;
+      if (f.peer_lossiest_hop) return f.peer_lossiest_hop->first_frame;
+      return 0;
+    }
+    case FlowFinding::Kind::kCongestion:
+      // Its first packet where it is marked most: where -z rdmatel,congestion counts that record.
+      for (const EcnRecord& e : flow_inputs_.congestion)
+        if (e.point == f.ce_point && e.dst_qpn == f.dst_qpn && e.src == f.src && e.dst == f.dst) return e.first_frame;
+      return 0;
+    case FlowFinding::Kind::kPause: {
+      // The first pause frame of the priority that paused most at its points.
+      const FlowFinding::Pause* most = nullptr;
+      for (const FlowFinding::Pause& p : f.pauses)
+        if (!most || p.pfc.pause_frames > most->pfc.pause_frames) most = &p;
+      return most ? most->pfc.first_frame : 0;
+    }
+  }
+  return 0;
+}
+
+void CaptureState::find_flow_findings() {
+  const std::vector<PathRecord> hops(store_.paths().begin(), store_.paths().end());
+  const std::vector<FlowFinding> findings = rdmatel::find_flow_findings(
+      flow_inputs_.flows, flow_inputs_.congestion, flow_inputs_.pfc, hops,
+      [&](const IpAddress& s, const IpAddress& d, uint32_t q) { return engine_.sending_qpn(s, d, q); });
+  // Named as analyze names them (cli/flow_diagnosis_table.cpp).
+  const PointNamer name = [&](PointId p) -> const std::string& { return engine_.point_name(p); };
+  const CaptureDrops dropped = [&](PointId p) {
+    return p < engine_.point_count() ? engine_.point(p).capture_dropped : 0;
+  };
+  flow_findings_.reserve(findings.size());
+  for (const FlowFinding& f : findings) {
+    FlowFindingRow row;
+    row.finding = f;
+    row.rank = uint32_t(flow_findings_.size() + 1);
+    // Every finding is counted on some frame (a row for each, as analyze lists each): one with
+    // no frame of its own, which its records always give, on the first.
+    row.frame = std::max<uint64_t>(frame_to_look_at(f), 1);
+    row.verdict = flow_finding_verdict(f, name, dropped);
+    row.evidence = flow_finding_evidence(f, name);
+    switch (f.kind) {
+      case FlowFinding::Kind::kLoss: row.point = name(f.retrans_point); break;
+      case FlowFinding::Kind::kCongestion: row.point = name(f.ce_point); break;
+      case FlowFinding::Kind::kPause: {
+        std::vector<PointId> named;  // each point once (a point pauses several priorities)
+        for (const FlowFinding::Pause& p : f.pauses) {
+          if (std::find(named.begin(), named.end(), p.pfc.point) != named.end()) continue;
+          named.push_back(p.pfc.point);
+          row.point += (row.point.empty() ? "" : ", ") + name(p.pfc.point);
+        }
+        break;
+      }
+    }
+    if (f.lossiest_hop) row.hop = name(f.lossiest_hop->from_point) + " -> " + name(f.lossiest_hop->to_point);
+    flow_findings_.push_back(std::move(row));
+  }
+  std::stable_sort(flow_findings_.begin(), flow_findings_.end(),
+                   [](const FlowFindingRow& a, const FlowFindingRow& b) { return a.frame < b.frame; });
+  flow_inputs_ = {};  // dead from here on
 }
 
 std::span<const FrameNote> CaptureState::notes_so_far(uint32_t frame) {
@@ -369,6 +456,12 @@ FrameView CaptureState::view(uint32_t frame, uint32_t interface_id, bool again) 
 }
 
 namespace {
+// Message-flow findings by the frame to look at (equal_range over CaptureState::flow_findings_).
+struct FrameOrder {
+  bool operator()(const FlowFindingRow& r, uint64_t frame) const { return r.frame < frame; }
+  bool operator()(uint64_t frame, const FlowFindingRow& r) const { return frame < r.frame; }
+};
+
 // True the first time `id` (1, 2, ...) is counted.
 bool count_once(std::vector<bool>& counted, uint64_t id) {
   if (id > counted.size()) counted.resize(id);
@@ -393,6 +486,8 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view, bool aga
     c.cnp = store_.cnp_counted_on(frame);
     for (const PfcRecord* p : store_.pfc_counted_on(frame))
       if (c.pfc_count < std::size(c.pfc)) c.pfc[c.pfc_count++] = p;
+    auto [first, last] = std::equal_range(flow_findings_.begin(), flow_findings_.end(), uint64_t(frame), FrameOrder{});
+    c.flow_findings = std::span<const FlowFindingRow>(first, last);
     return c;
   }
   // First pass: only what is known to be complete at this frame can be counted, and only once

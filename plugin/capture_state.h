@@ -13,7 +13,9 @@
 #include "plugin/engine_thread.h"
 #include "rdmatel/alert_rule.h"
 #include "rdmatel/engine.h"
+#include "rdmatel/flow_diagnosis.h"
 #include "rdmatel/record_store.h"
+#include "rdmatel/report.h"
 
 namespace rdmatel::plugin {
 
@@ -26,6 +28,18 @@ struct FrameView {
   /// reached, clocks disagree, ...): after the first pass all of them, on frame 1; during it the
   /// ones raised since the last frame shown.
   std::span<const std::string> warnings;
+};
+
+/// A finding of the message-flow diagnosis (rdmatel/flow_diagnosis.h) as the plugin shows it: the
+/// engine's finding, its place in `rdmatel analyze`'s list, the frame to look at, and its texts,
+/// made once the first pass is over with the points' names (no engine at hand where it is shown).
+struct FlowFindingRow {
+  FlowFinding finding;
+  uint32_t rank = 0;   ///< 1 = listed first by analyze, 2 the next, ...
+  uint64_t frame = 0;  ///< where to look (CaptureState::frame_to_look_at)
+  std::string verdict, evidence;  ///< flow_finding_verdict / flow_finding_evidence, as analyze says them
+  std::string point;  ///< where it stands out: the point that resent most, was marked most, or paused it
+  std::string hop;    ///< its lossiest hop, "A -> B" ("" when none lost a packet)
 };
 
 /// The records a frame contributes to the statistics; each I/O and message is counted on exactly
@@ -43,6 +57,7 @@ struct FrameCounts {
   size_t pfc_count = 0;
   const PfcRecord* pfc[8] = {};  ///< PFC priorities, on their first PFC frame at their point
   const PathRecord* hop = nullptr;           ///< a hop record counted on this frame (its first at A)
+  std::span<const FlowFindingRow> flow_findings;  ///< message-flow findings to look at here, by rank
 };
 
 /// The RDMA endpoints (IP + QPN) of a RoCEv2 frame.
@@ -241,10 +256,30 @@ class CaptureState {
     std::vector<std::string> texts;
   };
 
+  /// What the message-flow diagnosis is made of, gathered from the final records as `rdmatel
+  /// analyze` gathers them (cli/main.cpp); made into findings when the first pass ends, then dropped.
+  struct FlowDiagnosisInputs final : RecordSink {
+    void on_record(const Record& r) override;
+    FlowReport flows;
+    std::vector<EcnRecord> congestion;
+    std::vector<PfcRecord> pfc;
+    /// Per flow and point, the message resent most (then NAKed most; the first of equals): the
+    /// frame to look at for a flow that loses packets, as the NVMe diagnosis's worst_frame is.
+    struct WorstMessage {
+      uint64_t retrans_packets = 0, naks = 0, first_frame = 0;
+    };
+    std::unordered_map<FlowKeyAtPoint, WorstMessage, FlowKeyAtPoint::Hash> worst_message;
+  };
+
   Engine engine_;
   std::vector<alerts::AlertRule> alert_rules_;
   RecordStore store_;
   WarningList warnings_;
+  FlowDiagnosisInputs flow_inputs_;
+  /// The message-flow findings (made by finish), by frame to look at, then rank.
+  std::vector<FlowFindingRow> flow_findings_;
+  void find_flow_findings();
+  uint64_t frame_to_look_at(const FlowFinding& f) const;
   size_t warnings_shown_ = 0;  ///< first pass: the warnings a shown frame carried already
   std::unordered_map<uint32_t, PointId> points_by_interface_;
   // During the first pass the notes of the frame being dissected are the ones made since its

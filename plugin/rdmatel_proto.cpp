@@ -126,7 +126,7 @@ FirstPassTaps probe_first_pass_taps(packet_info* pinfo) {
 // packet-scope memory; the listeners run before the next frame); nothing when there is none.
 void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoints* endpoints) {
   if (!counts.io_count && !counts.message_count && !counts.finding && !counts.congestion && !counts.cnp && !counts.pfc_count &&
-      !counts.hop && !endpoints)
+      !counts.hop && counts.flow_findings.empty() && !endpoints)
     return;
   TapFrame* tap = new (wmem_new(pinfo->pool, TapFrame)) TapFrame;
   tap->final = state_->finished();
@@ -136,6 +136,8 @@ void queue_tap(packet_info* pinfo, const FrameCounts& counts, const FrameEndpoin
     tap->message_points[tap->message_count++] = state_->engine().point_name(counts.messages[i].point).c_str();
   }
   tap->finding = counts.finding;
+  tap->flow_findings = counts.flow_findings.data();
+  tap->flow_finding_count = unsigned(counts.flow_findings.size());
   tap->congestion = counts.congestion;
   tap->cnp = counts.cnp;
   for (size_t i = 0; i < counts.pfc_count && i < std::size(tap->pfc); ++i) tap->pfc[tap->pfc_count++] = counts.pfc[i];

@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // Statistics of NVMe I/Os, RDMA messages and the diagnosis: -z rdmatel,io,host / storage / pair,
-// rdmatel,msg,flow, rdmatel,diagnosis, rdmatel,srt.
+// rdmatel,msg,flow, rdmatel,diagnosis, rdmatel,diagnosis,flows, rdmatel,srt.
+#include "plugin/capture_state.h"  // FlowFindingRow
 #include "plugin/stat_table.h"
 #include "plugin/running_percentile.h"
 
 #include <epan/srt_table.h>
 
+#include <span>
 #include <string>
 
 #include "rdmatel/names.h"
@@ -281,6 +283,98 @@ tap_packet_status diagnosis_packet(void* tapdata, packet_info*, epan_dissect_t*,
 }
 
 // ---------------------------------------------------------------------------------------------
+// rdmatel,diagnosis,flows: the message-flow diagnosis's findings (rdmatel/flow_diagnosis.h), one
+// row each, in the order rdmatel analyze lists them, counted on the frame to look at. The verdict
+// and evidence are analyze's sentences; the columns between them its numbers.
+
+stat_tap_table_item kFlowDiagnosisColumns[] = {
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Rank", "%u"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Source", "%-15s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Destination", "%-15s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Dest QPN", "%s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Stands out by", "%s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Verdict", "%s"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Point", "%s"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Retransmitted (%)", "%.1f"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "NAKs", "%u"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "FNR", "%.4f"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Lossiest hop", "%s"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Hop lost", "%u"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Hop packets", "%u"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "Hop loss (%)", "%.1f"},
+    {TABLE_ITEM_FLOAT, TAP_ALIGN_RIGHT, "CE-marked (%)", "%.1f"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "CNPs", "%u"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Pause frames", "%u"},
+    {TABLE_ITEM_UINT, TAP_ALIGN_RIGHT, "Frame", "%u"},
+    {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Evidence", "%s"},
+};
+
+const char* flow_finding_kind_text(FlowFinding::Kind k) {
+  switch (k) {
+    case FlowFinding::Kind::kLoss: return "loss";
+    case FlowFinding::Kind::kCongestion: return "congestion";
+    case FlowFinding::Kind::kPause: return "PFC pauses";
+  }
+  return "";
+}
+
+struct FlowDiagnosisSpec {
+  using Stats = LatestRecord<FlowFindingRow>;
+  static constexpr const char* kTitle = "Diagnosis: RDMA message flows";
+  static constexpr const char* kOnePassNote = DiagnosisSpec::kOnePassNote;
+  static constexpr size_t kColumnCount = G_N_ELEMENTS(kFlowDiagnosisColumns);
+  static inline const stat_tap_table_item* const kColumns = kFlowDiagnosisColumns;
+  // In rank order, as rdmatel analyze lists them (each is counted on its frame to look at, in
+  // frame order).
+  static bool row_before(const stat_tap_table_item_type* a, const stat_tap_table_item_type* b) {
+    return a[0].value.uint_value < b[0].value.uint_value;
+  }
+  // The numbers the evidence gives, at the point it gives them; none (nan) where it has none.
+  static void show(stat_tap_table_item_type* row, const Stats& s) {
+    const FlowFinding* f = s.r ? &s.r->finding : nullptr;
+    const PathRecord* hop = f && f->lossiest_hop ? &*f->lossiest_hop : nullptr;
+    row[7].value.float_value = f && f->packets ? f->retrans_share() * 100.0 : kNone;
+    row[8].value.uint_value = f ? guint(f->naks) : 0;
+    row[9].value.float_value = f && f->fnr ? *f->fnr : kNone;
+    row[11].value.uint_value = hop ? guint(hop->lost) : 0;
+    row[12].value.uint_value = hop ? guint(hop->packets) : 0;
+    row[13].value.float_value = hop ? double(hop->lost) / double(hop->packets) * 100.0 : kNone;
+    row[14].value.float_value = f && f->ce_of ? f->ce_share() * 100.0 : kNone;
+    row[15].value.uint_value = f ? guint(f->cnps_received) : 0;
+    uint64_t pause_frames = 0;
+    if (f)
+      for (const FlowFinding::Pause& p : f->pauses) pause_frames += p.pfc.pause_frames;
+    row[16].value.uint_value = guint(pause_frames);
+    row[17].value.uint_value = s.r ? guint(s.r->frame) : 0;
+  }
+};
+
+tap_packet_status flow_diagnosis_packet(void* tapdata, packet_info*, epan_dissect_t*, const void* data, tap_flags_t) {
+  return KeyedTable<FlowDiagnosisSpec>::on_packet(
+      tapdata, data, [](const TapFrame& tap) { return tap.flow_finding_count > 0; },
+      [](stat_tap_table* t, const TapFrame& tap) {
+        for (const FlowFindingRow& r : std::span(tap.flow_findings, tap.flow_finding_count)) {
+          const FlowFinding& f = r.finding;
+          KeyedTable<FlowDiagnosisSpec>::add(
+              t, std::to_string(r.rank),
+              [&](stat_tap_table_item_type* c) {
+                c[0].value.uint_value = r.rank;
+                c[1].value.string_value = g_strdup(f.src.to_string().c_str());
+                c[2].value.string_value = g_strdup(f.dst.to_string().c_str());
+                c[3].value.string_value = g_strdup(qpn_text(f.dst_qpn).c_str());
+                c[4].value.string_value = g_strdup(flow_finding_kind_text(f.kind));
+                c[5].value.string_value = g_strdup(r.verdict.c_str());
+                c[6].value.string_value = g_strdup(r.point.c_str());
+                c[10].value.string_value = g_strdup(r.hop.c_str());
+                c[18].value.string_value = g_strdup(r.evidence.c_str());
+              },
+              r);
+        }
+        return true;
+      });
+}
+
+// ---------------------------------------------------------------------------------------------
 // rdmatel,srt: NVMe service response time per command. The response time is the I/O's latency
 // at the compute side (IOL1), or `iol` where only one point saw it; Wireshark's SRT tables take
 // a request time, so the packet is the completion and the request time is IOL1 before it.
@@ -352,11 +446,17 @@ void register_io_tables(int proto) {
                                                         &flow_packet, kFlowColumns);
   static stat_tap_table_ui diagnosis = make_ui<DiagnosisSpec>(
       "RDMA Telemetry · Diagnosis: who is to blame", "rdmatel,diagnosis", &diagnosis_packet, kDiagnosisColumns);
+  // (tshark takes the longest command that matches: rdmatel,diagnosis,flows is not the diagnosis
+  // table with the filter "flows".)
+  static stat_tap_table_ui flow_diagnosis =
+      make_ui<FlowDiagnosisSpec>("RDMA Telemetry · Diagnosis: RDMA message flows", "rdmatel,diagnosis,flows",
+                                 &flow_diagnosis_packet, kFlowDiagnosisColumns);
   register_stat_tap_table_ui(&io_host);
   register_stat_tap_table_ui(&io_storage);
   register_stat_tap_table_ui(&io_pair);
   register_stat_tap_table_ui(&msg_flow);
   register_stat_tap_table_ui(&diagnosis);
+  register_stat_tap_table_ui(&flow_diagnosis);
   register_srt_table(proto, "rdmatel", int(kSrtTables), &srt_packet, &srt_init, nullptr);
 }
 

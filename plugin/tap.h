@@ -13,6 +13,8 @@
 
 namespace rdmatel::plugin {
 
+struct FlowFindingRow;  // plugin/capture_state.h
+
 struct TapFrame {
   static constexpr unsigned kMaxRecords = 2;  ///< one I/O or message per frame in practice
 
@@ -34,6 +36,10 @@ struct TapFrame {
   /// A diagnosis finding shown on this frame (final records only: the diagnosis is made at the
   /// end of the first pass).
   const DiagnosisRecord* finding = nullptr;
+  /// The message-flow diagnosis's findings to look at on this frame, by rank (final records only,
+  /// as `finding`: they are made at the end of the first pass).
+  const FlowFindingRow* flow_findings = nullptr;
+  unsigned flow_finding_count = 0;
 
   /// Congestion records counted on this frame (final records only: they are made at the end of
   /// the first pass), with their point's name.
