@@ -211,22 +211,33 @@ class Session::Impl {
   std::vector<Chain> chains_;
 
   // dumpcap's and editcap's ring files are named PREFIX_NNNNN_YYYYMMDDHHMMSS.EXT: a file's ring
-  // (its directory and PREFIX) and number when its name has that form.
+  // (its directory and PREFIX) and number when its name has that form. PREFIX and EXT are what
+  // the -w name had before and after its last dot, so PREFIX may hold dots (a sniffer's files
+  // named after its address, 10.2.0.254_00001_...) and EXT be several (.pcapng.gz): the stem
+  // ends at the first dot where the pattern does. (Cut at the first dot, such a ring read as
+  // unrelated files: a missing file went unnoticed, the packets in flight then lost on the hops.)
   static bool ring_name(const std::string& path, std::string& prefix, uint64_t& number) {
     const std::string name = path.substr(path.find_last_of('/') + 1);
-    const size_t dot = name.find('.');
-    const std::string stem = name.substr(0, dot);
-    // PREFIX _ 5+ digits _ 14 digits
+    for (size_t dot = name.find('.');; dot = name.find('.', dot + 1)) {
+      const std::string stem = name.substr(0, dot);
+      if (const size_t num = ring_number_at(stem); num != std::string::npos) {
+        // Not the extension: one file of a ring may be compressed, or converted to pcap.
+        prefix = path.substr(0, path.size() - name.size()) + stem.substr(0, num);
+        number = std::stoull(stem.substr(num + 1, stem.rfind('_') - num - 1));
+        return true;
+      }
+      if (dot == std::string::npos) return false;
+    }
+  }
+  // Where `stem`'s _NNNNN (5 to 18 digits) begins when it ends _NNNNN_YYYYMMDDHHMMSS, else npos.
+  static size_t ring_number_at(const std::string& stem) {
     const size_t date = stem.rfind('_');
-    if (date == std::string::npos || stem.size() - date - 1 != 14) return false;
-    const size_t num = stem.rfind('_', date - 1);
-    if (num == std::string::npos || date - num - 1 < 5 || date - num - 1 > 18) return false;
+    if (date == std::string::npos || stem.size() - date - 1 != 14) return std::string::npos;
+    const size_t num = date == 0 ? std::string::npos : stem.rfind('_', date - 1);
+    if (num == std::string::npos || date - num - 1 < 5 || date - num - 1 > 18) return std::string::npos;
     for (size_t k = num + 1; k < stem.size(); ++k)
-      if (k != date && (stem[k] < '0' || stem[k] > '9')) return false;
-    // Not the extension: one file of a ring may be compressed, or converted to pcap.
-    prefix = path.substr(0, path.size() - name.size()) + stem.substr(0, num);
-    number = std::stoull(stem.substr(num + 1, date - num - 1));
-    return true;
+      if (k != date && (stem[k] < '0' || stem[k] > '9')) return std::string::npos;
+    return num;
   }
   // `next` is the file after `file` in one ring. A ring file may begin a few packets before its
   // predecessor's last (stamped when queued): by its name it continues that file's point even
