@@ -818,6 +818,36 @@ TEST(EngineConditions, LongMessageWhoseGapClosesLeavesTheNextOnesMiddle) {
   expect_whole(m[301], 3, 303);
 }
 
+TEST(EngineConditions, APacketPassedOnToTheNextMessageTakesItsStampAlong) {
+  // WRITEs A = 100..102 (its LAST lost before the point), B = 103..105, C = 106..108, stamped
+  // 100, 101, 107 (C's MIDDLE, early: the open A takes it past its gap), 103 (B's FIRST: A ends
+  // before it, and 107 moves to B), 104, 105 (B's LAST: 107, past it, moves on to C), 106, 108.
+  // B's first packet is its FIRST at +300; 107's +200 is C's first stamp, not B's. (Probe seed
+  // 126: B kept the stamp of the packet it passed on, its FCT 34 ns too long.)
+  test::Feeder feed(Settings{}, {"only"});
+  feed.push(0, kT0, write_pkt(0x06, 100, 3));
+  feed.push(0, kT0 + 100, write_pkt(0x07, 101, 3));
+  feed.push(0, kT0 + 200, write_pkt(0x07, 107, 3));
+  feed.push(0, kT0 + 300, write_pkt(0x06, 103, 3));
+  feed.push(0, kT0 + 400, write_pkt(0x07, 104, 3));
+  feed.push(0, kT0 + 500, write_pkt(0x08, 105, 3));
+  feed.push(0, kT0 + 600, write_pkt(0x06, 106, 3));
+  feed.push(0, kT0 + 700, write_pkt(0x08, 108, 3));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 3u);
+  EXPECT_EQ(m[100].packets, 2u);
+  EXPECT_FALSE(m[100].complete);
+  expect_whole(m[103], 3, 105);
+  EXPECT_EQ(m[103].first_ns, kT0 + 300);
+  EXPECT_EQ(m[103].first_frame, 4u);
+  EXPECT_EQ(m[103].last_ns, kT0 + 500);
+  expect_whole(m[106], 3, 108);
+  EXPECT_EQ(m[106].first_ns, kT0 + 200);
+  EXPECT_EQ(m[106].first_frame, 3u);
+  EXPECT_EQ(m[106].last_ns, kT0 + 700);
+}
+
 TEST(EngineConditions, NextReadsFirstResponseStampedBeforeTheLastOne) {
   // The target reads 700..702 and 703..704 (two READ REQUESTs); the host's responses are
   // stamped 700 FIRST, 701, 704 LAST, 703 FIRST, 702 LAST: two complete messages. 703 and 704

@@ -4,6 +4,7 @@
 
 #include <array>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <vector>
@@ -135,6 +136,9 @@ struct MessageCounts {
   uint64_t naks = 0;
 };
 
+/// No stamp yet (later than every stamp).
+inline constexpr TimeNs kNoStamp = std::numeric_limits<TimeNs>::max();
+
 /// What a message knows besides which PSNs it saw and the packets past its gap: the part a
 /// recycled message resets in one assignment (those two keep their memory).
 struct MessageFacts {
@@ -148,6 +152,10 @@ struct MessageFacts {
   uint32_t contig_end = 0;         ///< the message's PSNs from first_psn to here were all seen
   TimeNs contig_last_ns = 0;       ///< latest stamp of the packets before the gap
   uint64_t contig_last_frame = 0;
+  /// Earliest stamp of the packets before the gap (kNoStamp: none yet), for the message's first
+  /// stamp once it gives the packets past its gap away: the earliest of all may be one of those.
+  TimeNs contig_first_ns = kNoStamp;
+  uint64_t contig_first_frame = 0;
   TimeNs acked_at = 0;             ///< the point's newest stamp when the ACK came
   TimeNs queued_last = 0;          ///< last_ns when it was (re)queued for the idle timeout
   Stream* stream = nullptr;

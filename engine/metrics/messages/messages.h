@@ -159,6 +159,8 @@ class Messages final : public Component {
   void split_beyond(Ctx& ctx, Stream& s, Message& m, uint32_t from);
   /// Moves the packets `from` took past a PSN gap, from `boundary` on, to `to`.
   void move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t boundary);
+  /// Its first stamp and frame again, from the packets it holds (its earliest was given away).
+  static void earliest_again(Message& m);
   /// Counts for `m` the NAKs waiting in its stream for a message holding their PSN.
   void claim_pending_naks(Stream& s, Message& m) {
     if (!s.pending_naks.empty()) claim_waiting_naks(s, m);
