@@ -410,6 +410,16 @@ void CaptureState::find_flow_findings() {
   flow_inputs_ = {};  // dead from here on
 }
 
+std::span<const FlowFindingRow> CaptureState::flow_findings_on(uint64_t frame) const {
+  // (flow_findings_ is sorted by frame to look at, then rank.)
+  struct FrameOrder {
+    bool operator()(const FlowFindingRow& r, uint64_t f) const { return r.frame < f; }
+    bool operator()(uint64_t f, const FlowFindingRow& r) const { return f < r.frame; }
+  };
+  auto [first, last] = std::equal_range(flow_findings_.begin(), flow_findings_.end(), frame, FrameOrder{});
+  return {first, last};
+}
+
 std::span<const FrameNote> CaptureState::notes_so_far(uint32_t frame) {
   const std::span<const FrameNote> all = store_.all_notes();
   for (size_t i = previous_note_.size(); i < all.size() && i < UINT32_MAX; ++i) {
@@ -456,12 +466,6 @@ FrameView CaptureState::view(uint32_t frame, uint32_t interface_id, bool again) 
 }
 
 namespace {
-// Message-flow findings by the frame to look at (equal_range over CaptureState::flow_findings_).
-struct FrameOrder {
-  bool operator()(const FlowFindingRow& r, uint64_t frame) const { return r.frame < frame; }
-  bool operator()(uint64_t frame, const FlowFindingRow& r) const { return frame < r.frame; }
-};
-
 // True the first time `id` (1, 2, ...) is counted.
 bool count_once(std::vector<bool>& counted, uint64_t id) {
   if (id > counted.size()) counted.resize(id);
@@ -486,8 +490,7 @@ FrameCounts CaptureState::counts(uint32_t frame, const FrameView& view, bool aga
     c.cnp = store_.cnp_counted_on(frame);
     for (const PfcRecord* p : store_.pfc_counted_on(frame))
       if (c.pfc_count < std::size(c.pfc)) c.pfc[c.pfc_count++] = p;
-    auto [first, last] = std::equal_range(flow_findings_.begin(), flow_findings_.end(), uint64_t(frame), FrameOrder{});
-    c.flow_findings = std::span<const FlowFindingRow>(first, last);
+    c.flow_findings = flow_findings_on(frame);
     return c;
   }
   // First pass: only what is known to be complete at this frame can be counted, and only once

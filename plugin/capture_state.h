@@ -42,6 +42,16 @@ struct FlowFindingRow {
   std::string hop;    ///< its lossiest hop, "A -> B" ("" when none lost a packet)
 };
 
+/// What a message-flow finding stands out by: "loss", "congestion" or "PFC pauses".
+inline const char* flow_finding_kind_text(FlowFinding::Kind k) {
+  switch (k) {
+    case FlowFinding::Kind::kLoss: return "loss";
+    case FlowFinding::Kind::kCongestion: return "congestion";
+    case FlowFinding::Kind::kPause: return "PFC pauses";
+  }
+  return "";
+}
+
 /// The records a frame contributes to the statistics; each I/O and message is counted on exactly
 /// one frame. Pointers stay valid until the next call to process(); messages are copies (the
 /// store keeps them compactly and makes each record on request).
@@ -195,6 +205,9 @@ class CaptureState {
   }
   /// The diagnosis's finding of `rank` (final once the first pass is over), or nullptr.
   const DiagnosisRecord* finding(uint64_t rank) const { return store_.finding(rank); }
+  /// The message-flow diagnosis's findings to look at on `frame`, by rank (none before the first
+  /// pass is over: they are made from the whole capture).
+  std::span<const FlowFindingRow> flow_findings_on(uint64_t frame) const;
   /// Hop record `n` (final once the first pass is over), or nullptr.
   const PathRecord* path(uint64_t n) const { return store_.path(n); }
   const Engine& engine() const { return engine_; }

@@ -214,6 +214,18 @@ void register_fields(int proto) {
                        "The segment to blame: storage, network or host", HFILL}},
     {&f.diag_evidence, {"Evidence", "rdmatel.diagnosis.evidence", FT_STRING, BASE_NONE, nullptr, 0,
                         "The numbers behind the finding and what was seen on its paths", HFILL}},
+    {&f.diag_flow, {"Diagnosis (RDMA message flow)", "rdmatel.diagnosis.flow", FT_STRING, BASE_NONE, nullptr, 0,
+                    "An RDMA message flow that loses packets, is CE-marked or paused by PFC (-z rdmatel,diagnosis,flows), "
+                    "shown on the frame to look at: its message resent most, its lossiest hop's first packet, its first "
+                    "marked packet or the pause frame",
+                    HFILL}},
+    {&f.diag_flow_rank, {"Rank", "rdmatel.diagnosis.flow.rank", FT_UINT32, BASE_DEC, nullptr, 0,
+                         "1 for the flow rdmatel analyze lists first, 2 the next, ...", HFILL}},
+    {&f.diag_flow_kind, {"Stands out by", "rdmatel.diagnosis.flow.kind", FT_STRING, BASE_NONE, nullptr, 0,
+                         "loss, congestion or PFC pauses", HFILL}},
+    {&f.diag_flow_evidence, {"Evidence", "rdmatel.diagnosis.flow.evidence", FT_STRING, BASE_NONE, nullptr, 0,
+                             "Retransmissions, NAKs, losses on its hops, CE marks, CNPs and PFC pauses on its path",
+                             HFILL}},
   };
   static int* ett[] = {&f.ett, &f.ett_io, &f.ett_msg, &f.ett_diag, &f.ett_status};
   static ei_register_info ei[] = {
@@ -236,6 +248,8 @@ void register_fields(int proto) {
                        "PFC storm: a priority paused without a break for the storm threshold", EXPFILL}},
     {&f.ei_diagnosis, {"rdmatel.diagnosis.expert", PI_PROTOCOL, PI_WARN,
                        "Diagnosis: a host, storage server or path stands out against its peers", EXPFILL}},
+    {&f.ei_diagnosis_flow, {"rdmatel.diagnosis.flow.expert", PI_PROTOCOL, PI_WARN,
+                            "Diagnosis: an RDMA message flow loses packets, is marked or is paused", EXPFILL}},
     {&f.ei_hop_lost, {"rdmatel.hop.lost.expert", PI_SEQUENCE, PI_WARN,
                       "Lost between observation points: never seen at the next point of its path", EXPFILL}},
     {&f.ei_retransmission, {"rdmatel.retrans.expert", PI_SEQUENCE, PI_NOTE,

@@ -26,6 +26,7 @@ struct Fields {
   int gpu_src = -1, gpu_dst = -1, node_src = -1, node_dst = -1, job = -1;
   int hop_delay = -1, hop_prev_frame = -1, hop_raw = -1, hop_lost = -1;
   int diagnosis = -1, diag_rank = -1, diag_scope = -1, diag_segment = -1, diag_evidence = -1;
+  int diag_flow = -1, diag_flow_rank = -1, diag_flow_kind = -1, diag_flow_evidence = -1;
   int ett = -1, ett_io = -1, ett_msg = -1, ett_diag = -1, ett_status = -1;
   expert_field ei_io_incomplete = EI_INIT;
   expert_field ei_io_error = EI_INIT;
@@ -47,6 +48,7 @@ struct Fields {
   expert_field ei_cnp = EI_INIT;
   expert_field ei_pfc_storm = EI_INIT;
   expert_field ei_diagnosis = EI_INIT;
+  expert_field ei_diagnosis_flow = EI_INIT;
   expert_field ei_hop_lost = EI_INIT;
 };
 

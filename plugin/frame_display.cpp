@@ -314,6 +314,27 @@ void display_finding(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const 
                          r.evidence.c_str());
 }
 
+// "10.4.0.1 > 10.3.0.3 0x62c20b: the network is congested on its path ..." (plain buffer: no C++
+// object may be alive during the Wireshark calls that follow).
+void display_flow_finding(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const FlowFindingRow& r) {
+  char headline[kFindingText + 128];
+  {
+    const std::string src = r.finding.src.to_string(), dst = r.finding.dst.to_string();
+    std::snprintf(headline, sizeof headline, "%s > %s 0x%06x: %s", src.c_str(), dst.c_str(), r.finding.dst_qpn,
+                  r.verdict.c_str());
+  }
+  proto_item* it = proto_tree_add_string(tree, fields.diag_flow, tvb, 0, 0, headline);
+  proto_item_set_generated(it);
+  proto_tree* t = proto_item_add_subtree(it, fields.ett_diag);
+  proto_item_set_generated(proto_tree_add_uint(t, fields.diag_flow_rank, tvb, 0, 0, r.rank));
+  proto_item_set_generated(
+      proto_tree_add_string(t, fields.diag_flow_kind, tvb, 0, 0, flow_finding_kind_text(r.finding.kind)));
+  proto_item_set_generated(proto_tree_add_string(t, fields.diag_flow_evidence, tvb, 0, 0, r.evidence.c_str()));
+  // (Wireshark cuts an expert info's text at 240 bytes: the evidence is in the tree.)
+  expert_add_info_format(pinfo, it, &fields.ei_diagnosis_flow, "Diagnosis (RDMA message flows) #%u: %s", r.rank,
+                         headline);
+}
+
 void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const CaptureState& state,
                    const FrameView& view, const FrameEndpoints* endpoints) {
   proto_item* root = proto_tree_add_item(tree, fields.proto, tvb, 0, 0, ENC_NA);
@@ -441,6 +462,7 @@ void display_frame(tvbuff_t* tvb, packet_info* pinfo, proto_tree* tree, const Ca
       if (const IoRecord* r = state.io(n.ref)) display_io(tvb, pinfo, t, state, n, *r);
     }
   }
+  for (const FlowFindingRow& r : state.flow_findings_on(pinfo->num)) display_flow_finding(tvb, pinfo, t, r);
   // A message whose last packet carries no note of it (the capture ended before its LAST: its
   // record, incomplete, ends on a MIDDLE) shows on that frame all the same, as the CLI lists it.
   for (const auto& [frame, id] : state.messages_ending_on(pinfo->num)) {

@@ -309,15 +309,6 @@ stat_tap_table_item kFlowDiagnosisColumns[] = {
     {TABLE_ITEM_STRING, TAP_ALIGN_LEFT, "Evidence", "%s"},
 };
 
-const char* flow_finding_kind_text(FlowFinding::Kind k) {
-  switch (k) {
-    case FlowFinding::Kind::kLoss: return "loss";
-    case FlowFinding::Kind::kCongestion: return "congestion";
-    case FlowFinding::Kind::kPause: return "PFC pauses";
-  }
-  return "";
-}
-
 struct FlowDiagnosisSpec {
   using Stats = LatestRecord<FlowFindingRow>;
   static constexpr const char* kTitle = "Diagnosis: RDMA message flows";

@@ -4,7 +4,8 @@
 them in "Diagnosis: RDMA message flows": the same flows, in the same order, with the same verdict
 and evidence, and numbers in its other columns that are the ones the evidence gives. Each finding
 is counted on its frame to look at (a packet of the flow, or the PFC frame that paused it), and
-those come in any order: the table must still list them by rank.
+those come in any order: the table must still list them by rank. Each finding is also in that
+frame's tree (rdmatel.diagnosis.flow, with its rank and kind) and expert info, on no other frame.
 
 Captures: GPU write flows generated with losses (random, and dropped between two points), ECN
 marks, PFC pauses (untagged flows: several findings on one pause frame) and all of them at once;
@@ -197,6 +198,26 @@ def check_truth(name, capture, rows):
     return len(resent | lost)
 
 
+def check_tree(ts, name, capture, rows):
+    """Each finding is in the tree and the expert info of its frame to look at, with its rank and
+    what it stands out by, and nowhere else: rdmatel.diagnosis.flow, rdmatel.diagnosis.flow.expert."""
+    want = sorted((int(r[C["Frame"]]), int(r[C["Rank"]]), r[C["Stands out by"]],
+                   f"{r[C['Source']]} > {r[C['Destination']]} {r[C['Dest QPN']]}: {r[C['Verdict']]}") for r in rows)
+    got = []
+    for f in ts.fields(capture, ["frame.number", "rdmatel.diagnosis.flow.rank", "rdmatel.diagnosis.flow.kind",
+                                 "rdmatel.diagnosis.flow", "_ws.expert.message"], display_filter="rdmatel.diagnosis.flow"):
+        ranks, kinds = f["rdmatel.diagnosis.flow.rank"].split("|"), f["rdmatel.diagnosis.flow.kind"].split("|")
+        heads = f["rdmatel.diagnosis.flow"].split("|")
+        experts = [m for m in f["_ws.expert.message"].split("|") if m.startswith("Diagnosis (RDMA message flows) #")]
+        for rank, kind, head in zip(ranks, kinds, heads):
+            got.append((int(f["frame.number"]), int(rank), kind, head))
+            if f"Diagnosis (RDMA message flows) #{rank}: {head}"[:200] not in [m[:200] for m in experts]:
+                problems.append(f"{name}: frame {f['frame.number']}: no expert info for finding #{rank} ({experts})")
+    if sorted(got) != want:
+        problems.append(f"{name}: rdmatel.diagnosis.flow in the tree\n    " + "\n    ".join(map(str, sorted(got))) +
+                        "\n  the table\n    " + "\n    ".join(map(str, want)))
+
+
 def compare(ts, name, capture, kinds=None):
     want, nothing = cli_findings(capture)
     staged = ts.stage(capture)
@@ -214,6 +235,7 @@ def compare(ts, name, capture, kinds=None):
         problems.append(f"{name}: the table stands out by {sorted({r[C['Stands out by']] for r in rows})}, the capture "
                         f"was made to show {sorted(kinds)}: the test proves less than it says")
     check_frames(ts, name, staged, rows)
+    check_tree(ts, name, staged, rows)
     return rows, staged
 
 
