@@ -529,6 +529,40 @@ TEST(ClockRelations, ComponentsMapThroughIntermediatePoints) {
   EXPECT_EQ(c.map(0, 2, 0), -1'000'000);
 }
 
+// Fixed bug (fuzz_engine, UBSan): samples and offsets near the ends of the stamps' span
+// overflowed 64 bits (a sample's difference to the first, offsets summed along a chain of points,
+// a stamp mapped by them). Samples further apart than 2^61 ns are no clock's offset and relate
+// nothing; a sniffer whose clock starts at 1970 against one in 2026 still relates exactly.
+TEST(ClockRelations, OffsetsAtTheEndsOfTheStampsSpanStayWithinIt) {
+  constexpr TimeNs kLimit = (TimeNs(1) << 62) - (TimeNs(1) << 48);  // the engine's stamp clamp
+  ClockRelations far;
+  far.add_sample(0, -kLimit, 1, kLimit, 0);  // 2^63 - 2^49 apart
+  far.add_sample(0, kLimit, 1, -kLimit, 1);
+  EXPECT_FALSE(far.related(0, 1));
+  EXPECT_FALSE(far.estimate(0, 1));
+
+  // 1970 (a clock that was never set) against 2026: 1.8e18 ns, 1 us each way.
+  constexpr TimeNs k2026 = 1'796'000'000'000'000'000;
+  ClockRelations epoch;
+  epoch.add_sample(0, k2026, 1, 0 + 1000, 0);
+  epoch.add_sample(0, k2026 + 1000, 1, 0, 1);
+  ASSERT_TRUE(epoch.related(0, 1));
+  EXPECT_EQ(epoch.estimate(0, 1)->offset, -k2026);
+  EXPECT_EQ(epoch.map(k2026 + 5, 0, 1), 5);
+
+  // A chain of points each 2^61 - 1 ahead of the one before: the offsets sum beyond 64 bits,
+  // a stamp mapped along them stays at the end of the span.
+  ClockRelations chain;
+  constexpr DurationNs kStep = (DurationNs(1) << 61) - 1;
+  for (PointId p = 0; p < 5; ++p) {
+    chain.add_sample(p, -kLimit, p + 1, -kLimit + kStep, 0);
+    chain.add_sample(p, -kLimit + 10, p + 1, -kLimit + kStep, 1);
+  }
+  ASSERT_TRUE(chain.related(0, 5));
+  EXPECT_EQ(chain.map(kLimit, 0, 5), TimeNs(1) << 62);
+  EXPECT_EQ(chain.map(-kLimit, 5, 0), -(TimeNs(1) << 62));
+}
+
 // ---- settings ----
 
 TEST(Settings, ParsedInTheirUnitWithBounds) {

@@ -88,7 +88,7 @@ ClockRelations::Estimate ClockRelations::compute(const Link& l) const {
 }
 
 DurationNs ClockRelations::to_root(PointId id) const {
-  DurationNs off = 0;
+  __int128 off = 0;
   while (id < nodes_.size() && nodes_[id].parent != kNoPoint) {
     const Node& n = nodes_[id];
     const Link& l = links_[n.link];
@@ -98,7 +98,7 @@ DurationNs ClockRelations::to_root(PointId id) const {
     off += l.p == id ? o : -o;
     id = n.parent;
   }
-  return off;
+  return within_span(off);
 }
 
 std::vector<ClockRelations::PairEstimate> ClockRelations::pairs() const {
@@ -131,10 +131,11 @@ void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int 
     std::swap(p, q);
     std::swap(tp, tq);
   }
+  const DurationNs d = tq - tp;  // (within 64 bits: stamps lie within +-2^62)
+  if (d > kMaxSample || d < -kMaxSample) return;  // before select_link: it relates the points
   const uint64_t key = uint64_t(p) << 32 | q;
   if (key != last_key_) select_link(p, q, key);
   Link& l = links_[last_link_];
-  const DurationNs d = tq - tp;
   bool moved = l.all.add(d);
   if (PairRanges* pr = pair_ranges(l, pair)) moved |= pr->way[direction].add(d);
   if (moved) l.cached = compute(l);

@@ -43,7 +43,9 @@ class ClockRelations {
 
   bool related(PointId p, PointId q) const { return p == q || root(p) == root(q); }
   /// Maps a stamp of point `from` into the clock of point `to` (related points only).
-  TimeNs map(TimeNs t, PointId from, PointId to) const { return t + to_root(from) - to_root(to); }
+  TimeNs map(TimeNs t, PointId from, PointId to) const {
+    return within_span(__int128(t) + to_root(from) - to_root(to));
+  }
   /// The point whose clock is its component's reference, and the offset that maps a point's
   /// stamps into it: t_root = t + to_root(id).
   PointId root(PointId id) const;
@@ -84,6 +86,14 @@ class ClockRelations {
   void note_stamp_noise(PointId p, DurationNs n);
 
  private:
+  // The engine clamps stamps to about +-2^62. A sample further apart than 2^61 ns (73 years) is
+  // no clock's offset (a sniffer whose clock starts at 1970 is 1.8e18 ns behind one in 2026):
+  // left out, which keeps every difference of two samples within 64 bits. Offsets summed along
+  // a chain of points, and stamps mapped by them, are taken back to the stamps' span.
+  static constexpr DurationNs kMaxSample = DurationNs(1) << 61;
+  static constexpr TimeNs kSpan = TimeNs(1) << 62;
+  static TimeNs within_span(__int128 t) { return TimeNs(std::clamp<__int128>(t, -kSpan, kSpan)); }
+
   /// The smallest and largest difference t_q - t_p of some samples.
   struct Range {
     DurationNs lo = 0, hi = 0;
