@@ -3,6 +3,7 @@
 // copy_matcher.*): expected values worked out by hand from the sightings.
 #include <gtest/gtest.h>
 
+#include <functional>
 #include <map>
 #include <vector>
 
@@ -11,6 +12,18 @@
 
 namespace rdmatel::paths {
 namespace {
+
+using ExpectedDelay = std::function<std::optional<DurationNs>(PointId from, PointId to)>;
+
+// One matcher for every test, as the engine keeps one for every identity: each test also checks
+// that the buffers an earlier call left behind change nothing.
+std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order,
+                               const ExpectedDelay& expected = {}) {
+  static CopyMatcher matcher;
+  const std::span<const Copy> copies =
+      matcher.match(sightings, order, expected ? ExpectedDelayRef(expected) : ExpectedDelayRef());
+  return {copies.begin(), copies.end()};
+}
 
 // path.hop's detail carries the raw flag and the previous point's frame as a distance: frames
 // before and after the note's (file order in blocks puts a later point's copy first), none, and

@@ -11,17 +11,32 @@ size_t index_of(std::span<const PointId> order, PointId p) {
   return it == order.end() ? order.size() : size_t(it - order.begin());
 }
 
+// std::stable_sort, without its temporary buffer (an allocation on every call) for the handful
+// of elements sorted here at a time: an insertion sort, stable too, so the order is the same.
+template <typename It, typename Less>
+void stable_sort_small(It first, It last, Less less) {
+  if (last - first > 32) return std::stable_sort(first, last, less);
+  if (last - first < 2) return;
+  for (It i = first + 1; i != last; ++i) {
+    auto x = std::move(*i);
+    It j = i;
+    for (; j != first && less(x, *(j - 1)); --j) *j = std::move(*(j - 1));
+    *j = std::move(x);
+  }
+}
+
+// A packet's first sightings: one per point, a path's few points inline.
+using FirstSightings = SmallVector<Sighting, PathVotes::kMaxPoints>;
+
 // The first sighting at each point (sightings of a point come in its stamp order, but take the
 // least reference stamp anyway), in reference-stamp order.
-std::vector<Sighting> first_sightings(std::span<const Sighting> sightings) {
-  std::vector<Sighting> first;
+void first_sightings(std::span<const Sighting> sightings, FirstSightings& first) {
   for (const Sighting& s : sightings) {
     auto it = std::find_if(first.begin(), first.end(), [&](const Sighting& f) { return f.point == s.point; });
     if (it == first.end()) first.push_back(s);
     else if (s.ref < it->ref) *it = s;
   }
-  std::stable_sort(first.begin(), first.end(), [](const Sighting& a, const Sighting& b) { return a.ref < b.ref; });
-  return first;
+  stable_sort_small(first.begin(), first.end(), [](const Sighting& a, const Sighting& b) { return a.ref < b.ref; });
 }
 
 // One point's sightings of one identity in the order they passed it. Copies further apart than
@@ -34,14 +49,17 @@ std::vector<Sighting> first_sightings(std::span<const Sighting> sightings) {
 constexpr DurationNs kBurst = 2000;
 template <typename T, typename Get>
 void capture_order(std::vector<T>& v, Get get) {
-  std::stable_sort(v.begin(), v.end(), [&](const T& a, const T& b) { return get(a).ts < get(b).ts; });
+  stable_sort_small(v.begin(), v.end(), [&](const T& a, const T& b) { return get(a).ts < get(b).ts; });
   for (size_t i = 0; i < v.size();) {
     size_t j = i + 1;
     while (j < v.size() && get(v[j]).ts - get(v[j - 1]).ts < kBurst) ++j;
-    std::stable_sort(v.begin() + i, v.begin() + j, [&](const T& a, const T& b) { return get(a).frame < get(b).frame; });
+    stable_sort_small(v.begin() + long(i), v.begin() + long(j),
+                      [&](const T& a, const T& b) { return get(a).frame < get(b).frame; });
     i = j;
   }
 }
+
+}  // namespace
 
 // As many sightings here as copies last seen at the point before: every copy went on, and
 // packets of one flow do not overtake each other on a link, so they pair in each point's own
@@ -50,7 +68,8 @@ void capture_order(std::vector<T>& v, Get get) {
 // delays: matching each by its nearest delay could cross them), or than the stamps' noise (one
 // copy seen at two ports of a switch 300 ns apart, stamped +-250 ns, second port first). False
 // (nothing matched) when the copies were not all last seen at one earlier point.
-bool match_in_order(std::vector<Copy>& copies, std::span<const Sighting> here, std::span<const PointId> order) {
+bool CopyMatcher::match_in_order(std::span<const Sighting> here, std::span<const PointId> order) {
+  const std::span<Copy> copies = this->copies();
   // Only where every copy so far was last seen at one same earlier point (a copy that stopped
   // further back could be any of them: the greedy match decides then).
   if (copies.empty() || copies.size() != here.size()) return false;
@@ -59,19 +78,18 @@ bool match_in_order(std::vector<Copy>& copies, std::span<const Sighting> here, s
     if (c.back().point != from) return false;
   const PointId p = here.front().point;
   if (index_of(order, from) >= index_of(order, p)) return false;
-  std::vector<size_t> in_order(copies.size());
-  for (size_t c = 0; c < copies.size(); ++c) in_order[c] = c;
-  capture_order(in_order, [&](size_t c) -> const Sighting& { return copies[c].back(); });
-  std::vector<Sighting> arrived(here.begin(), here.end());
-  capture_order(arrived, [](const Sighting& x) -> const Sighting& { return x; });
-  for (size_t k = 0; k < arrived.size(); ++k) copies[in_order[k]].push_back(arrived[k]);
+  in_order_.resize(copies.size());
+  for (size_t c = 0; c < copies.size(); ++c) in_order_[c] = c;
+  capture_order(in_order_, [&](size_t c) -> const Sighting& { return copies[c].back(); });
+  arrived_.assign(here.begin(), here.end());
+  capture_order(arrived_, [](const Sighting& x) -> const Sighting& { return x; });
+  for (size_t k = 0; k < arrived_.size(); ++k) copies[in_order_[k]].push_back(arrived_[k]);
   return true;
 }
 
-}  // namespace
-
 void learn_order(std::vector<PointId>& order, std::span<const Sighting> sightings) {
-  const std::vector<Sighting> first = first_sightings(sightings);
+  FirstSightings first;
+  first_sightings(sightings, first);
   size_t pos = 0;  // where the next new point goes: after the last known point of this packet
   bool any_known = false;
   for (const Sighting& s : first) {
@@ -100,12 +118,13 @@ void learn_order(std::vector<PointId>& order, std::span<const Sighting> sighting
 }
 
 bool PathVotes::add(std::span<const Sighting> sightings) {
-  const std::vector<Sighting> first = first_sightings(sightings);
+  FirstSightings first;
+  first_sightings(sightings, first);
   if (first.size() < 2) return false;
   size_t idx[kMaxPoints];
   size_t n = 0;
   for (const Sighting& f : first) {
-    size_t i = index_of(points_, f.point);
+    size_t i = index_of({points_.begin(), points_.size()}, f.point);
     if (i == points_.size()) {
       if (points_.size() == kMaxPoints) continue;
       points_.push_back(f.point);
@@ -121,26 +140,20 @@ bool PathVotes::add(std::span<const Sighting> sightings) {
 
 std::vector<PointId> PathVotes::order() const {
   const size_t n = points_.size();
-  std::vector<std::pair<size_t, size_t>> wins;  // (wins, first-seen index)
+  struct Wins {
+    size_t wins, point;  ///< point: its first-seen index
+  } wins[kMaxPoints];
   for (size_t a = 0; a < n; ++a) {
     size_t w = 0;
     for (size_t b = 0; b < n; ++b)
       if (b != a && before_[a][b] > before_[b][a]) ++w;
-    wins.emplace_back(w, a);
+    wins[a] = Wins{w, a};
   }
-  std::stable_sort(wins.begin(), wins.end(), [](const auto& x, const auto& y) { return x.first > y.first; });
+  stable_sort_small(wins, wins + n, [](const Wins& x, const Wins& y) { return x.wins > y.wins; });
   std::vector<PointId> out;
-  for (const auto& [w, a] : wins) out.push_back(points_[a]);
+  out.reserve(n);
+  for (size_t i = 0; i < n; ++i) out.push_back(points_[wins[i].point]);
   return out;
-}
-
-void PathVotes::settle_pairs(const std::function<std::optional<bool>(PointId, PointId)>& first) {
-  for (size_t a = 0; a < points_.size(); ++a)
-    for (size_t b = a + 1; b < points_.size(); ++b)
-      if (const std::optional<bool> f = first(points_[a], points_[b])) {
-        before_[a][b] = *f ? 1 : 0;
-        before_[b][a] = *f ? 0 : 1;
-      }
 }
 
 DurationNs pair_slack(std::span<const Sighting> all, const Sighting& a, const Sighting& b) {
@@ -185,27 +198,25 @@ std::optional<DurationNs> fit(std::span<const Sighting> all, const Sighting& pre
 // four identical ACKs (IPv6: no IP ID) within 2 us at a leaf's uplink, the second lost before the
 // spine, gave the hop a delay of 3.26 us (truth 2.86 at most). Marks the sightings it placed;
 // false when it did not run (no such copy, or too many to align).
-bool align_with_previous(std::vector<Copy>& copies, std::span<const Sighting> all, std::span<const Sighting> here,
-                         PointId prev_point, const ExpectedDelay& expected, std::vector<bool>& placed) {
-  std::vector<size_t> cand;
+bool CopyMatcher::align_with_previous(std::span<const Sighting> all, std::span<const Sighting> here,
+                                      PointId prev_point, ExpectedDelayRef expected) {
+  const std::span<Copy> copies = this->copies();
+  std::vector<size_t>& cand = cand_;
+  cand.clear();
   for (size_t c = 0; c < copies.size(); ++c)
     if (copies[c].back().point == prev_point) cand.push_back(c);
   const size_t n = cand.size(), m = here.size();
   constexpr size_t kMaxCells = size_t(1) << 18;  // beyond it (a storm of storms) the greedy match alone
   if (n == 0 || (n + 1) * (m + 1) > kMaxCells) return false;
   capture_order(cand, [&](size_t c) -> const Sighting& { return copies[c].back(); });
-  std::vector<size_t> idx(m);
+  std::vector<size_t>& idx = idx_;
+  idx.resize(m);
   for (size_t k = 0; k < m; ++k) idx[k] = k;
   capture_order(idx, [&](size_t k) -> const Sighting& { return here[k]; });
   const std::optional<DurationNs> d = expected ? expected(prev_point, here.front().point) : std::nullopt;
-  struct Cell {
-    uint32_t pairs = 0;
-    double misfit = 0;  ///< squared ns: a double holds them (clocks seconds apart) without overflow
-    uint8_t from = 0;  // 0 start, 1 skip a copy, 2 skip a sighting, 3 pair
-  };
   auto better = [](const Cell& x, const Cell& y) { return x.pairs != y.pairs ? x.pairs > y.pairs : x.misfit < y.misfit; };
-  std::vector<Cell> dp((n + 1) * (m + 1));
-  auto at = [&](size_t i, size_t j) -> Cell& { return dp[i * (m + 1) + j]; };
+  dp_.assign((n + 1) * (m + 1), Cell{});
+  auto at = [&](size_t i, size_t j) -> Cell& { return dp_[i * (m + 1) + j]; };
   for (size_t i = 0; i <= n; ++i)
     for (size_t j = 0; j <= m; ++j) {
       if (i == 0 && j == 0) continue;
@@ -231,7 +242,7 @@ bool align_with_previous(std::vector<Copy>& copies, std::span<const Sighting> al
     const uint8_t from = at(i, j).from;
     if (from == 3) {
       copies[cand[i - 1]].push_back(here[idx[j - 1]]);
-      placed[idx[j - 1]] = true;
+      placed_[idx[j - 1]] = 1;
       --i, --j;
     } else if (from == 1) {
       --i;
@@ -242,33 +253,60 @@ bool align_with_previous(std::vector<Copy>& copies, std::span<const Sighting> al
   return true;
 }
 
-std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order,
-                               const ExpectedDelay& expected) {
-  std::vector<Copy> copies;
-  std::vector<Sighting> at;
+Copy& CopyMatcher::add_copy() {
+  if (used_ == copies_.size()) copies_.emplace_back();
+  Copy& c = copies_[used_++];
+  c.clear();
+  return c;
+}
+
+void CopyMatcher::trim() {
+  // What one identity's thousands of copies (a storm of resends) needed is not kept for the run;
+  // the usual few copies' buffers are. (A copy holds one sighting per point at most.)
+  constexpr size_t kKeep = 256, kKeepCells = 4096;
+  auto free_beyond = [](auto& v, size_t keep) {
+    if (v.capacity() > keep) std::remove_reference_t<decltype(v)>().swap(v);
+  };
+  if (copies_.capacity() > kKeep) {
+    copies_.resize(std::min(copies_.size(), kKeep));
+    copies_.shrink_to_fit();
+  }
+  free_beyond(at_, kKeep);
+  free_beyond(arrived_, kKeep);
+  free_beyond(cand_, kKeep);
+  free_beyond(idx_, kKeep);
+  free_beyond(in_order_, kKeep);
+  free_beyond(placed_, kKeep);
+  free_beyond(dp_, kKeepCells);
+}
+
+std::span<const Copy> CopyMatcher::match(std::span<const Sighting> sightings, std::span<const PointId> order,
+                                         ExpectedDelayRef expected) {
+  trim();
+  used_ = 0;
+  std::vector<Sighting>& at = at_;
   for (PointId p : order) {
     at.clear();
     for (const Sighting& s : sightings)
       if (s.point == p) at.push_back(s);
     if (at.empty()) continue;
-    std::stable_sort(at.begin(), at.end(), [](const Sighting& a, const Sighting& b) { return a.ts < b.ts; });
-    if (match_in_order(copies, at, order)) continue;
+    stable_sort_small(at.begin(), at.end(), [](const Sighting& a, const Sighting& b) { return a.ts < b.ts; });
+    if (match_in_order(at, order)) continue;
     const size_t here_pos = index_of(order, p);
     const PointId prev_point = here_pos > 0 ? order[here_pos - 1] : kNoPoint;
-    std::vector<bool> placed(at.size(), false);
-    const bool aligned =
-        prev_point != kNoPoint && align_with_previous(copies, sightings, at, prev_point, expected, placed);
+    placed_.assign(at.size(), 0);
+    const bool aligned = prev_point != kNoPoint && align_with_previous(sightings, at, prev_point, expected);
     for (size_t k = 0; k < at.size(); ++k) {
-      if (placed[k]) continue;
+      if (placed_[k]) continue;
       const Sighting& s = at[k];
       // Candidates: copies not seen here yet that passed their last point before this sighting.
       // A copy last seen at the point just before this one is preferred to one that stopped
       // earlier (lost, or missed by a point); among those last seen at the same point, the one
       // nearest the hop's usual delay, or else the latest.
-      size_t best = copies.size(), best_pos = 0;
+      size_t best = used_, best_pos = 0;
       DurationNs best_miss = 0;
-      for (size_t c = 0; c < copies.size(); ++c) {
-        const Sighting& prev = copies[c].back();
+      for (size_t c = 0; c < used_; ++c) {
+        const Sighting& prev = copies_[c].back();
         if (prev.point == p) continue;  // already seen here (points come in path order)
         if (aligned && prev.point == prev_point) continue;  // the alignment left it: lost before here
         const size_t pos = index_of(order, prev.point);
@@ -281,17 +319,17 @@ std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<co
         const std::optional<DurationNs> f = fit(sightings, prev, s, d);
         if (!f) continue;
         const DurationNs miss = *f;
-        if (best == copies.size() || pos > best_pos || (pos == best_pos && miss < best_miss)) {
+        if (best == used_ || pos > best_pos || (pos == best_pos && miss < best_miss)) {
           best = c;
           best_pos = pos;
           best_miss = miss;
         }
       }
-      if (best == copies.size()) copies.push_back(Copy{s});
-      else copies[best].push_back(s);
+      if (best == used_) add_copy().push_back(s);
+      else copies_[best].push_back(s);
     }
   }
-  return copies;
+  return {copies_.data(), used_};
 }
 
 }  // namespace rdmatel::paths

@@ -7,11 +7,12 @@
 #pragma once
 
 #include <cstdint>
-#include <functional>
 #include <optional>
 #include <span>
 #include <vector>
 
+#include "engine/src/util/function_ref.h"
+#include "engine/src/util/small_vector.h"
 #include "rdmatel/types.h"
 
 namespace rdmatel::paths {
@@ -53,12 +54,21 @@ class PathVotes {
   size_t voters() const { return voters_; }
   /// The points ordered by how many others they precede by majority (ties: first seen first).
   std::vector<PointId> order() const;
-  /// Where `first(a, b)` knows whether the flow passes a before b some other way (the packets
-  /// that crossed both points both ways, core/clock.h), that decides the pair, not the votes.
-  void settle_pairs(const std::function<std::optional<bool>(PointId a, PointId b)>& first);
+  /// Where `first(a, b)` (std::optional<bool>) knows whether the flow passes a before b some
+  /// other way (the packets that crossed both points both ways, core/clock.h), that decides the
+  /// pair, not the votes.
+  template <typename First>
+  void settle_pairs(First&& first) {
+    for (size_t a = 0; a < points_.size(); ++a)
+      for (size_t b = a + 1; b < points_.size(); ++b)
+        if (const std::optional<bool> f = first(points_[a], points_[b])) {
+          before_[a][b] = *f ? 1 : 0;
+          before_[b][a] = *f ? 0 : 1;
+        }
+  }
 
  private:
-  std::vector<PointId> points_;          ///< in the order first seen
+  SmallVector<PointId, kMaxPoints> points_;  ///< in the order first seen (never more: inline)
   uint16_t before_[kMaxPoints][kMaxPoints] = {};  ///< [a][b]: packets that passed a before b
   size_t voters_ = 0;
 };
@@ -66,7 +76,12 @@ class PathVotes {
 /// One copy of a packet: its sightings in path order (at most one per point).
 using Copy = std::vector<Sighting>;
 
-/// Splits the sightings of one identity into copies. `order` holds every sighting's point
+/// The hop's usual delay from `from` to `to`, where known: referred to, not copied (a
+/// std::function copies a lambda that captures more than two references onto the heap); an empty
+/// one where no hop's delay is known.
+using ExpectedDelayRef = FunctionRef<std::optional<DurationNs>(PointId from, PointId to)>;
+
+/// Splits the sightings of one identity into copies (CopyMatcher::match). `order` holds every sighting's point
 /// (learn_order first). Points are taken in path order; the first point's sightings each start
 /// a copy; a later point's sightings, in stamp order, each join the copy not yet seen there
 /// that passed the earlier points last before it on the reference clock (the nearest earlier
@@ -79,8 +94,38 @@ using Copy = std::vector<Sighting>;
 /// by frame number within a burst of copies closer than 2 µs (no copy overtakes another on a
 /// link; identical packets sent back to back are closer together than the delays vary, and than
 /// software stamps stray).
-using ExpectedDelay = std::function<std::optional<DurationNs>(PointId from, PointId to)>;
-std::vector<Copy> match_copies(std::span<const Sighting> sightings, std::span<const PointId> order,
-                               const ExpectedDelay& expected = {});
+///
+/// Its working buffers are kept from one identity to the next (cleared, their capacity kept): a packet seen more than once at a point, or at a point new to its flow, is
+/// matched, and each call's own vectors (a dozen allocations) were most of the engine's. A buffer
+/// that grew past a bound for one storm of copies is freed on the next call, not kept for the run.
+class CopyMatcher {
+ public:
+  /// The copies, valid until the next call.
+  std::span<const Copy> match(std::span<const Sighting> sightings, std::span<const PointId> order,
+                              ExpectedDelayRef expected = {});
+
+ private:
+  /// One step of align_with_previous's alignment.
+  struct Cell {
+    uint32_t pairs = 0;
+    double misfit = 0;  ///< squared ns: a double holds them (clocks seconds apart) without overflow
+    uint8_t from = 0;   // 0 start, 1 skip a copy, 2 skip a sighting, 3 pair
+  };
+  bool match_in_order(std::span<const Sighting> here, std::span<const PointId> order);
+  bool align_with_previous(std::span<const Sighting> all, std::span<const Sighting> here, PointId prev_point,
+                           ExpectedDelayRef expected);
+  std::span<Copy> copies() { return {copies_.data(), used_}; }
+  /// A new copy, empty: a kept one where there is one.
+  Copy& add_copy();
+  /// Frees the buffers that grew past their bound (one identity's storm of copies).
+  void trim();
+
+  std::vector<Copy> copies_;  ///< this call's: the first used_; the others kept for their storage
+  size_t used_ = 0;
+  std::vector<Sighting> at_, arrived_;  ///< one point's sightings, as they are and in capture order
+  std::vector<size_t> cand_, idx_, in_order_;  ///< copies and sightings in the order they passed
+  std::vector<uint8_t> placed_;                ///< by sighting of at_: aligned (align_with_previous)
+  std::vector<Cell> dp_;
+};
 
 }  // namespace rdmatel::paths

@@ -44,6 +44,15 @@ const RecordSchema* const kOutputs[] = {&kPathSchema};
 // record's number, 1, 2, ... in emission order), for tables that show each record once.
 const char* const kNotes[] = {"path.hop", "path.lost", "path.late", "path.record"};
 
+// Whether a sighting of [first, last) is at point q. A plain loop: std::any_of's search, unrolled
+// by four, costs more than the one or two sightings of a packet that it looks through.
+template <typename S>
+bool any_at(const S* first, const S* last, PointId q) {
+  for (; first != last; ++first)
+    if (first->point == q) return true;
+  return false;
+}
+
 bool parse_offset(const std::string& spec, std::string& name, DurationNs& ns) {
   int64_t v = 0;
   if (!parse_clock_offset(spec, name, v)) return false;
@@ -129,7 +138,7 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
     e.due = p.ts + timeout_;
     e.seen.clear();
   } else {
-    here = std::any_of(e.seen.begin(), e.seen.end(), [&](const Seen& s) { return s.point == p.point; });
+    here = any_at(e.seen.begin(), e.seen.end(), p.point);
     if (!here && names_one_packet(p)) relate_clocks(fs, e, p, ctx);
     // Settled a timeout after its first sighting, a packet resent for longer would have its
     // copies then in flight split from their sightings before (lost at one hop, first seen at
@@ -195,7 +204,7 @@ inline void Paths::relate_clocks(FlowState& fs, const Entry& e, const Packet& p,
   const auto [pair, direction] = clock_pair(fs, p.flow, ctx);
   const Seen* seen = e.seen.begin();
   for (size_t i = 0; i < e.seen.size(); ++i)
-    if (std::none_of(seen, seen + i, [&](const Seen& s) { return s.point == seen[i].point; }))
+    if (!any_at(seen, seen + i, seen[i].point))
       ctx.clock.add_sample(seen[i].point, seen[i].ts, p.point, p.ts, direction, pair);
 }
 
@@ -330,13 +339,12 @@ void Paths::apply_estimate(PathRecord& r) const {
   r.sum_ns += double(*c) * double(r.delivered);
 }
 
-std::vector<std::pair<PointId, Paths::Relative>> Paths::chain_offsets(PointId home, std::span<const Seen> seen,
-                                                                      const Ctx& ctx) {
-  std::vector<std::pair<PointId, Relative>> out;  // the points of `seen`, home first
+Paths::PointOffsets Paths::chain_offsets(PointId home, std::span<const Seen> seen, const Ctx& ctx) {
+  PointOffsets out;  // the points of `seen`, home first
   for (const Seen& x : seen)
-    if (std::find_if(out.begin(), out.end(), [&](const auto& pr) { return pr.first == x.point; }) == out.end())
+    if (std::find_if(out.begin(), out.end(), [&](const PointOffset& o) { return o.point == x.point; }) == out.end())
       out.push_back({x.point, Relative{}});
-  std::swap(*std::find_if(out.begin(), out.end(), [&](const auto& pr) { return pr.first == home; }), out.front());
+  std::swap(*std::find_if(out.begin(), out.end(), [&](const PointOffset& o) { return o.point == home; }), out[0]);
   if (out.size() < 3) {
     for (auto& [q, r] : out) {
       r = relative_offset(home, q, ctx);
@@ -351,9 +359,12 @@ std::vector<std::pair<PointId, Paths::Relative>> Paths::chain_offsets(PointId ho
   // through the points whose clocks are best related to it (two ports of a leaf relate within
   // ns though each is microseconds uncertain against the far end of the path).
   const size_t n = out.size();
-  std::vector<bool> done(n, false);
-  std::vector<DurationNs> best(n, kTimeMax);
-  best[0] = 0;
+  SmallVector<uint8_t, 8> done;
+  SmallVector<DurationNs, 8> best;
+  for (size_t i = 0; i < n; ++i) {
+    done.push_back(0);
+    best.push_back(i == 0 ? 0 : kTimeMax);
+  }
   for (size_t round = 0; round < n; ++round) {
     size_t u = n;
     for (size_t i = 0; i < n; ++i)
@@ -363,18 +374,18 @@ std::vector<std::pair<PointId, Paths::Relative>> Paths::chain_offsets(PointId ho
       // offsets (as exact as the stamps are, then: nothing tells otherwise).
       if (any_offset_)
         for (size_t v = 0; v < n; ++v)
-          if (!done[v]) out[v].second = Relative{given_offset(home, out[v].first, ctx), 0, home};
+          if (!done[v]) out[v].rel = Relative{given_offset(home, out[v].point, ctx), 0, home};
       break;
     }
-    done[u] = true;
+    done[u] = 1;
     for (size_t v = 0; v < n; ++v) {
       if (done[v]) continue;
-      const Relative r = relative_offset(out[u].first, out[v].first, ctx);
+      const Relative r = relative_offset(out[u].point, out[v].point, ctx);
       if (r.offset == 0 && r.slack == 0) continue;  // no estimate both ways
-      const DurationNs slack = out[u].second.slack + r.slack;
+      const DurationNs slack = out[u].rel.slack + r.slack;
       if (slack < best[v]) {
         best[v] = slack;
-        out[v].second = Relative{out[u].second.offset + r.offset, slack, out[u].first};
+        out[v].rel = Relative{out[u].rel.offset + r.offset, slack, out[u].point};
       }
     }
   }
@@ -460,13 +471,14 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
     }
   }
   // Several copies, or a point new to the flow: stamps of different points are compared, on the
-  // best common clock known.
-  std::vector<Sighting> s;
-  s.reserve(e.seen.size());
+  // best common clock known. In a buffer kept from packet to packet (but not a storm's).
+  std::vector<Sighting>& s = sightings_;
+  if (s.capacity() > 4 * kMaxParked) std::vector<Sighting>().swap(s);
+  s.clear();
   const PointId home = e.seen[0].point;
-  const std::vector<std::pair<PointId, Relative>> rel = chain_offsets(home, e.seen, ctx);
+  const PointOffsets rel = chain_offsets(home, e.seen, ctx);
   for (const Seen& x : e.seen) {
-    const Relative r = std::find_if(rel.begin(), rel.end(), [&](const auto& pr) { return pr.first == x.point; })->second;
+    const Relative r = std::find_if(rel.begin(), rel.end(), [&](const PointOffset& o) { return o.point == x.point; })->rel;
     s.push_back(Sighting{x.point, x.ts, x.ts - r.offset, x.frame, r.slack, r.via});
   }
   if (!fs.decided) {
@@ -475,7 +487,10 @@ void Paths::settle(const Identity& id, Entry& e, Ctx& ctx) {
     if (!fs.votes) fs.votes = std::make_unique<PathVotes>();
     fs.votes->add(s);
     const bool room = fs.parked.size() < kMaxParked;
-    if (room) fs.parked.push_back(std::move(s));
+    if (room) {
+      if (fs.parked.empty()) fs.parked.reserve(kVoters);  // a flow decided by its first: one allocation
+      fs.parked.emplace_back(s.begin(), s.end());
+    }
     if (fs.votes->voters() == 0) {
       // Seen at one point only so far: once the parked are many, the path the other flows
       // show, if they show one (else the packet is counted, to be laid if one is inferred).
@@ -590,7 +605,7 @@ DurationNs offset_of(std::span<const Sighting> s, PointId p) {
 }
 }  // namespace
 
-void Paths::lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx) {
+void Paths::lay(FlowId flow, std::span<const Sighting> s, Ctx& ctx) {
   FlowState& fs = flows_[flow];
   std::vector<PointId>& order = fs.order;
   const size_t known = order.size();
@@ -606,7 +621,7 @@ void Paths::lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx) {
     fs.ended = std::move(still);
   }
   // The hop's average delay so far tells copies resent a few µs apart from each other.
-  const ExpectedDelay expected = [&](PointId a, PointId b) -> std::optional<DurationNs> {
+  auto expected = [&](PointId a, PointId b) -> std::optional<DurationNs> {
     for (const Hop& h : fs.hops)
       if (h.from == a && h.to == b) {
         std::optional<DurationNs> d = h.record->avg_ns();
@@ -619,7 +634,7 @@ void Paths::lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx) {
       }
     return std::nullopt;
   };
-  for (const Copy& c : match_copies(s, order, expected)) apply_copy(fs, flow, c, ctx);
+  for (const Copy& c : matcher_.match(s, order, expected)) apply_copy(fs, flow, c, ctx);
 }
 
 template <typename S>

@@ -11,8 +11,10 @@
 // of the core (core/clock.*), which this component feeds from every packet seen at two points,
 // only order points and match copies; they never change a delay.
 //
-// Cost: one hash-map slot per packet identity while it waits (the common case, one sighting per
-// point of a known path, needs no allocation when settled); nothing with a single point.
+// Cost: one hash-map slot per packet identity while it waits; settling allocates per flow (its
+// hops, its first packets parked until its path is decided), not per packet: the common case, one
+// sighting per point of a known path, is laid as it is, the others are matched in buffers kept
+// from packet to packet. Nothing with a single point.
 #pragma once
 
 #include <algorithm>
@@ -156,7 +158,7 @@ class Paths final : public Component {
   static constexpr size_t kVoters = 7;
   /// Lays one identity's sightings (reference stamps set) along the flow's decided path (two
   /// points at least), learning new points of it.
-  void lay(FlowId flow, std::vector<Sighting>& s, Ctx& ctx);
+  void lay(FlowId flow, std::span<const Sighting> s, Ctx& ctx);
   /// Decides the flow's path from its votes and lays the packets parked until then.
   void decide(FlowId flow, Ctx& ctx);
   /// A flow seen at one point only: infers its path from the decided ones and lays its parked
@@ -204,10 +206,15 @@ class Paths final : public Component {
   Relative relative_offset(PointId h, PointId q, const Ctx& ctx);
   /// How far point q's clock runs ahead of point h's by the --clock-offsets (0 for a point not named).
   DurationNs given_offset(PointId h, PointId q, const Ctx& ctx);
+  struct PointOffset {
+    PointId point;
+    Relative rel;
+  };
+  using PointOffsets = SmallVector<PointOffset, 8>;  ///< a packet's few points, inline
   /// The offsets of the points of a packet's sightings relative to `home`, each along the chain
   /// of pair estimates that adds the least slack (with --clock-offset too: the given offsets add
   /// up to the direct one along any chain, while the slack is the chain's).
-  std::vector<std::pair<PointId, Relative>> chain_offsets(PointId home, std::span<const Seen> seen, const Ctx& ctx);
+  PointOffsets chain_offsets(PointId home, std::span<const Seen> seen, const Ctx& ctx);
   std::optional<DurationNs> explicit_offset(PointId point, const Ctx& ctx);
   /// --estimate-offsets: what to add to a raw delay of the hop, from the copies that crossed it
   /// both ways so far; nullopt when off, given by --clock-offset, or not seen both ways.
@@ -340,6 +347,10 @@ class Paths final : public Component {
   std::map<std::pair<PointId, PointId>, Missed> missed_;
   void warn_uncaptured(Ctx& ctx) const;
   std::vector<TimeNs> bounds_;   ///< by home point: bound_for, worked out once per drain
+  /// settle's scratch (cleared, its storage kept): the sightings of a packet with several copies
+  /// or at a point new to its flow, on the common clock.
+  std::vector<Sighting> sightings_;
+  CopyMatcher matcher_;  ///< lay's: its buffers kept from packet to packet
   uint32_t since_drain_ = 0;
 };
 
