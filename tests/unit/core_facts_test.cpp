@@ -172,6 +172,35 @@ TEST(ReorderBuffer, CountsIdenticalPacketsBeforeTheFrontByCapture) {
   EXPECT_TRUE(b.empty());
 }
 
+// Files merged with an overlap, not in stamp order: the overlap's copies arrive far behind the
+// capture's newest packets (in the heap), an ACK's before the first request's. Seen as they
+// arrive, the capture gives packets twice from that ACK's stamp (else the ACKs before the first
+// request copy counted twice: phantom losses on a hop); a NAK repeated at its stamp with packets
+// given once after it is no copy.
+TEST(ReorderBuffer, ToldAtArrivalWhereItsCaptureGivesPacketsTwice) {
+  ReorderBuffer b;
+  uint32_t seq = 0;
+  auto arrive = [&](TimeNs ts, uint64_t key, bool request) {
+    b.emplace(ts, key, seq++, 100, key)->source = 0;
+    const bool copy = b.placed_after_identical();
+    b.arrived(ts, copy, copy && request, kNsPerMs);
+    return copy;
+  };
+  EXPECT_FALSE(arrive(100, 1, false));
+  EXPECT_TRUE(arrive(100, 1, false));  // the NAK repeated
+  for (TimeNs ts = 200; ts < 7000; ts += 100) EXPECT_FALSE(arrive(ts, uint64_t(ts), ts % 200 == 0));
+  EXPECT_TRUE(arrive(3000, 3000, false));  // the overlap: an ACK again, then a request
+  EXPECT_TRUE(arrive(3100, 3100, true));
+  EXPECT_FALSE(b.given_twice_around(100));
+  EXPECT_FALSE(b.given_twice_around(2900));
+  EXPECT_TRUE(b.given_twice_around(3000));
+  EXPECT_TRUE(b.given_twice_around(3100 + kNsPerMs));
+  EXPECT_FALSE(b.given_twice_around(3101 + kNsPerMs));
+  // From another capture, it is no copy of this one's (given_twice counts those apart).
+  b.emplace(4000, 4000, seq++, 100, 4000)->source = 1;
+  EXPECT_FALSE(b.placed_after_identical());
+}
+
 // Stamps running backwards (a hostile or broken file) put every packet at the front: they go to
 // the heap, and still leave in stamp order, copies dropped, ring and heap interleaved.
 TEST(ReorderBuffer, BackwardsStampsLeaveInOrder) {

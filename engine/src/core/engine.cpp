@@ -32,6 +32,8 @@ constexpr DurationNs kAdvanceQuantum = kNsPerMs;
 // A capture seen giving a request twice gives its repeated ACKs twice for this long after it too
 // (given_twice).
 constexpr DurationNs kCopiesSpan = kNsPerMs;
+// Frames a capture may carry twice at one stamp (given_twice): the others are requests.
+constexpr uint32_t kRepeatedFrames = kPacketAck | kPacketCnp | kPacketPfc;
 // How often (in capture progress) the engine looks for points that went quiet.
 constexpr DurationNs kQuietScanEvery = 10 * kNsPerMs;
 
@@ -336,7 +338,12 @@ class Engine::Impl {
     } else {
       if (point.buffer.size() >= max_buffered_) force_oldest(in.point);
       // The decoded identity and the start of the payload tell two packets apart.
-      fill(*point.buffer.emplace(ts, order_key, seq, wire_len, hash));
+      Packet& placed = *point.buffer.emplace(ts, order_key, seq, wire_len, hash);
+      fill(placed);
+      // A request given twice by its own capture, seen as it arrives: the ACKs that capture
+      // repeated just before it are copies too, and are still here to be told (given_twice).
+      const bool copy = point.buffer.placed_after_identical();
+      point.buffer.arrived(ts, copy, copy && !(packet_class(placed) & kRepeatedFrames), kCopiesSpan);
     }
     release(in.point);
   }
@@ -601,15 +608,18 @@ class Engine::Impl {
   // then in nanoseconds stamped with noise), or a PFC frame repeated: those count as frames unless
   // the capture is seen giving its requests twice around then (files merged with an overlap:
   // mergecap puts the copies in one file), where every frame is there twice and every second one
-  // is a copy. A request (data, READ) is never sent again within the stamps' noise.
+  // is a copy. A request (data, READ) is never sent again within the stamps' noise. Seen as they
+  // are handed on (copies_until: for the ACKs after the first copy of a request) and as they
+  // arrive (the buffer's given_twice_around: for the ACKs the overlap repeated before it too, else
+  // counted twice, and a hop's phantom losses).
   bool given_twice(PointState& p, const Packet& front) {
     const ReorderBuffer::Repeats earlier = p.buffer.front_repeats();
     if (!earlier.any()) return false;
     // Another capture gave it as often as this one up to it (a ring file ending between a NAK and
     // its repeat gives one copy, the next file both).
     if (earlier.other_sources > earlier.same_source) return true;
-    if (packet_class(front) & (kPacketAck | kPacketCnp | kPacketPfc))
-      return front.ts <= p.copies_until && earlier.same_source % 2 == 1;
+    if (packet_class(front) & kRepeatedFrames)
+      return (front.ts <= p.copies_until || p.buffer.given_twice_around(front.ts)) && earlier.same_source % 2 == 1;
     p.copies_until = std::max(p.copies_until, front.ts + kCopiesSpan);
     return true;
   }

@@ -16,6 +16,12 @@
 // mirror of k ports on a packet's path records it k times: a packet has k - 1 copies at most
 // (k is the point's, 2 until its packets show more), so a resend after a packet and its copies
 // is a resend.
+// A twin at its packet's very stamp is either a copy the input gave (a file merged with itself,
+// files merged with an overlap: every packet twice at its own stamp, none elsewhere), which the
+// engine drops at hand-on as given twice, or a mirror's copy in a capture stamped in microseconds
+// (some copies at the stamp, the others a microsecond on). So it is counted only while the point
+// shows 1 twin at another stamp for 16 at its own: else it is no packet of the check at all (the
+// resends of a file merged with itself were dropped as copies of a mirror 66 us wide).
 // Packets wait a reorder window before they are handed on, so the verdict comes from the packets
 // around them, not only from those before. Copies are looked for only once the point has shown a
 // twin in 50 packets (a capture without a mirror pays two lookups in small tables and a count per
@@ -130,10 +136,21 @@ class MirrorCopies {
       window_ = std::max<DurationNs>(window, 0);
       arrived_.allocate(sets_for(window_));
     }
+    Slot* twin = arrived_.find(hash);
+    // An identical packet at the very stamp of its twin: a copy the input gave (a file given
+    // twice, files merged with an overlap: every packet, ACKs too, at its own stamp and none
+    // elsewhere), which the engine drops at hand-on (given_twice), or a mirror's copy stamped in
+    // microseconds (some copies at the stamp, others a microsecond on). Only the second has
+    // copies at other stamps too: without them, this is no evidence of a mirror and is not
+    // counted (counted, a file merged with itself was a mirror, and its resends copies).
+    if (twin && twin->ts == ts) [[unlikely]] {
+      ++same_stamp_twins_;
+      if (other_stamp_twins_ * kSameStampPerOther < same_stamp_twins_) return;
+    }
     if (sampled(hash)) [[unlikely]]
       sample(hash, ts, acknowledgment, across, self, reverse_pair);
-    Slot* twin = arrived_.find(hash);
     const bool is_twin = twin && within(ts, twin->ts, window_);
+    other_stamp_twins_ += is_twin && twin->ts != ts;
     if (is_twin)
       count_copy(*twin);
     else
@@ -341,6 +358,10 @@ class MirrorCopies {
   uint32_t generation_ = 0;
   uint32_t copies_ = 2;
   uint64_t packets_ = 0, twins_ = 0;
+  // Twins at their twin's stamp, and at another: a mirror stamped in microseconds whose copies are
+  // 60 ns apart or more gives 1 of the second for 16 of the first or more, a file given twice none.
+  static constexpr uint64_t kSameStampPerOther = 16;
+  uint64_t same_stamp_twins_ = 0, other_stamp_twins_ = 0;
   bool following_ = false;
   uint64_t sampled_packets_ = 0, sampled_copies_ = 0, next_verdict_ = kFirstVerdict;
   uint64_t sampled_acks_ = 0, doubled_acks_ = 0;  ///< the sample's ACKs and NAKs, and those with a copy

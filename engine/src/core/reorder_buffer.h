@@ -14,12 +14,16 @@
 // The same packet given twice (a file given twice, overlapping ring files) has the same stamp,
 // flow, PSN, length and bytes, so its copies leave the buffer one right after the other (only
 // other packets of the same stamp, flow and PSN can come between): front_repeats() counts the
-// identical packets just before the front, by capture (the same one or another).
+// identical packets just before the front, by capture (the same one or another). They also sit
+// side by side as they arrive: placed_after_identical() tells a capture that gives its requests
+// twice (an overlap merged into one file) a reorder window before they leave, in time to take
+// the ACKs it repeated before them for copies too (arrived()).
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <vector>
 
 #include "engine/src/decode/packet.h"
@@ -42,15 +46,62 @@ class ReorderBuffer {
       if (++steps > kMaxShift) {
         Entry e{};
         set(e, ts, order_key, seq, wire_len, hash);
-        return &push_late(e).packet;
+        // Where it would sort in the ring (which is in order), for placed_after_identical(): a
+        // copy far behind its capture's newest packets (an overlap merged from files not in
+        // stamp order) lands here, with its twin in the ring.
+        size_t lo = 0, hi = size_;
+        while (lo < hi) {
+          const size_t mid = lo + (hi - lo) / 2;
+          if (before(ts, order_key, seq, at(mid).packet)) hi = mid;
+          else lo = mid + 1;
+        }
+        Entry& late = push_late(e);
+        placed_ = &late;
+        before_placed_ = lo ? lo - 1 : kNotPlaced;
+        return &late.packet;
       }
     if (size_ == slots_.size()) grow();
     for (size_t i = size_; i > pos; --i) at(i) = at(i - 1);
     ++size_;
     Entry& e = at(pos);
     set(e, ts, order_key, seq, wire_len, hash);
+    placed_ = &e;
+    before_placed_ = pos ? pos - 1 : kNotPlaced;
     return &e.packet;
   }
+
+  /// Whether the packet emplace() placed last (its source set since) sorts right after an
+  /// identical one (stamp, flow, PSN, length and bytes) from the same capture: that capture gives
+  /// it twice (files merged with an overlap), seen as it arrives.
+  bool placed_after_identical() const {
+    if (!placed_ || before_placed_ == kNotPlaced) return false;
+    const Entry &e = *placed_, &before = at(before_placed_);
+    return before.hash == e.hash && before.packet.ts == e.packet.ts && before.packet.order_key == e.packet.order_key &&
+           before.packet.wire_len == e.packet.wire_len && before.packet.source == e.packet.source;
+  }
+  /// Every packet placed, once its source is set: `copy` (placed_after_identical()), a request
+  /// (not an ACK, CNP or PFC frame) when `request`. A request its capture gives twice: packets that
+  /// capture repeats at one stamp are copies too from the start of the run of arrivals given twice
+  /// the request is in (an overlap merged into one file gives every packet twice, the first of
+  /// them perhaps ACKs) to `span` after it (given_twice_around). A run ends at two arrivals in a
+  /// row not given twice: a NAK repeated at its stamp before the overlap stays a repeat.
+  void arrived(TimeNs ts, bool copy, bool request, DurationNs span) {
+    if (copy) {
+      run_from_ = in_run_ ? std::min(run_from_, ts) : ts;  // arrivals are not quite in stamp order
+      in_run_ = true;
+      if (request) {
+        twice_from_ = ts - span > twice_until_ ? run_from_ : std::min(twice_from_, run_from_);
+        twice_until_ = std::max(twice_until_, ts + span);
+        run_given_twice_ = true;
+      } else if (run_given_twice_) {
+        twice_from_ = std::min(twice_from_, ts);
+      }
+    } else if (!last_copy_) {
+      in_run_ = run_given_twice_ = false;
+    }
+    last_copy_ = copy;
+  }
+  bool given_twice_around(TimeNs ts) const { return ts >= twice_from_ && ts <= twice_until_; }
 
   /// Inserts a whole packet (tests).
   void insert(const Packet& p, uint64_t hash) { *emplace(p.ts, p.order_key, p.seq, p.wire_len, hash) = p; }
@@ -79,6 +130,7 @@ class ReorderBuffer {
   }
 
   void pop_front() {
+    placed_ = nullptr;
     const Entry& f = front_entry();
     if (f.packet.ts != group_ts_ || f.packet.order_key != group_key_) {
       group_ts_ = f.packet.ts;
@@ -194,6 +246,16 @@ class ReorderBuffer {
   };
   Released group_[kGroup];
   mutable const Entry* front_ = nullptr;  ///< front_entry(), until the buffer changes
+  static constexpr size_t kNotPlaced = SIZE_MAX;
+  // The packet emplace() placed last and the ring entry that sorts just before it, until the
+  // buffer changes.
+  const Entry* placed_ = nullptr;
+  size_t before_placed_ = kNotPlaced;
+  // Stamps around requests the capture gave twice at arrival, and the run of arrivals given twice
+  // (arrived()).
+  TimeNs twice_from_ = 0, twice_until_ = std::numeric_limits<TimeNs>::min() / 2;
+  TimeNs run_from_ = 0;
+  bool in_run_ = false, last_copy_ = false, run_given_twice_ = false;
   mutable bool front_in_ring_ = false;
 };
 
