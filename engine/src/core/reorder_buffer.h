@@ -43,23 +43,7 @@ class ReorderBuffer {
     // written in its slot, not built aside and copied there).
     size_t pos = size_;
     for (size_t steps = 0; pos > 0 && before(ts, order_key, seq, at(pos - 1).packet); --pos)
-      if (++steps > kMaxShift) {
-        Entry e{};
-        set(e, ts, order_key, seq, wire_len, hash);
-        // Where it would sort in the ring (which is in order), for placed_after_identical(): a
-        // copy far behind its capture's newest packets (an overlap merged from files not in
-        // stamp order) lands here, with its twin in the ring.
-        size_t lo = 0, hi = size_;
-        while (lo < hi) {
-          const size_t mid = lo + (hi - lo) / 2;
-          if (before(ts, order_key, seq, at(mid).packet)) hi = mid;
-          else lo = mid + 1;
-        }
-        Entry& late = push_late(e);
-        placed_ = &late;
-        before_placed_ = lo ? lo - 1 : kNotPlaced;
-        return &late.packet;
-      }
+      if (++steps > kMaxShift) return emplace_late(ts, order_key, seq, wire_len, hash);
     if (size_ == slots_.size()) grow();
     for (size_t i = size_; i > pos; --i) at(i) = at(i - 1);
     ++size_;
@@ -68,6 +52,27 @@ class ReorderBuffer {
     placed_ = &e;
     before_placed_ = pos ? pos - 1 : kNotPlaced;
     return &e.packet;
+  }
+
+  /// emplace() for a packet further back than kMaxShift: into the heap (out of line, so that
+  /// emplace's common path stays small enough to inline where every packet is placed).
+  [[gnu::noinline]] Packet* emplace_late(TimeNs ts, uint64_t order_key, uint32_t seq, uint32_t wire_len,
+                                         uint64_t hash) {
+    Entry e{};
+    set(e, ts, order_key, seq, wire_len, hash);
+    // Where it would sort in the ring (which is in order), for placed_after_identical(): a copy
+    // far behind its capture's newest packets (an overlap merged from files not in stamp order)
+    // lands here, with its twin in the ring.
+    size_t lo = 0, hi = size_;
+    while (lo < hi) {
+      const size_t mid = lo + (hi - lo) / 2;
+      if (before(ts, order_key, seq, at(mid).packet)) hi = mid;
+      else lo = mid + 1;
+    }
+    Entry& late = push_late(e);
+    placed_ = &late;
+    before_placed_ = lo ? lo - 1 : kNotPlaced;
+    return &late.packet;
   }
 
   /// Whether the packet emplace() placed last (its source set since) sorts right after an
