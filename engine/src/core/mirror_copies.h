@@ -147,8 +147,10 @@ class MirrorCopies {
       ++same_stamp_twins_;
       if (other_stamp_twins_ * kSameStampPerOther < same_stamp_twins_) return;
     }
-    if (sampled(hash)) [[unlikely]]
+    if (sampled(hash)) [[unlikely]] {
       sample(hash, ts, acknowledgment, across, self, reverse_pair);
+      twin = arrived_.find(hash);  // (its verdict may widen the window: the table is made anew)
+    }
     const bool is_twin = twin && within(ts, twin->ts, window_);
     other_stamp_twins_ += is_twin && twin->ts != ts;
     if (is_twin)
