@@ -2,9 +2,17 @@
 #include "engine/metrics/paths/copy_matcher.h"
 
 #include <algorithm>
+#include <limits>
 
 namespace rdmatel::paths {
 namespace {
+
+// Sums of stamps, offsets, slacks and delays, in 128 bits: a hostile file's reach the ends of 64
+// bits, and the sums of two or three of them beyond (fuzz_engine).
+using Wide = __int128;
+DurationNs narrow(Wide v) {
+  return DurationNs(std::clamp<Wide>(v, std::numeric_limits<DurationNs>::min(), std::numeric_limits<DurationNs>::max()));
+}
 
 size_t index_of(std::span<const PointId> order, PointId p) {
   auto it = std::find(order.begin(), order.end(), p);
@@ -169,20 +177,23 @@ DurationNs pair_slack(std::span<const Sighting> all, const Sighting& a, const Si
   for (size_t i = 0; x && i < limit; ++i, x = x->via == kNoPoint ? nullptr : up(x->via)) {
     const Sighting* y = &b;
     for (size_t j = 0; y && j < limit; ++j, y = y->via == kNoPoint ? nullptr : up(y->via))
-      if (y->point == x->point) return a.slack + b.slack - 2 * x->slack;  // their common ancestor
+      if (y->point == x->point) return narrow(Wide(a.slack) + b.slack - 2 * Wide(x->slack));  // their common ancestor
   }
-  return a.slack + b.slack;  // no common chain: each as uncertain as it is
+  return narrow(Wide(a.slack) + b.slack);  // no common chain: each as uncertain as it is
 }
 
 // Whether sighting `s` can be the copy last seen as `prev`, and how well it fits: the same test
 // and measure as the greedy match below (nullopt: it passed the earlier point after this one).
 std::optional<DurationNs> fit(std::span<const Sighting> all, const Sighting& prev, const Sighting& s,
                               std::optional<DurationNs> d) {
-  const DurationNs slack = pair_slack(all, s, prev);
-  if (d ? prev.ref + *d - s.ref > (*d < 0 ? -*d : *d) + slack : prev.ref > s.ref + slack) return std::nullopt;
-  if (!d) return std::max<DurationNs>(0, s.ref - prev.ref);  // the latest is the nearest
-  const DurationNs miss = prev.ref + *d - s.ref;
-  return miss < 0 ? -miss : miss;
+  const Wide slack = pair_slack(all, s, prev), prev_ref = prev.ref, ref = s.ref;
+  if (!d) {
+    if (prev_ref > ref + slack) return std::nullopt;
+    return narrow(std::max<Wide>(0, ref - prev_ref));  // the latest is the nearest
+  }
+  const Wide delay = *d, miss = prev_ref + delay - ref;
+  if (miss > (delay < 0 ? -delay : delay) + slack) return std::nullopt;
+  return narrow(miss < 0 ? -miss : miss);
 }
 
 // The copies last seen at the point just before `here`'s and the sightings here, both in the

@@ -13,6 +13,10 @@
 namespace rdmatel::paths {
 namespace {
 
+// A sum of offsets or slacks taken back within +-kTimeMax (2^61 ns, 73 years: more than any two
+// clocks are apart), where a hostile file's chain of them would leave 64 bits.
+DurationNs within_span(__int128 v) { return DurationNs(std::clamp<__int128>(v, kTimeMin, kTimeMax)); }
+
 // A data packet's first copy at a point stamped before the packet one PSN behind it, by less
 // than this: their stamps strayed. A RoCE flow's packets keep their order on the wire, and a
 // packet lost before the point comes again only a round trip after its successor passed (a
@@ -382,10 +386,11 @@ Paths::PointOffsets Paths::chain_offsets(PointId home, std::span<const Seen> see
       if (done[v]) continue;
       const Relative r = relative_offset(out[u].point, out[v].point, ctx);
       if (r.offset == 0 && r.slack == 0) continue;  // no estimate both ways
-      const DurationNs slack = out[u].rel.slack + r.slack;
+      // (Saturated at the stamps' span: the clocks' offsets are each within it, a chain's sum may not be.)
+      const DurationNs slack = within_span(__int128(out[u].rel.slack) + r.slack);
       if (slack < best[v]) {
         best[v] = slack;
-        out[v].rel = Relative{out[u].rel.offset + r.offset, slack, out[u].point};
+        out[v].rel = Relative{within_span(__int128(out[u].rel.offset) + r.offset), slack, out[u].point};
       }
     }
   }
@@ -629,7 +634,9 @@ void Paths::lay(FlowId flow, std::span<const Sighting> s, Ctx& ctx) {
         // reference stamps have the estimated offsets taken off: take them off the delay too,
         // or a copy is matched by the offset (a resend as far from the right copy as the clocks
         // are apart wins).
-        if (d && !any_offset_) *d -= offset_of(s, b) - offset_of(s, a);
+        // (Saturated: a hostile file's delays and offsets lie near the ends of 64 bits.)
+        if (d && !any_offset_)
+          *d = within_span(__int128(*d) - offset_of(s, b) + offset_of(s, a));
         return d;
       }
     return std::nullopt;
