@@ -818,6 +818,41 @@ TEST(EngineConditions, LongMessageWhoseGapClosesLeavesTheNextOnesMiddle) {
   expect_whole(m[301], 3, 303);
 }
 
+TEST(EngineConditions, GoBackNRoundsPastAnOpenGapLeaveRoomForTheNextMessage) {
+  // A = 100..110 whose 101 and LAST 110 are lost before the point in every round: go-back-N
+  // resends 102..109 forty times, 320 packets past A's gap (the list of them holds 256). Then
+  // B = 111..113, stamped 112 (its MIDDLE, early: the open A takes it past its gap), 111 (B's
+  // FIRST: 112 moves to B), 113. (Probe seed 3669: the full list had no room for 112, which
+  // stayed in A: A a packet too many, B incomplete.)
+  test::Feeder feed(Settings{}, {"only"});
+  TimeNs t = kT0;
+  feed.push(0, t += 10, write_pkt(0x06, 100, 11));
+  for (int round = 0; round < 40; ++round) {
+    t += 3'000 + 137 * TimeNs(round);  // the NAK or the timeout, then the resend
+    for (uint32_t psn = 102; psn <= 109; ++psn) feed.push(0, t += 100, write_pkt(0x07, psn, 11));
+  }
+  const TimeNs a_last = t;
+  const uint64_t b_early_frame = 1 + 40 * 8 + 1;
+  feed.push(0, t += 10, write_pkt(0x07, 112, 3));
+  const TimeNs b_early = t;
+  feed.push(0, t += 10, write_pkt(0x06, 111, 3));
+  feed.push(0, t += 10, write_pkt(0x08, 113, 3));
+  feed.finish();
+  auto m = by_first_psn(feed.out.messages);
+  ASSERT_EQ(feed.out.messages.size(), 2u);
+  EXPECT_EQ(m[100].packets, 321u);
+  EXPECT_EQ(m[100].bytes, 321u * 512);
+  EXPECT_EQ(m[100].retrans_packets, 39u * 8);
+  EXPECT_EQ(m[100].retrans_bytes, 39u * 8 * 512);
+  EXPECT_FALSE(m[100].complete);
+  EXPECT_EQ(m[100].first_ns, kT0 + 10);
+  EXPECT_EQ(m[100].last_ns, a_last);  // its latest copy, not B's packet it gave away
+  expect_whole(m[111], 3, 113);
+  EXPECT_EQ(m[111].bytes, 3u * 512);
+  EXPECT_EQ(m[111].first_ns, b_early);
+  EXPECT_EQ(m[111].first_frame, b_early_frame);
+}
+
 TEST(EngineConditions, APacketPassedOnToTheNextMessageTakesItsStampAlong) {
   // WRITEs A = 100..102 (its LAST lost before the point), B = 103..105, C = 106..108, stamped
   // 100, 101, 107 (C's MIDDLE, early: the open A takes it past its gap), 103 (B's FIRST: A ends

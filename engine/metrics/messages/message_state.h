@@ -104,15 +104,21 @@ class PsnBitmap {
 
 struct Stream;
 
-/// A data packet as a message counts it. A message keeps the ones it took after a gap in its
-/// PSNs: until its LAST (or the next message's FIRST) says where it ends, such a packet may
-/// belong to the next message — stamps at a point can put a message's MIDDLE before its FIRST.
+/// A data packet as a message counts it, or several copies of one PSN. A message keeps the ones
+/// it took after a gap in its PSNs: until its LAST (or the next message's FIRST) says where it
+/// ends, such a packet may belong to the next message — stamps at a point can put a message's
+/// MIDDLE before its FIRST. Go-back-N resends the packets past a gap that stays open again and
+/// again; once a message's list of them is full, the copies of one PSN fold into one entry
+/// (Message::beyond_folded), so that the next message's packets still find room.
 struct DataPacket {
   uint32_t psn;
-  uint32_t len;
-  TimeNs ts;
+  uint32_t len;  ///< the bytes of one copy
+  TimeNs ts;     ///< the earliest copy's stamp and frame
   uint64_t frame;
-  bool retrans;
+  TimeNs last_ts;  ///< the latest copy's (the same when one)
+  uint64_t last_frame;
+  uint32_t copies;
+  uint32_t retrans_copies;  ///< of them, retransmissions
   bool last;   ///< a LAST packet
   bool first;  ///< a FIRST or ONLY packet
 };
@@ -147,6 +153,7 @@ struct MessageFacts {
   bool has_last = false;
   bool gapped = false;             ///< some PSN after contig_end is missing, later ones were seen
   bool beyond_full = false;        ///< some packets past the gap did not fit in `beyond`
+  bool beyond_folded = false;      ///< `beyond` filled once: one entry per PSN (and length) since
   bool acked = false;
   bool done = false;
   uint32_t contig_end = 0;         ///< the message's PSNs from first_psn to here were all seen

@@ -252,28 +252,35 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
   return m;
 }
 
-[[gnu::always_inline]] inline bool Messages::count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts,
-                                                         uint64_t frame, bool retrans, bool last, bool first) {
+// Counts `copies` of one PSN into a message (one packet as it arrives, or the copies another
+// message kept past its gap): their earliest stamp and frame and their latest. In scalars, so
+// that the packet's path builds a DataPacket only when it keeps one past the gap.
+[[gnu::always_inline]] inline bool Messages::count_copies(Message& m, uint32_t psn, uint32_t len, TimeNs ts,
+                                                          uint64_t frame, TimeNs last_ts, uint64_t last_frame,
+                                                          uint32_t copies, uint32_t retrans_copies, bool last,
+                                                          bool first) {
   MessageCounts& r = m.rec;
   bool dup = m.seen.mark(psn);
   if (r.packets == 0) {
-    r.first_ns = r.last_ns = ts;
-    r.first_frame = r.last_frame = frame;
+    r.first_ns = ts;
+    r.first_frame = frame;
+    r.last_ns = last_ts;
+    r.last_frame = last_frame;
   } else {
     if (ts < r.first_ns) {
       r.first_ns = ts;
       r.first_frame = frame;
     }
-    if (ts >= r.last_ns) {
-      r.last_ns = ts;
-      r.last_frame = frame;
+    if (last_ts >= r.last_ns) {
+      r.last_ns = last_ts;
+      r.last_frame = last_frame;
     }
   }
-  ++r.packets;
-  r.bytes += len;
-  if (retrans) {
-    ++r.retrans_packets;
-    r.retrans_bytes += len;
+  r.packets += copies;
+  r.bytes += uint64_t(len) * copies;
+  if (retrans_copies) {
+    r.retrans_packets += retrans_copies;
+    r.retrans_bytes += uint64_t(len) * retrans_copies;
   }
   if (!m.has_last && psn::newer(psn, r.last_psn)) r.last_psn = psn;  // an open message's extent so far
   // Past a gap in its PSNs the packet may be the next message's (a LAST taken past a gap may
@@ -288,12 +295,13 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
     beyond = psn::newer(psn, m.contig_end);
   }
   if (beyond) {
-    if (m.beyond.size() < kMaxBeyondGap) m.beyond.push_back(DataPacket{psn, len, ts, frame, retrans, last, first});
-    else m.beyond_full = true;
+    const DataPacket d{psn, len, ts, frame, last_ts, last_frame, copies, retrans_copies, last, first};
+    if (!m.beyond_folded && m.beyond.size() < kMaxBeyondGap) m.beyond.push_back(d);
+    else keep_beyond(m, d);
   } else {
-    if (ts >= m.contig_last_ns) {
-      m.contig_last_ns = ts;
-      m.contig_last_frame = frame;
+    if (last_ts >= m.contig_last_ns) {
+      m.contig_last_ns = last_ts;
+      m.contig_last_frame = last_frame;
     }
     if (ts < m.contig_first_ns) {
       m.contig_first_ns = ts;
@@ -301,6 +309,59 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
     }
   }
   return dup;
+}
+
+namespace {
+// Adds `d`'s copies to `into`, a kept entry of the same PSN and length: its earliest and latest
+// copies by stamp as a message takes them (an equal stamp: the first kept stays first, the last
+// given becomes last).
+bool fold_copies(DataPacket& into, const DataPacket& d) {
+  if (into.psn != d.psn || into.len != d.len || into.copies > std::numeric_limits<uint32_t>::max() - d.copies)
+    return false;
+  if (d.ts < into.ts) {
+    into.ts = d.ts;
+    into.frame = d.frame;
+  }
+  if (d.last_ts >= into.last_ts) {
+    into.last_ts = d.last_ts;
+    into.last_frame = d.last_frame;
+  }
+  into.copies += d.copies;
+  into.retrans_copies += d.retrans_copies;
+  into.last |= d.last;
+  into.first |= d.first;
+  return true;
+}
+}  // namespace
+
+// Out of line: only a message whose gap stays open through hundreds of packets gets here.
+// Its list is full, most often of the same PSNs resent by go-back-N round after round (seed
+// 3669: 16 k copies of one message): folded, one entry per PSN, the packets of the next message
+// that come past the gap still fit, and its FIRST takes them along. Without it they stayed
+// counted in this one (a packet and its bytes too many here, too few there, and the next message
+// incomplete). What a folded entry forgets is which frames its middle copies were: a front end
+// annotating frames learns where its earliest and latest went.
+[[gnu::noinline]] void Messages::keep_beyond(Message& m, const DataPacket& d) {
+  if (!m.beyond_folded && m.beyond.size() < kMaxBeyondGap) {
+    m.beyond.push_back(d);
+    return;
+  }
+  if (!m.beyond_folded) {
+    std::vector<DataPacket> folded;
+    folded.reserve(m.beyond.size());
+    for (const DataPacket& b : m.beyond) {
+      bool joined = false;
+      for (DataPacket& f : folded)
+        if ((joined = fold_copies(f, b))) break;
+      if (!joined) folded.push_back(b);
+    }
+    m.beyond.swap(folded);
+    m.beyond_folded = true;
+  }
+  for (DataPacket& f : m.beyond)
+    if (fold_copies(f, d)) return;
+  if (m.beyond.size() < kMaxBeyondGap) m.beyond.push_back(d);
+  else m.beyond_full = true;
 }
 
 // The packet at `psn` filled the gap after contig_end: the PSNs seen in a run from it are the
@@ -312,9 +373,9 @@ void Messages::close_gap(Message& m, uint32_t psn) {
   m.contig_end = end;
   std::erase_if(m.beyond, [&](const DataPacket& b) {
     if (psn::newer(b.psn, end)) return false;
-    if (b.ts >= m.contig_last_ns) {
-      m.contig_last_ns = b.ts;
-      m.contig_last_frame = b.frame;
+    if (b.last_ts >= m.contig_last_ns) {
+      m.contig_last_ns = b.last_ts;
+      m.contig_last_frame = b.last_frame;
     }
     if (b.ts < m.contig_first_ns) {
       m.contig_first_ns = b.ts;
@@ -348,17 +409,15 @@ void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t bounda
       continue;
     }
     MessageCounts& r = from.rec;
-    --r.packets;
-    r.bytes -= b.len;
-    if (b.retrans) {
-      --r.retrans_packets;
-      r.retrans_bytes -= b.len;
-    }
+    r.packets -= b.copies;
+    r.bytes -= uint64_t(b.len) * b.copies;
+    r.retrans_packets -= b.retrans_copies;
+    r.retrans_bytes -= uint64_t(b.len) * b.retrans_copies;
     from.seen.unmark(b.psn);
     gave_first |= b.ts == r.first_ns && b.frame == r.first_frame;
     // The LAST it ended at, taken past its gap, was another message's (it has none of its own yet).
     if (b.last && from.has_last && from.rec.last_psn == b.psn) from.has_last = false;
-    count_packet(to, b);
+    count_copies(to, b);
     if (b.last && !to.has_last) {  // the LAST it took closes the message it moves to
       to.has_last = true;
       to.rec.last_psn = b.psn;
@@ -367,6 +426,7 @@ void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t bounda
     // the READ before it, went past that one's gap; without this the message is never complete.
     if (b.first && b.psn == to.rec.first_psn) to.has_first = true;
     ctx.note(b.frame, note_packet_, to.rec.id, 0);  // where the packet went, for annotating front ends
+    if (b.copies > 1) ctx.note(b.last_frame, note_packet_, to.rec.id, 0);
   }
   from.beyond = std::move(keep);
   // Its latest packet and extent without the packets it gave away.
@@ -375,9 +435,9 @@ void Messages::move_beyond(Ctx& ctx, Message& from, Message& to, uint32_t bounda
   r.last_frame = from.contig_last_frame;
   if (!from.has_last) r.last_psn = from.contig_end;
   for (const DataPacket& b : from.beyond) {
-    if (b.ts >= r.last_ns) {
-      r.last_ns = b.ts;
-      r.last_frame = b.frame;
+    if (b.last_ts >= r.last_ns) {
+      r.last_ns = b.last_ts;
+      r.last_frame = b.last_frame;
     }
     if (!from.has_last && psn::newer(b.psn, r.last_psn)) r.last_psn = b.psn;
   }
@@ -422,9 +482,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   a.with_immediate |= b.with_immediate;
   if (!into.gapped && !from.gapped && b.first_psn == psn::add(into.contig_end, 1)) into.contig_end = from.contig_end;
   else if (!into.gapped) into.gapped = true;
-  for (const DataPacket& g : from.beyond)
-    if (into.beyond.size() < kMaxBeyondGap) into.beyond.push_back(g);
-    else into.beyond_full = true;
+  for (const DataPacket& g : from.beyond) keep_beyond(into, g);
   into.beyond_full |= from.beyond_full;
   if (from.contig_last_ns >= into.contig_last_ns) {
     into.contig_last_ns = from.contig_last_ns;

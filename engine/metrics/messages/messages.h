@@ -145,10 +145,18 @@ class Messages final : public Component {
   /// Counts one packet into a message; returns true when its PSN was already seen there.
   /// (Inlined: called for every data packet, with eight arguments.)
   bool count_packet(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, bool retrans, bool last,
-                    bool first);
-  bool count_packet(Message& m, const DataPacket& d) {
-    return count_packet(m, d.psn, d.len, d.ts, d.frame, d.retrans, d.last, d.first);
+                    bool first) {
+    return count_copies(m, psn, len, ts, frame, ts, frame, 1, retrans ? 1 : 0, last, first);
   }
+  /// Counts copies of one PSN: one packet, or those another message kept past its gap.
+  bool count_copies(Message& m, uint32_t psn, uint32_t len, TimeNs ts, uint64_t frame, TimeNs last_ts,
+                    uint64_t last_frame, uint32_t copies, uint32_t retrans_copies, bool last, bool first);
+  bool count_copies(Message& m, const DataPacket& d) {
+    return count_copies(m, d.psn, d.len, d.ts, d.frame, d.last_ts, d.last_frame, d.copies, d.retrans_copies, d.last,
+                        d.first);
+  }
+  /// Keeps `d`, past the message's gap, in its `beyond` (folding copies once it filled).
+  static void keep_beyond(Message& m, const DataPacket& d);
   /// The packet at `psn` filled the message's gap: the run seen from it joins the message's own.
   void close_gap(Message& m, uint32_t psn);
   /// Moves the packets a message took past a PSN gap beyond its LAST into a new message (whose
