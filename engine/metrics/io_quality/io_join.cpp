@@ -19,6 +19,13 @@ void IoQuality::compute_horizons(Ctx& ctx) {
   Horizons& h = horizons_;
   h.blocked = false;
   h.new_roots = h.active_roots = 0;
+  // A declared point with no packet yet (counted by the point table: a file of tens of thousands
+  // of interfaces, each carrying its first packet in turn, made this a scan up to the first of
+  // them at every step).
+  if (pts.any_awaited()) {
+    h.blocked = true;  // its copies may all be still to come
+    return;
+  }
   h.seen_root.assign(pts.size(), 0);
   h.component_min.resize(pts.size());
   for (PointId q = 0; q < pts.size(); ++q) {

@@ -218,15 +218,10 @@ inline void Paths::relate_clocks(FlowState& fs, const Entry& e, const Packet& p,
 // before it, every packet of the first seconds would count lost on its hop (and its copies
 // would never relate the clocks). So nothing is settled until it carries one or goes quiet
 // (--idle-point), but for the packets beyond --max-path-packets.
-bool Paths::awaiting(const Ctx& ctx) const {
-  for (PointId q = 0; q < ctx.points.size(); ++q)
-    if (ctx.points.awaited(q)) return true;
-  return false;
-}
-
-TimeNs Paths::bound_for(PointId home, const Ctx& ctx) {
+TimeNs Paths::bound_for(PointId home, const Ctx& ctx, TimeNs below, bool& exact) {
   const PointTable& pts = ctx.points;
   TimeNs b = kTimeMax;
+  exact = false;
   for (PointId q = 0; q < pts.size(); ++q) {
     const PointState& ps = pts[q];
     if (!ps.seen || ps.quiet) continue;  // a quiet point holds nothing back
@@ -251,7 +246,9 @@ TimeNs Paths::bound_for(PointId home, const Ctx& ctx) {
       t = std::min(t, as_if_started_together);
     }
     b = std::min(b, t);
+    if (b < below) return b;
   }
+  exact = true;
   return b;
 }
 
@@ -272,17 +269,22 @@ inline void Paths::settle_oldest(Ctx& ctx) {
 }
 
 void Paths::drain(Ctx& ctx, bool all) {
-  if (!all && awaiting(ctx)) return;
-  constexpr TimeNs kUnknown = std::numeric_limits<TimeNs>::min();  // below any bound_for
-  bounds_.assign(ctx.points.size(), kUnknown);
+  if (!all && ctx.points.any_awaited()) return;
+  ++drains_;
+  if (bounds_.size() < ctx.points.size()) bounds_.resize(ctx.points.size());
   while (!queue_.empty()) {
     if (!all) {
       // Due on its first sighting's own clock: the clock relations learned since it came in
       // apply (a common clock fixed when it came would be out of date once they are).
-      const Seen& first = queue_.front().seen[0];
-      TimeNs& b = bounds_[first.point];
-      if (b == kUnknown) b = bound_for(first.point, ctx);
-      if (queue_.front().due > b) break;
+      const Entry& front = queue_.front();
+      Bound& b = bounds_[front.seen[0].point];
+      if (b.drain != drains_) {
+        bool exact = false;
+        b.value = bound_for(front.seen[0].point, ctx, front.due, exact);
+        if (!exact) break;  // some point is behind its due: it waits, and so do the ones after it
+        b.drain = drains_;
+      }
+      if (front.due > b.value) break;
     }
     settle_oldest(ctx);
   }

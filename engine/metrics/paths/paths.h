@@ -231,10 +231,10 @@ class Paths final : public Component {
   /// endpoint_pair of the flow's key (cached in its state).
   static std::pair<uint64_t, int> clock_pair(FlowState& fs, FlowId flow, const Ctx& ctx);
   /// The latest time on `home`'s clock every active point has passed (handled all its packets
-  /// stamped before).
-  TimeNs bound_for(PointId home, const Ctx& ctx);
-  /// Whether a declared point that carried no packet yet is still waited for.
-  bool awaiting(const Ctx& ctx) const;
+  /// stamped before). Returns early, with `exact` false, at the first point found behind `below`:
+  /// then some point has not passed `below`, which is all a drain asks (with tens of thousands
+  /// of points, each found behind ended the scan of all of them).
+  TimeNs bound_for(PointId home, const Ctx& ctx, TimeNs below, bool& exact);
   /// Settles the waiting packets that are due (all of them with `all`), oldest first.
   void drain(Ctx& ctx, bool all = false);
   void settle(const Identity& id, Entry& e, Ctx& ctx);
@@ -346,7 +346,14 @@ class Paths final : public Component {
   };
   std::map<std::pair<PointId, PointId>, Missed> missed_;
   void warn_uncaptured(Ctx& ctx) const;
-  std::vector<TimeNs> bounds_;   ///< by home point: bound_for, worked out once per drain
+  /// bound_for by home point, worked out once per drain: valid where `drain` is the drain's number
+  /// (not cleared for each drain: that was a pass over every point).
+  struct Bound {
+    uint64_t drain = 0;
+    TimeNs value = 0;
+  };
+  std::vector<Bound> bounds_;
+  uint64_t drains_ = 0;
   /// settle's scratch (cleared, its storage kept): the sightings of a packet with several copies
   /// or at a point new to its flow, on the common clock.
   std::vector<Sighting> sightings_;

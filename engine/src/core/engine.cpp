@@ -553,7 +553,7 @@ class Engine::Impl {
       if (p.quiet || !points_.idle(id, idle_)) continue;
       while (!p.buffer.empty()) release_front(id, true);
       if (p.seen) p.horizon = std::max(p.horizon, p.watermark);
-      p.quiet = true;
+      points_.set_quiet(id);
       advance_components(id);
     }
   }

@@ -219,12 +219,21 @@ class MirrorCopies {
   // after it within the window.
   static constexpr size_t kMinSets = 16, kMaxSets = 1024, kWays = 4;
   static constexpr DurationNs kNsPerSlot = 10;  ///< 100 packets per microsecond of the window
+  // A table starts with kStartSets sets and takes the sets its window asks for (`full`) only when
+  // a packet would push out another: until then no set of either size has held more than four,
+  // so the small one holds the very packets the full one would, and where a packet goes in its
+  // set changes nothing (the one pushed out is the oldest by stamp, then by hash: by what the
+  // set holds, not where). A point that carries a handful of packets takes 384 bytes, not the
+  // 12-24 KB of its window (a capture of 40,000 such interfaces took 1.4 GB).
+  static constexpr size_t kStartSets = 4;
   struct Table {
     std::vector<Slot> slots;
     size_t sets = 0;
+    size_t full = 0;  ///< the sets it takes once a packet would push out another
     bool empty() const { return slots.empty(); }
     void allocate(size_t n) {
-      sets = n;
+      full = n;
+      sets = std::min(n, kStartSets);
       slots.assign(sets * kWays, Slot{});
     }
     Slot* set_of(uint64_t hash) { return &slots[(hash & (sets - 1)) * kWays]; }
@@ -234,25 +243,46 @@ class MirrorCopies {
         if (set[i].ts != kUnused && set[i].hash == hash) return &set[i];
       return nullptr;
     }
-    // Over the packet's older twin, else over the set's oldest slot.
-    Slot* remember(uint64_t hash, TimeNs ts, Slot* twin, uint32_t seen = 1) {
+    // The slot a packet takes in its set: a free one, else the oldest (by stamp, then hash).
+    [[gnu::always_inline]] static Slot* victim(Slot* set) {
+      Slot* s = &set[0];
+      for (size_t i = 1; i < kWays; ++i)
+        if (set[i].ts < s->ts || (set[i].ts == s->ts && set[i].hash < s->hash)) s = &set[i];
+      return s;
+    }
+    // Over the packet's older twin, else over the set's free or oldest slot.
+    // (Inlined where every packet is remembered; the table's growth is out of line.)
+    [[gnu::always_inline]] Slot* remember(uint64_t hash, TimeNs ts, Slot* twin, uint32_t seen = 1) {
       Slot* s = twin;
       if (!s) {
-        Slot* set = set_of(hash);
-        s = &set[0];
-        for (size_t i = 1; i < kWays; ++i)
-          if (set[i].ts < s->ts) s = &set[i];
+        s = victim(set_of(hash));
+        if (s->ts != kUnused && sets < full) [[unlikely]]
+          s = grown_slot(hash);
       }
       *s = Slot{hash, ts, seen};
       return s;
     }
-    // The same packets in a table of `n` sets (the window widened).
+    [[gnu::noinline]] Slot* grown_slot(uint64_t hash) {
+      rebuild(full);
+      return victim(set_of(hash));
+    }
+    // The same packets in a table of `n` sets (the window widened: more sets). Its sets stay as
+    // they are until a packet would push out another: n sets would hold the same packets (each
+    // of them takes packets of one of its sets only).
     void resize(size_t n) {
-      if (slots.empty() || n == sets) return;
+      if (slots.empty()) return;
+      full = n;
+      if (n < sets) rebuild(n);
+    }
+    void rebuild(size_t n) {
       std::vector<Slot> old = std::move(slots);
-      allocate(n);
+      sets = n;
+      slots.assign(sets * kWays, Slot{});
       for (const Slot& s : old)
-        if (s.ts != kUnused) remember(s.hash, s.ts, find(s.hash), s.seen);
+        if (s.ts != kUnused) {
+          Slot* twin = find(s.hash);
+          *(twin ? twin : victim(set_of(s.hash))) = s;
+        }
     }
   };
   static size_t sets_for(DurationNs window) {
@@ -287,14 +317,14 @@ class MirrorCopies {
   static constexpr uint64_t kFirstVerdict = 64;
   void sample(uint64_t hash, TimeNs ts, bool acknowledgment, const RepeatsAcrossPoints* across, PointId self,
               uint64_t reverse_pair) {
-    if (sampled_.empty()) {
-      sampled_.allocate(kSampleSets);
-      gaps_.assign(kGaps, 0);
-    }
+    if (sampled_.empty()) sampled_.allocate(kSampleSets);
     ++sampled_packets_;
     Slot* group = sampled_.find(hash);
     if (group && within(ts, group->ts, kMaxWindow)) {
-      gaps_[sampled_copies_++ % kGaps] = ts > group->ts ? ts - group->ts : group->ts - ts;
+      const DurationNs gap = ts > group->ts ? ts - group->ts : group->ts - ts;
+      if (gaps_.size() < kGaps) gaps_.push_back(gap);  // (grown as copies come: most points have none)
+      else gaps_[sampled_copies_ % kGaps] = gap;
+      ++sampled_copies_;
       const uint32_t was = std::min(group->seen, kMaxCopies);
       if (acknowledgment && was == 1) ++doubled_acks_;
       if (!acknowledgment) {
@@ -368,7 +398,7 @@ class MirrorCopies {
   uint64_t sampled_packets_ = 0, sampled_copies_ = 0, next_verdict_ = kFirstVerdict;
   uint64_t sampled_acks_ = 0, doubled_acks_ = 0;  ///< the sample's ACKs and NAKs, and those with a copy
   std::array<uint64_t, kMaxCopies + 1> groups_{};
-  std::vector<DurationNs> gaps_;  ///< kGaps, with the sample's table
+  std::vector<DurationNs> gaps_;  ///< the last kGaps copies' (a ring once full)
 };
 
 }  // namespace rdmatel

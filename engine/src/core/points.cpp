@@ -20,6 +20,7 @@ PointId PointTable::declare(const std::string& name, uint32_t interface_id, uint
   p.speed_bps = speed_bps;
   p.declared_progress = progress_;
   by_name_.emplace(name, id);
+  ++awaited_;  // declared, no packet yet
   return id;
 }
 

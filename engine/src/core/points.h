@@ -86,6 +86,7 @@ class PointTable {
   /// Records a stamp that arrived at `id` (before reordering): advances its watermark.
   void observe(PointId id, TimeNs ts) {
     PointState& p = points_[id];
+    if (!p.seen && !p.quiet) --awaited_;  // its first packet
     ++p.packets;
     p.quiet = false;
     if (!p.seen) {
@@ -139,6 +140,15 @@ class PointTable {
     const PointState& p = points_[id];
     return !p.seen && !p.quiet;
   }
+  /// Whether any point is awaited (counted as they change: asked at every settling of `paths`,
+  /// which a file of tens of thousands of interfaces made a scan of all of them).
+  bool any_awaited() const { return awaited_ > 0; }
+  /// The engine handled what the point buffered and waits for it no more (PointState::quiet).
+  void set_quiet(PointId id) {
+    PointState& p = points_[id];
+    if (!p.seen && !p.quiet) --awaited_;
+    p.quiet = true;
+  }
 
   // A stamp this far beyond the watermark needs kJumpVotes consecutive confirmations (a real
   // pause in the traffic); alone it is an outlier and does not move the watermark.
@@ -149,6 +159,7 @@ class PointTable {
   std::vector<PointState> points_;
   std::unordered_map<std::string, PointId> by_name_;
   DurationNs progress_ = 0;
+  size_t awaited_ = 0;  ///< points awaited()
 };
 
 }  // namespace rdmatel

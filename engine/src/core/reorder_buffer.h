@@ -165,7 +165,7 @@ class ReorderBuffer {
     Packet packet;
     uint64_t hash;
   };
-  static constexpr size_t kInitial = 64;
+  static constexpr size_t kInitial = 8;  // (a point that carries a handful of packets: 1.3 KB, not 10)
   static constexpr size_t kShrinkAbove = 1 << 16;
   static constexpr size_t kMaxShift = 16;  ///< further behind than this: the heap
   static constexpr size_t kGroup = 16;     ///< copies recognised among this many of one stamp, flow and PSN
