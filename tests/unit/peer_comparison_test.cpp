@@ -4,6 +4,9 @@
 // scope's IOL1, at least a factor over the median and, with enough peers, far outside their spread.
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <vector>
+
 #include "engine/metrics/diagnosis/peer_comparison.h"
 
 namespace rdmatel::diagnosis {
@@ -16,6 +19,28 @@ TEST(PeerComparison, Median) {
   EXPECT_EQ(median({7}), 7);
   EXPECT_EQ(median({9, 1, 5}), 5);
   EXPECT_EQ(median({4, 1, 3, 2}), 2.5);  // (2 + 3) / 2
+}
+
+TEST(PeerComparison, MedianWithoutOneIsTheMedianOfTheOthers) {
+  // By hand: {1, 2, 2, 5, 8} without 2 -> {1, 2, 5, 8}: 3.5; without 8 -> {1, 2, 2, 5}: 2;
+  // without 1 -> {2, 2, 5, 8}: 3.5; out of range: all five, 2.
+  const std::vector<double> sorted{1, 2, 2, 5, 8};
+  EXPECT_EQ(median_without(sorted, 1), 3.5);
+  EXPECT_EQ(median_without(sorted, 4), 2);
+  EXPECT_EQ(median_without(sorted, 0), 3.5);
+  EXPECT_EQ(median_without(sorted, 5), 2);
+  EXPECT_EQ(median_without({7}, 0), 0);  // no one left
+  // Against the list built without it, for every element of lists of 1 to 40 values.
+  for (size_t n = 1; n <= 40; ++n) {
+    std::vector<double> v;
+    for (size_t i = 0; i < n; ++i) v.push_back(double((i * 37) % 11) + 0.25 * double(i % 3));
+    std::sort(v.begin(), v.end());
+    for (size_t skip = 0; skip < n; ++skip) {
+      std::vector<double> others = v;
+      others.erase(others.begin() + long(skip));
+      EXPECT_EQ(median_without(v, skip), median(others)) << n << " " << skip;
+    }
+  }
 }
 
 TEST(PeerComparison, NoPeersNoVerdict) {

@@ -16,6 +16,15 @@ double median(std::vector<double> v) {
   return (lo + hi) / 2;
 }
 
+double median_without(const std::vector<double>& sorted, size_t skip) {
+  const bool skipping = skip < sorted.size();
+  const size_t n = sorted.size() - (skipping ? 1 : 0);
+  if (n == 0) return 0;
+  auto at = [&](size_t i) { return sorted[skipping && i >= skip ? i + 1 : i]; };
+  const size_t mid = n / 2;
+  return n % 2 ? at(mid) : (at(mid - 1) + at(mid)) / 2;
+}
+
 Comparison compare_to_peers(double value, double scope_iol1, const std::vector<double>& peers, const PeerRule& rule) {
   std::vector<double> sorted = peers;
   std::sort(sorted.begin(), sorted.end());
@@ -30,8 +39,7 @@ Comparison compare_to_sorted_peers(double value, double scope_iol1, const std::v
   if (c.peers == 0) return c;
   // The i-th peer in ascending order: the sorted values with the one at `skip` left out.
   auto peer = [&](size_t i) { return sorted[skipping && i >= skip ? i + 1 : i]; };
-  const size_t mid = c.peers / 2;
-  c.peer_median = c.peers % 2 ? peer(mid) : (peer(mid - 1) + peer(mid)) / 2;
+  c.peer_median = median_without(sorted, skip);
   c.excess = value - c.peer_median;
   // Three tests, all needed: big enough to matter in absolute terms and for this scope's I/Os,
   // and clearly out of line with the peers (a multiple of their median; with enough peers also

@@ -27,6 +27,8 @@ struct Comparison {
 
 /// The median of `v` (the mean of the two middle values for an even count); 0 when empty.
 double median(std::vector<double> v);
+/// The median of `sorted` (ascending) without its element at `skip` (none when skip >= size).
+double median_without(const std::vector<double>& sorted, size_t skip);
 
 /// Compares `value` (a scope's mean, ns) with `peers` (the other scopes' means). `scope_iol1` is
 /// the scope's mean IOL1 (0 when unknown: materiality is then judged by the excess alone).
