@@ -314,6 +314,26 @@ TEST(EngineConditions, StamplessBlocksAreNotMeasured) {
   EXPECT_TRUE(feed.out.warned("no timestamp"));
 }
 
+TEST(EngineConditions, StampsBeyondTheYear2116AreWarnedAbout) {
+  // 2^62 ns after 1970 is in 2116: two reads stamped in 2200 are held at that date, so their
+  // latencies read 0; a warning says so (before, nothing did). Stamps in 2110 measure.
+  const TimeNs y2110 = TimeNs(140) * 365 * 86'400 * 1'000'000'000;
+  test::Feeder ok(Settings{}, {"only"});
+  ok.push(0, y2110, command(1, 10, 0x55));
+  ok.push(0, y2110 + 200'000, completion(1, 31));
+  ok.finish();
+  ASSERT_EQ(ok.out.ios.size(), 1u);
+  EXPECT_EQ(*ok.out.ios[0].iol_ns, 200'000);
+  EXPECT_FALSE(ok.out.warned("2116"));
+
+  const TimeNs y2200 = TimeNs(230) * 365 * 86'400 * 1'000'000'000;
+  test::Feeder feed(Settings{}, {"only"});
+  feed.push(0, y2200, command(1, 10, 0x55));
+  feed.push(0, y2200 + 200'000, completion(1, 31));
+  feed.finish();
+  EXPECT_TRUE(feed.out.warned("after 2116 (first: frame 1 at only)"));
+}
+
 TEST(EngineConditions, HeaderOnlySnapFindsCommandsAndCompletions) {
   // Frames cut after 40 bytes of the SQE and 14 of the CQE (a 128-byte snap with IPv6 and a
   // VLAN tag leaves about that much): the I/O is found with every metric.

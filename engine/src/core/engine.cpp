@@ -223,6 +223,8 @@ class Engine::Impl {
   void measure(const FrameIn& in, const DecodedFrame& decoded) {
     if (points_.progress() >= next_quiet_scan_) mark_quiet_points();
     const TimeNs ts = std::clamp(in.ts, -kStampLimit, kStampLimit);
+    if (ts != in.ts) [[unlikely]]
+      warn_clamped(in);
     const uint32_t wire_len = std::max(in.wire_len, in.cap_len);
     points_.observe(in.point, ts);
     // Whether this push handles the pushed frame (at once, or released by it): only then can a
@@ -346,6 +348,17 @@ class Engine::Impl {
       point.buffer.arrived(ts, copy, copy && !(packet_class(placed) & kRepeatedFrames), kCopiesSpan);
     }
     release(in.point);
+  }
+
+  // Held at the limit, such stamps all read alike: every time between two of them is 0, with no
+  // other sign (helper probe: a capture stamped in 2200 measured every I/O's latency as 0).
+  [[gnu::noinline]] void warn_clamped(const FrameIn& in) {
+    warnings_.warn("stamps_out_of_range", [&] {
+      return "stamps before 1824 or after 2116 (first: frame " + std::to_string(in.frame) + " at " +
+             points_[in.point].name +
+             ") are held at those dates: times between such packets read 0. The capture's clock is wrong; "
+             "shift its stamps into range (editcap -t SECONDS) to measure them";
+    });
   }
 
   // One capture interface receiving several ERSPAN sessions (each port or switch mirrors with a
