@@ -84,7 +84,7 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
   std::fputs(render_alerts(analysis.alerts.per_rule, analysis.alerts.first, engine, o.top).c_str(), out);
   std::fputs(render_congestion(analysis.congestion, analysis.pfc, engine, o.top).c_str(), out);
   std::fputs(render_hops(analysis.paths, analysis.offsets, engine, o.top).c_str(), out);
-  std::fputs(render_offsets(analysis.offsets, engine).c_str(), out);
+  std::fputs(render_offsets(analysis.offsets, engine, o.top).c_str(), out);
 }
 
 }  // namespace rdmatel::cli

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "rdmatel/format.h"
@@ -597,13 +599,16 @@ std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<O
   return out + "\n";
 }
 
-std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine) {
+std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine, size_t top) {
   if (offsets.empty()) return "";
+  // One line a pair of points: a capture of a thousand points has half a million (a helper's
+  // probe): at most max(--top, 20) here, every one in `export offsets`.
+  const size_t shown = std::min(offsets.size(), std::max<size_t>(top, 20));
   std::string out =
       "Clock offsets between observation points: add to the first point's stamps to get the second's clock (no\n"
       "metric needs them: each is measured on one clock; hop delays do, with --estimate-offsets or --clock-offset)\n";
   char line[512];
-  for (const OffsetRecord& r : offsets) {
+  for (const OffsetRecord& r : std::span(offsets).first(shown)) {
     if (r.uncertainty_ns)
       std::snprintf(line, sizeof line, "  %s -> %s: %+.3f µs ± %.3f µs (%llu packets)\n", engine.point_name(r.point).c_str(),
                     engine.point_name(r.reference).c_str(), double(r.offset_ns) / 1e3, double(*r.uncertainty_ns) / 1e3,
@@ -614,6 +619,9 @@ std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engin
                     (unsigned long long)r.samples);
     out += line;
   }
+  if (shown < offsets.size())
+    out += "  (" + std::to_string(shown) + " of " + std::to_string(offsets.size()) +
+           " pairs of points shown; --top N shows more, export offsets every one)\n";
   return out + "\n";
 }
 

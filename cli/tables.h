@@ -38,7 +38,7 @@ std::string render_flow_diagnosis(const FlowReport& flows, const std::vector<Ecn
 std::string render_lossy_links(const std::vector<PathRecord>& hops, const Engine& engine, size_t n);
 std::string render_hops(const std::vector<PathRecord>& hops, const std::vector<OffsetRecord>& offsets,
                         const Engine& engine, size_t n);
-std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine);
+std::string render_offsets(const std::vector<OffsetRecord>& offsets, const Engine& engine, size_t top);
 std::string render_congestion(const std::vector<EcnRecord>& flows, const std::vector<PfcRecord>& pfc,
                               const Engine& engine, size_t n);
 
