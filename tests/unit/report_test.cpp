@@ -7,6 +7,7 @@
 #include <string>
 
 #include "cli/tables.h"
+#include "rdmatel/engine.h"
 #include "rdmatel/format.h"
 #include "rdmatel/records.h"
 #include "rdmatel/report.h"
@@ -242,6 +243,27 @@ TEST(RecordWriter, LongNamesFullIpv6AndEscapedPoints) {
   const std::string csv_line = "2001:db8:1111:2222:3333:4444:5555:6666,\"leaf \"\"A\"\",1\",18446744073709551615,-1234.567\n";
   EXPECT_EQ(write_wide(RecordFormat::kCsv, r),
             "an_address_column_with_a_rather_long_name,point,n,us\n" + csv_line + csv_line);
+}
+
+TEST(OffsetsTable, AtMostTopOrTwentyPairs) {
+  // 8 points: 28 pairs. --top 10 shows 20 (the floor) and says how many there are; --top 30 all.
+  Engine engine{Settings{}};
+  for (int i = 0; i < 8; ++i) engine.declare_point("p" + std::to_string(i));
+  std::vector<OffsetRecord> offsets;
+  for (PointId a = 0; a < 8; ++a)
+    for (PointId b = a + 1; b < 8; ++b) offsets.push_back(OffsetRecord{a, b, 1000 * a + b, 5, 10, true});
+  auto lines = [](const std::string& text, const std::string& what) {
+    size_t n = 0;
+    for (size_t at = text.find(what); at != std::string::npos; at = text.find(what, at + 1)) ++n;
+    return n;
+  };
+  const std::string ten = cli::render_offsets(offsets, engine, 10);
+  EXPECT_EQ(lines(ten, " -> "), 20u);
+  EXPECT_NE(ten.find("(20 of 28 pairs of points shown"), std::string::npos);
+  EXPECT_NE(ten.find("p0 -> p1: +0.001 µs ± 0.005 µs (10 packets)"), std::string::npos);
+  const std::string all = cli::render_offsets(offsets, engine, 30);
+  EXPECT_EQ(lines(all, " -> "), 28u);
+  EXPECT_EQ(all.find("pairs of points shown"), std::string::npos);
 }
 
 TEST(IoReport, GroupsPerHostStoragePair) {
