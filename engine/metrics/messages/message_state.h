@@ -5,6 +5,7 @@
 #include <array>
 #include <cstdint>
 #include <limits>
+#include <memory>
 #include <map>
 #include <optional>
 #include <vector>
@@ -191,25 +192,34 @@ struct OpenMessage {
 /// PSN ranges of a stream's recently finished messages (the last kCount), for telling late
 /// copies of their packets. Kept as first PSN and length (0: an empty slot, which holds nothing)
 /// so that asking is one pass over a fixed array without an early exit: the loop vectorizes.
+/// The arrays come with the stream's first finished message: a stream that never finishes one
+/// (a flow-point that saw a FIRST and nothing more, of which a hostile capture makes millions)
+/// takes a pointer, not 512 bytes.
 class FinishedRanges {
  public:
   static constexpr size_t kCount = 64;
   void add(uint32_t first, uint32_t last) {
-    first_[next_] = first;
-    len_[next_] = int32_t((last - first) & psn::kMask) + 1;
+    if (!ranges_) ranges_ = std::make_unique<Ranges>();
+    ranges_->first[next_] = first;
+    ranges_->len[next_] = int32_t((last - first) & psn::kMask) + 1;
     next_ = (next_ + 1) % kCount;
   }
   /// True when one of the ranges holds `psn` (psn::in_range; compared as signed numbers, both
   /// sides being below 2^25, which vector units compare in one step).
   bool holds(uint32_t psn) const {
+    if (!ranges_) return false;
     int32_t any = 0;
-    for (size_t i = 0; i < kCount; ++i) any |= -int32_t(int32_t((psn - first_[i]) & psn::kMask) < len_[i]);
+    for (size_t i = 0; i < kCount; ++i)
+      any |= -int32_t(int32_t((psn - ranges_->first[i]) & psn::kMask) < ranges_->len[i]);
     return any != 0;
   }
 
  private:
-  std::array<uint32_t, kCount> first_{};
-  std::array<int32_t, kCount> len_{};
+  struct Ranges {
+    std::array<uint32_t, kCount> first{};
+    std::array<int32_t, kCount> len{};
+  };
+  std::unique_ptr<Ranges> ranges_;
   size_t next_ = 0;  ///< the slot of the oldest range (replaced next)
 };
 
