@@ -150,6 +150,29 @@ TEST(MirrorCopies, ResendsThatFollowNaksAreNoMirror) {
   EXPECT_FALSE(mc.widened());
 }
 
+TEST(MirrorCopies, ANakStormResendingEveryPacketWithinTheWindowIsNoMirror) {
+  // Every round of 8 data packets (50 ns apart) NAKed by the receiver and resent at once, 450 ns
+  // after their originals; one ACK in 50 rounds (helper probe, nakstorm: 470,040 resends dropped
+  // as copies, 0 % retransmitted). Half of every flow's packets are twins within the 5 us window,
+  // as at a mirror, but the resends follow NAKs: none is dropped once the sample shows it (its
+  // first 8 copies of data), and the window stays.
+  std::vector<Arrival> packets;
+  TimeNs ts = 0;
+  for (int round = 0; round < 500; ++round) {
+    const TimeNs start = ts;
+    for (int k = 0; k < 8; ++k) packets.push_back({packet_hash(uint64_t(round * 8 + k)), ts += 50, false});
+    packets.push_back({packet_hash(uint64_t(1'000'000 + round)), ts += 50, false, true, true});  // the NAK
+    for (int k = 0; k < 8; ++k) packets.push_back({packet_hash(uint64_t(round * 8 + k)), ts += 50, false});
+    if (round % 50 == 0) packets.push_back({packet_hash(uint64_t(2'000'000 + round)), ts += 50, false, true});
+    ts = start + 2000;
+  }
+  MirrorCopies mc;
+  std::vector<MirrorCopies::Counts> flows(16);
+  const std::vector<bool> taken = run(mc, packets, flows);
+  EXPECT_EQ(std::count(taken.begin(), taken.end(), true), 0);
+  EXPECT_FALSE(mc.widened());
+}
+
 TEST(RepeatsAcrossPoints, AResendRepeatsAtEveryPointAMirrorCopyAtOne) {
   // Point 0 records packets twice; point 1 sees them once (a mirror at 0), point 2 twice (the
   // network resent them: 2 is on their path too).
