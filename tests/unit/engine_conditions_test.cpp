@@ -334,6 +334,26 @@ TEST(EngineConditions, StampsBeyondTheYear2116AreWarnedAbout) {
   EXPECT_TRUE(feed.out.warned("after 2116 (first: frame 1 at only)"));
 }
 
+TEST(EngineConditions, PacketsAtOneStampBeyondTheBufferAreNotCalledLate) {
+  // 200 WRITEs at one stamp with room for 16 in the reorder buffer: the buffer's limit is warned
+  // about, but none of them arrived behind a newer packet (helper probe: 300 k packets at one
+  // stamp were said to have arrived more than the reorder window behind newer ones).
+  Settings s;
+  std::string error;
+  ASSERT_TRUE(s.set("max_reorder_packets", "16", error)) << error;
+  test::Feeder feed(s, {"only"});
+  for (uint32_t i = 0; i < 200; ++i) feed.push(0, kT0, write_only(100 + i));
+  feed.finish();
+  EXPECT_TRUE(feed.out.warned("limit max_reorder_packets"));
+  EXPECT_FALSE(feed.out.warned("behind newer ones"));
+  // One that did arrive behind a newer one still is.
+  test::Feeder late(s, {"only"});
+  for (uint32_t i = 0; i < 200; ++i) late.push(0, kT0 + TimeNs(i) * 1'000'000, write_only(100 + i));
+  late.push(0, kT0, write_only(99));
+  late.finish();
+  EXPECT_TRUE(late.out.warned("behind newer ones"));
+}
+
 TEST(EngineConditions, HeaderOnlySnapFindsCommandsAndCompletions) {
   // Frames cut after 40 bytes of the SQE and 14 of the CQE (a 128-byte snap with IPv6 and a
   // VLAN tag leaves about that much): the I/O is found with every metric.

@@ -323,7 +323,7 @@ class Engine::Impl {
           return "stamps far beyond the others of their point (first at " + point.name + ", frame " +
                  std::to_string(in.frame) + "): handled in arrival order";
         });
-      else
+      else if (ts < point.watermark)  // (at the newest stamp it is behind nothing: the buffer was full)
         warnings_.warn("late_packets", [&] {
           return "packets arrived more than the reorder window (" + std::to_string(window_ / kNsPerMs) +
                  " ms) behind newer ones of their point (first at " + point.name +
