@@ -164,6 +164,19 @@ struct MessageFacts {
   /// stamp once it gives the packets past its gap away: the earliest of all may be one of those.
   TimeNs contig_first_ns = kNoStamp;
   uint64_t contig_first_frame = 0;
+  /// The packets before its gap now include ones stamped from `first_ts` to `last_ts` (their
+  /// frames beside): its earliest and latest there (an equal stamp: the earliest kept stays, the
+  /// latest given becomes the latest, as for the message's own first and last).
+  void widen_contig(TimeNs first_ts, uint64_t first_frame, TimeNs last_ts, uint64_t last_frame) {
+    if (last_ts >= contig_last_ns) {
+      contig_last_ns = last_ts;
+      contig_last_frame = last_frame;
+    }
+    if (first_ts < contig_first_ns) {
+      contig_first_ns = first_ts;
+      contig_first_frame = first_frame;
+    }
+  }
   TimeNs acked_at = 0;             ///< the point's newest stamp when the ACK came
   TimeNs queued_last = 0;          ///< last_ns when it was (re)queued for the idle timeout
   Stream* stream = nullptr;

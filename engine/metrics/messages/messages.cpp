@@ -299,14 +299,7 @@ Message* Messages::open_message(Ctx& ctx, Stream& s, MessageKind kind, uint32_t 
     if (!m.beyond_folded && m.beyond.size() < kMaxBeyondGap) m.beyond.push_back(d);
     else keep_beyond(m, d);
   } else {
-    if (last_ts >= m.contig_last_ns) {
-      m.contig_last_ns = last_ts;
-      m.contig_last_frame = last_frame;
-    }
-    if (ts < m.contig_first_ns) {
-      m.contig_first_ns = ts;
-      m.contig_first_frame = frame;
-    }
+    m.widen_contig(ts, frame, last_ts, last_frame);
   }
   return dup;
 }
@@ -373,14 +366,7 @@ void Messages::close_gap(Message& m, uint32_t psn) {
   m.contig_end = end;
   std::erase_if(m.beyond, [&](const DataPacket& b) {
     if (psn::newer(b.psn, end)) return false;
-    if (b.last_ts >= m.contig_last_ns) {
-      m.contig_last_ns = b.last_ts;
-      m.contig_last_frame = b.last_frame;
-    }
-    if (b.ts < m.contig_first_ns) {
-      m.contig_first_ns = b.ts;
-      m.contig_first_frame = b.frame;
-    }
+    m.widen_contig(b.ts, b.frame, b.last_ts, b.last_frame);
     return true;
   });
   m.gapped = !m.beyond.empty() || m.beyond_full;
@@ -484,14 +470,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   else if (!into.gapped) into.gapped = true;
   for (const DataPacket& g : from.beyond) keep_beyond(into, g);
   into.beyond_full |= from.beyond_full;
-  if (from.contig_last_ns >= into.contig_last_ns) {
-    into.contig_last_ns = from.contig_last_ns;
-    into.contig_last_frame = from.contig_last_frame;
-  }
-  if (from.contig_first_ns < into.contig_first_ns) {
-    into.contig_first_ns = from.contig_first_ns;
-    into.contig_first_frame = from.contig_first_frame;
-  }
+  into.widen_contig(from.contig_first_ns, from.contig_first_frame, from.contig_last_ns, from.contig_last_frame);
   into.has_last = from.has_last;
   if (psn::newer(b.last_psn, a.last_psn)) a.last_psn = b.last_psn;
   from.seen.for_each([&](uint32_t psn) { into.seen.mark(psn); });

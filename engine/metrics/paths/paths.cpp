@@ -218,10 +218,9 @@ inline void Paths::relate_clocks(FlowState& fs, const Entry& e, const Packet& p,
 // before it, every packet of the first seconds would count lost on its hop (and its copies
 // would never relate the clocks). So nothing is settled until it carries one or goes quiet
 // (--idle-point), but for the packets beyond --max-path-packets.
-TimeNs Paths::bound_for(PointId home, const Ctx& ctx, TimeNs below, bool& exact) {
+std::optional<TimeNs> Paths::bound_for(PointId home, const Ctx& ctx, TimeNs below) {
   const PointTable& pts = ctx.points;
   TimeNs b = kTimeMax;
-  exact = false;
   for (PointId q = 0; q < pts.size(); ++q) {
     const PointState& ps = pts[q];
     if (!ps.seen || ps.quiet) continue;  // a quiet point holds nothing back
@@ -246,9 +245,8 @@ TimeNs Paths::bound_for(PointId home, const Ctx& ctx, TimeNs below, bool& exact)
       t = std::min(t, as_if_started_together);
     }
     b = std::min(b, t);
-    if (b < below) return b;
+    if (b < below) return std::nullopt;
   }
-  exact = true;
   return b;
 }
 
@@ -279,10 +277,9 @@ void Paths::drain(Ctx& ctx, bool all) {
       const Entry& front = queue_.front();
       Bound& b = bounds_[front.seen[0].point];
       if (b.drain != drains_) {
-        bool exact = false;
-        b.value = bound_for(front.seen[0].point, ctx, front.due, exact);
-        if (!exact) break;  // some point is behind its due: it waits, and so do the ones after it
-        b.drain = drains_;
+        const std::optional<TimeNs> bound = bound_for(front.seen[0].point, ctx, front.due);
+        if (!bound) break;  // some point is behind its due: it waits, and so do the ones after it
+        b = {drains_, *bound};
       }
       if (front.due > b.value) break;
     }

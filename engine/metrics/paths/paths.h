@@ -231,10 +231,10 @@ class Paths final : public Component {
   /// endpoint_pair of the flow's key (cached in its state).
   static std::pair<uint64_t, int> clock_pair(FlowState& fs, FlowId flow, const Ctx& ctx);
   /// The latest time on `home`'s clock every active point has passed (handled all its packets
-  /// stamped before). Returns early, with `exact` false, at the first point found behind `below`:
-  /// then some point has not passed `below`, which is all a drain asks (with tens of thousands
-  /// of points, each found behind ended the scan of all of them).
-  TimeNs bound_for(PointId home, const Ctx& ctx, TimeNs below, bool& exact);
+  /// stamped before). None as soon as a point is found behind `below`: some point has not passed
+  /// it, which is all a drain asks (with tens of thousands of points, each found behind ended the
+  /// scan of all of them).
+  std::optional<TimeNs> bound_for(PointId home, const Ctx& ctx, TimeNs below);
   /// Settles the waiting packets that are due (all of them with `all`), oldest first.
   void drain(Ctx& ctx, bool all = false);
   void settle(const Identity& id, Entry& e, Ctx& ctx);
