@@ -34,6 +34,12 @@ Scenarios (each adds its hostile part between the prologue and the epilogue I/Os
   backwards_stamps    every packet stamped before the one ahead of it, inside the reorder window
   many_points         --packets interfaces of one packet each, then as many WRITEs at one point
                       (bound: + POINT_BUDGET per interface)
+  flows_at_points     --packets / 8 flows, each a WRITE seen at 64 points (8 x --packets packets):
+                      state is kept per flow and point, so max_flows must bound flow-points; also
+                      run with `analyze`, the command that keeps the most per flow-point
+  copies_at_points    --packets / 1500 RDMA WRITEs, each seen at 1500 points 100 ns apart: every
+                      pair of points that saw a packet related their clocks, K^2 / 2 pairs and
+                      K^3 / 6 steps (bound: + POINT_BUDGET per interface)
 Python standard library only. Exit status 0 when every check passes, 1 otherwise, 77 when
 /usr/bin/time is missing.
 """
@@ -65,7 +71,9 @@ EPOCH_HOSTILE = BASE_NS + 1_000_000_000          # +1 s
 YEAR_NS = 365 * 86400 * 1_000_000_000
 
 C, S = 0, 1  # interface ids of the compute and storage points
-FIRST_EXTRA_INTERFACE = 4  # many_points: after compute, storage, snap0 and snap65535
+FIRST_EXTRA_INTERFACE = 4  # many_points, flows_at_points: after compute, storage, snap0 and snap65535
+FLOW_POINTS = 64  # flows_at_points: the points each flow is seen at
+COPY_POINTS = 1500  # copies_at_points: the points each packet is seen at
 # Per observation point (many_points): its buffers start small (a point of a handful of packets
 # took ~30 KB; 40,000 of them 1.4 GB).
 POINT_BUDGET = 8192
@@ -405,6 +413,27 @@ def hostile_many_points(w, n, rng):
                  q.up(roce(0x0A, q.sqpn, i, ext=reth(0, 7, 64), payload=b"\1" * 64)))
 
 
+def hostile_flows_at_points(w, n, rng):
+    """n / 8 flows, each one RDMA WRITE seen at FLOW_POINTS points 100 ns apart."""
+    for i in range(max(1, n // 8)):
+        src = bytes([13, (i >> 16) & 0xFF, (i >> 8) & 0xFF, i & 0xFF])
+        frame = udp_ipv4(src, ipv4("13.255.0.1"), 0xC003,
+                         roce(0x0A, (i * 5 + 1) & 0xFFFFFF, i, ext=reth(0, i, 64), payload=b"\2" * 64))
+        t = EPOCH_HOSTILE + i * FLOW_POINTS * 100
+        for k in range(FLOW_POINTS):
+            w.packet(FIRST_EXTRA_INTERFACE + k, t + k * 100, frame)
+
+
+def hostile_copies_at_points(w, n, rng):
+    """n / COPY_POINTS RDMA WRITEs of one queue pair, each seen at COPY_POINTS points 100 ns apart."""
+    q = Queue("10.8.0.1", "10.8.0.2", 0x8800, 0x8801)
+    for i in range(max(1, n // COPY_POINTS)):
+        frame = q.up(roce(0x0A, q.sqpn, i, ext=reth(0, 9, 64), payload=b"\3" * 64))
+        t = EPOCH_HOSTILE + i * COPY_POINTS * 100
+        for k in range(COPY_POINTS):
+            w.packet(FIRST_EXTRA_INTERFACE + k, t + k * 100, frame)
+
+
 SCENARIOS = {
     "ios_never_complete": (hostile_ios_never_complete, ["limit max_ios"], 0),
     "many_flows": (hostile_many_flows, ["limit max_flows"], 0),
@@ -416,7 +445,11 @@ SCENARIOS = {
     "time_jumps": (hostile_time_jumps, [], 0),
     "backwards_stamps": (hostile_backwards_stamps, [], 0),
     "many_points": (hostile_many_points, [], 0),
+    "flows_at_points": (hostile_flows_at_points, ["limit max_flows"], 0),
+    "copies_at_points": (hostile_copies_at_points, [], 0),
 }
+# Scenarios also run with `analyze` (against the same bound, over analyze's own baseline).
+ANALYZED = {"flows_at_points"}
 
 
 def write_capture(path, name, n, epilogue_ios, seed, max_flows=10000):
@@ -425,6 +458,10 @@ def write_capture(path, name, n, epilogue_ios, seed, max_flows=10000):
     interfaces = [("compute", 262144), ("storage", 262144), ("snap0", 0), ("snap65535", 65535)]
     if name == "many_points":
         interfaces += [(f"p{k}", 262144) for k in range(n)]
+    if name == "flows_at_points":
+        interfaces += [(f"p{k}", 262144) for k in range(FLOW_POINTS)]
+    if name == "copies_at_points":
+        interfaces += [(f"p{k}", 262144) for k in range(COPY_POINTS)]
     w = Pcapng(path, interfaces)
     q = Queue("192.168.77.1", "192.168.77.2", 0x77AA, 0x77BB)
     expected = well_formed_ios(w, q, EPOCH_PROLOGUE, 1)
@@ -569,6 +606,7 @@ def main():
           f"{args.max_flows} x {FLOW_BUDGET} B + max_messages {args.max_messages} x {MESSAGE_BUDGET} B + {SLACK >> 20} MiB){' [ASan build: memory not asserted]' if asan else ''}")
     print(f"{'scenario':20} {'packets':>9} {'file MiB':>9} {'max RSS MiB':>12} {'anon MiB':>9} {'seconds':>8}  result")
     results = []
+    analyze_base = None  # (max RSS, anonymous) of analyze on the baseline, once a scenario needs it
     for name in names:
         if name not in SCENARIOS:
             problems.append(f"unknown scenario {name}")
@@ -593,7 +631,8 @@ def main():
         if "Sanitizer" in err or "runtime error" in err:
             mine.append("sanitizer report")
         if not asan and st != "timeout":
-            bound_kb = budget_kb + (args.packets * POINT_BUDGET // 1024 if name == "many_points" else 0)
+            extra_points = {"many_points": args.packets, "flows_at_points": FLOW_POINTS, "copies_at_points": COPY_POINTS}
+            bound_kb = budget_kb + extra_points.get(name, 0) * POINT_BUDGET // 1024
             if anon > base_anon + bound_kb:
                 mine.append(f"anonymous memory {anon >> 10} MiB > bound {(base_anon + bound_kb) >> 10} MiB")
             if rss > base_rss + bound_kb + size // 1024:
@@ -602,8 +641,24 @@ def main():
             mine += check_records(out, expected, name)
         elif st != "timeout":
             mine.append("no export written")
+        analyze_line = None
+        if name in ANALYZED:
+            if analyze_base is None:
+                _, _, a_rss, a_anon, _ = run_measured([args.cli, "analyze", base_cap, *limits], args.timeout)
+                analyze_base = (a_rss, a_anon)
+            a_st, a_err, a_rss, a_anon, a_secs = run_measured([args.cli, "analyze", cap, *limits], args.timeout)
+            analyze_line = f"{'  with analyze':20} {'':>9} {'':>9} {a_rss / 1024:>12.1f} {a_anon / 1024:>9.1f} {a_secs:>8.1f}"
+            if a_st != 0:
+                mine.append(f"analyze: exit status {a_st}")
+            for w in SCENARIOS[name][1]:
+                if not any(w in l for l in a_err.splitlines() if l.startswith("rdmatel")):
+                    mine.append(f"analyze: no '{w}' warning on stderr")
+            if not asan and a_st != "timeout" and a_anon > analyze_base[1] + budget_kb:
+                mine.append(f"analyze: anonymous memory {a_anon >> 10} MiB > bound {(analyze_base[1] + budget_kb) >> 10} MiB")
         print(f"{name:20} {args.packets if SCENARIOS[name][0] else 0:>9} {size / 2**20:>9.1f} {rss / 1024:>12.1f} "
               f"{anon / 1024:>9.1f} {secs:>8.1f}  {'ok' if not mine else 'FAIL'}", flush=True)
+        if analyze_line:
+            print(analyze_line, flush=True)
         for m in mine[:12]:
             print(f"    {m}")
         if len(mine) > 12:

@@ -92,6 +92,27 @@ TEST(FlowPoints, DenseIdsPerFlowAndPoint) {
   EXPECT_EQ(t.flow_point_of(23), std::make_pair(b.id, PointId(119)));
 }
 
+// max_flows bounds flow-points, not only flows: state is kept per flow and point, and a flow
+// crossing many points must not multiply it past the limit. At the limit a flow keeps its
+// points (also those beyond the ones it looks through), gets no new one, and no new flow is made.
+TEST(FlowPoints, MaxFlowsBoundsFlowsTimesPoints) {
+  FlowTable t(12);
+  Flow& a = *t.get(frame_of_flow(0x11));
+  for (PointId p = 0; p < 10; ++p) EXPECT_EQ(t.flow_point(a, p), FlowPointId(p));
+  Flow& b = *t.get(frame_of_flow(0x22));
+  EXPECT_EQ(t.flow_point(b, 0), 10u);
+  EXPECT_EQ(t.flow_point(b, 1), 11u);
+  EXPECT_EQ(t.flow_point(b, 2), kNoFlowPoint);  // 12 flow-points: the 13th is refused
+  EXPECT_EQ(t.flow_point(a, 10), kNoFlowPoint);
+  EXPECT_EQ(t.get(frame_of_flow(0x33)), nullptr);  // two flows, but no room for a third's point
+  for (PointId p = 0; p < 10; ++p) EXPECT_EQ(t.flow_point(a, p), FlowPointId(p));  // kept, table too
+  EXPECT_EQ(t.flow_point(b, 1), 11u);
+  EXPECT_EQ(t.get(frame_of_flow(0x22)), &b);
+  EXPECT_EQ(t.flow_point_count(), 12u);
+  EXPECT_EQ(t.stats().flow_points_refused, 2u);
+  EXPECT_EQ(t.stats().flows_refused, 1u);
+}
+
 // ---- reorder buffer ----
 
 Packet pkt(TimeNs ts, uint32_t seq, uint64_t key = 0, uint32_t len = 100) {
@@ -546,6 +567,34 @@ TEST(ClockRelations, BracketsThatMissEachOtherFallBackToTheMeans) {
   c.add_sample(0, kT, 1, kT + 0, 0, 1);  // pair 1 a -> b: (-80 + 600 + 0) / 3 = 173.3: [-200, 174]
   EXPECT_EQ(c.estimate(0, 1)->offset, -13);
   EXPECT_EQ(c.estimate(0, 1)->uncertainty, 187);
+}
+
+// State is bounded whatever the points: pairs of points are sampled up to kMaxLinks, beyond
+// which a pair is kept only when it relates two points not related yet. Points 0..199 fully
+// meshed (19,900 pairs), then point 200 with 201: they join no component but their own.
+TEST(ClockRelations, PairsOfPointsAreBoundedButEveryPointStillRelates) {
+  ClockRelations c;
+  const PointId n = 200;
+  uint64_t samples = 0;
+  for (PointId p = 0; p < n; ++p)
+    for (PointId q = p + 1; q < n; ++q, ++samples) c.add_sample(p, kT, q, kT + 1000 * (q - p), 0);
+  const size_t kept = c.pairs().size();
+  EXPECT_EQ(kept, ClockRelations::kMaxLinks);
+  EXPECT_EQ(c.samples_refused(), samples - kept);
+  for (PointId q = 1; q < n; ++q) EXPECT_TRUE(c.related(0, q)) << q;
+  EXPECT_EQ(c.map(kT, 0, n - 1), kT + 1000 * (n - 1));  // along the kept pairs
+  // A sample of a kept pair still counts.
+  EXPECT_EQ(c.estimate(0, 1)->samples, 1u);
+  c.add_sample(0, kT, 1, kT + 1000, 0);
+  EXPECT_EQ(c.estimate(0, 1)->samples, 2u);
+  // A pair beyond the limit that relates points not related yet is kept.
+  c.add_sample(n, kT, n + 1, kT + 5, 0);
+  EXPECT_TRUE(c.related(n, n + 1));
+  EXPECT_FALSE(c.related(0, n));
+  c.add_sample(0, kT, n, kT + 7, 0);
+  EXPECT_TRUE(c.related(1, n + 1));
+  EXPECT_EQ(c.pairs().size(), ClockRelations::kMaxLinks + 2);
+  EXPECT_FALSE(c.estimate(n - 2, n - 1));  // refused: never sampled as far as the table knows
 }
 
 TEST(ClockRelations, ComponentsMapThroughIntermediatePoints) {

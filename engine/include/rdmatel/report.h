@@ -154,32 +154,24 @@ class FlowReport {
  public:
   void add(const MessageRecord& m) {
     // A flow's messages are reported in bursts (an ACK finishes several): the last flow's entry
-    // first (entries of an unordered_map never move).
+    // first (entries of a map never move).
     const FlowKeyAtPoint key{m.src, m.dst, m.dst_qpn, m.point};
     std::optional<LastFlow>& last = last_.value;
     if (!last || !(last->key == key)) last = LastFlow{key, &flows_[key]};
     last->stats->add(m);
-    sorted_valid_ = false;
   }
-  /// Every flow and point, sorted (built when first asked for after additions).
-  const std::map<FlowKeyAtPoint, FlowStats>& flows() const {
-    if (!sorted_valid_) {
-      sorted_ = std::map<FlowKeyAtPoint, FlowStats>(flows_.begin(), flows_.end());
-      sorted_valid_ = true;
-    }
-    return sorted_;
-  }
+  /// Every flow and point, sorted. One sorted table, not a hash table and a sorted copy of it:
+  /// a row is 320 bytes and there is one per flow-point (up to max_flows).
+  const std::map<FlowKeyAtPoint, FlowStats>& flows() const { return flows_; }
 
  private:
-  std::unordered_map<FlowKeyAtPoint, FlowStats, FlowKeyAtPoint::Hash> flows_;
+  std::map<FlowKeyAtPoint, FlowStats> flows_;
   /// The last message's flow and its entry.
   struct LastFlow {
     FlowKeyAtPoint key;
     FlowStats* stats;
   };
   CacheNotCopied<LastFlow> last_;
-  mutable std::map<FlowKeyAtPoint, FlowStats> sorted_;
-  mutable bool sorted_valid_ = true;
 };
 
 /// I/Os and messages per GPU, node or AI job (SPEC §7, `analyze --by`). An I/O belongs to its

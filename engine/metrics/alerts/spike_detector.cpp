@@ -42,8 +42,8 @@ void SpikeDetector::close_oldest(Series& s, std::vector<Spike>& out) {
   s.judged_before = period + 1;
   if (cell.n < rule_.min_samples) return;
   const double mean = cell.sum / double(cell.n);
-  if (s.history.size() >= rule_.min_history) {
-    std::vector<double> h(s.history.begin(), s.history.end());
+  if (s.history_size >= rule_.min_history) {
+    std::vector<double> h(s.history.begin(), s.history.begin() + s.history_size);
     const double base = diagnosis::median(h);
     std::vector<double> dev;
     for (double x : h) dev.push_back(std::fabs(x - base));
@@ -55,8 +55,9 @@ void SpikeDetector::close_oldest(Series& s, std::vector<Spike>& out) {
       return;  // a spike does not become the baseline
     }
   }
-  s.history.push_back(mean);
-  if (s.history.size() > kHistory) s.history.pop_front();
+  s.history[s.history_next] = mean;
+  s.history_next = uint8_t((s.history_next + 1) % kHistory);
+  if (s.history_size < kHistory) ++s.history_size;
 }
 
 }  // namespace rdmatel::alerts

@@ -6,6 +6,7 @@
 // the duration of the input (live mode runs for days).
 #pragma once
 
+#include <array>
 #include <cstdint>
 #include <deque>
 #include <limits>
@@ -68,7 +69,11 @@ class SpikeDetector {
     /// found without searching `open`. Map nodes stay put until erased.
     int64_t last_period = 0;
     Cell* last_cell = nullptr;
-    std::deque<double> history;  ///< the last kHistory calm periods' means
+    /// The last kHistory calm periods' means, oldest overwritten first (their order does not
+    /// matter: median and MAD). An array, not a deque: an empty deque holds 600 bytes, and a
+    /// series is kept per flow and point (up to kMaxScopes).
+    std::array<double, kHistory> history{};
+    uint8_t history_size = 0, history_next = 0;
     int64_t judged_before = std::numeric_limits<int64_t>::min();
   };
   /// add() of a sample to another period than the last one of its series.

@@ -903,7 +903,9 @@ void Messages::finalize(Ctx& ctx, Message& m) {
     if (at < s.acked_count) --s.acked_count;
     s.messages.erase(at);
   }
-  if (m.has_first && m.has_last) s.finished.add(r.first_psn, r.last_psn);
+  // (Not when the capture ended: no packet comes to be told late, and finishing every open
+  // message of a million flows would give each stream its 512 bytes of ranges only then.)
+  if (m.has_first && m.has_last && !capture_ended_) s.finished.add(r.first_psn, r.last_psn);
   --open_count_;
   free_.push_back(&m);
 }
@@ -1009,6 +1011,7 @@ void Messages::finish(Ctx& ctx) {
     }
   unpaired_naks_.clear();
   unpaired_count_ = 0;
+  capture_ended_ = true;
   for (const Ref& r : open_by_age()) finalize(ctx, message(r));
   by_age_.clear();
   // Remaining periods in a stable order: flow, point, period.

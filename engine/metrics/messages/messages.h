@@ -316,6 +316,7 @@ class Messages final : public Component {
   };
   std::vector<PointQueues> points_;
   size_t open_count_ = 0;
+  bool capture_ended_ = false;  ///< finish() runs: no packet follows
   uint64_t next_id_ = 1;
   MessagesStats stats_;
 };

@@ -207,9 +207,19 @@ inline void Paths::relate_clocks(FlowState& fs, const Entry& e, const Packet& p,
   // or a duplicate, whose difference to the other point holds the time between the copies too.
   const auto [pair, direction] = clock_pair(fs, p.flow, ctx);
   const Seen* seen = e.seen.begin();
-  for (size_t i = 0; i < e.seen.size(); ++i)
-    if (!any_at(seen, seen + i, seen[i].point))
+  const uint64_t refused = ctx.clock.samples_refused();
+  size_t related = 0;
+  for (size_t i = 0; i < e.seen.size() && related < kRelatedPoints; ++i)
+    if (!any_at(seen, seen + i, seen[i].point)) {
       ctx.clock.add_sample(seen[i].point, seen[i].ts, p.point, p.ts, direction, pair);
+      ++related;
+    }
+  if (ctx.clock.samples_refused() != refused) [[unlikely]]
+    ctx.warn("clock_pairs", [] {
+      return "more than " + std::to_string(ClockRelations::kMaxLinks) +
+             " pairs of observation points saw the same packets: the clock offsets of further pairs are not estimated "
+             "(their clocks are still related through the others)";
+    });
 }
 
 // A declared point that carried no packet yet may still show copies of what waits, seconds

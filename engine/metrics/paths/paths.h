@@ -155,6 +155,10 @@ class Paths final : public Component {
   /// A packet resent again and again (go-back-N under heavy loss) waits for its copies a timeout
   /// after its latest sighting, up to this many timeouts after its first.
   static constexpr int64_t kMaxWaits = 10;
+  /// A packet's first sighting at a point relates that point's clock to those of the first
+  /// kRelatedPoints points that saw it (every one, on any real path): a packet seen at K points
+  /// related K^2 / 2 pairs, K^3 / 6 steps, and 2,000 points of 50 packets took 40 s.
+  static constexpr size_t kRelatedPoints = 16;
   static constexpr size_t kVoters = 7;
   /// Lays one identity's sightings (reference stamps set) along the flow's decided path (two
   /// points at least), learning new points of it.

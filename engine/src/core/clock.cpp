@@ -134,28 +134,32 @@ void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int 
   const DurationNs d = tq - tp;  // (within 64 bits: stamps lie within +-2^62)
   if (d > kMaxSample || d < -kMaxSample) return;  // before select_link: it relates the points
   const uint64_t key = uint64_t(p) << 32 | q;
-  if (key != last_key_) select_link(p, q, key);
+  if (key != last_key_ && !select_link(p, q, key)) {
+    ++samples_refused_;
+    return;
+  }
   Link& l = links_[last_link_];
   bool moved = l.all.add(d);
   if (PairRanges* pr = pair_ranges(l, pair)) moved |= pr->way[direction].add(d);
   if (moved) l.cached = compute(l);
 }
 
-void ClockRelations::select_link(PointId p, PointId q, uint64_t key) {
+bool ClockRelations::select_link(PointId p, PointId q, uint64_t key) {
   grow(q);
+  if (links_.size() >= kMaxLinks && !link_index_.count(key) && root(p) == root(q)) return false;
   // try_emplace: emplace would allocate a node for every sample, to find the link is known.
   auto [it, inserted] = link_index_.try_emplace(key, uint32_t(links_.size()));
   last_key_ = key;
   last_link_ = it->second;
   // A link's first sample joins its points' components, which never split: only a new link
   // can relate two points that were not.
-  if (!inserted) return;
+  if (!inserted) return true;
   Link& added = links_.emplace_back();
   added.p = p;
   added.q = q;
   std::fill(std::begin(added.pair_slot), std::end(added.pair_slot), kNoPair);
   PointId rp = root(p), rq = root(q);
-  if (rp == rq) return;
+  if (rp == rq) return true;
   // Union by size, along this link: the smaller component's root hangs below the larger's.
   // The link joins p and q themselves, so re-root the smaller tree at its end of the link.
   PointId small_end = nodes_[rp].size < nodes_[rq].size ? p : q;
@@ -179,6 +183,7 @@ void ClockRelations::select_link(PointId p, PointId q, uint64_t key) {
   nodes_[small_end].parent = big_end;
   nodes_[small_end].link = last_link_;
   nodes_[big_root].size += small_size;
+  return true;
 }
 
 std::optional<ClockRelations::Estimate> ClockRelations::estimate(PointId p, PointId q) const {

@@ -255,16 +255,17 @@ class Engine::Impl {
     if (roce.is_roce()) {
       ++stats_.roce;
       Flow* flow = flows_.get(roce);
-      if (!flow) {
+      if (flow) flow_point = flows_.flow_point(*flow, in.point);
+      if (flow_point == kNoFlowPoint) [[unlikely]] {
         warnings_.warn("max_flows", [&] {
           return "more than " + std::to_string(settings_.count("max_flows")) +
-                 " RDMA flows: packets of new flows are not measured (limit max_flows)";
+                 " RDMA flows (a flow counts once per observation point that sees it): packets of new flows, and "
+                 "of flows at points new to them, are not measured (limit max_flows)";
         });
         release(in.point);
         return;
       }
       flow_id = flow->id;
-      flow_point = flows_.flow_point(*flow, in.point);
       if (flow_point >= mirror_counts_.size()) mirror_counts_.resize(size_t(flow_point) + 1);
       // Flow key, not flow id: ids follow the order flows were first seen, which is file order.
       order_key = (flow->key_hash << 24) | roce.bth.psn;

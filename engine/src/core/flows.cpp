@@ -56,7 +56,7 @@ Flow* FlowTable::get(const RoceFrame& pkt) {
     cache_[slot] = by_id_[it->second];
     return cache_[slot];
   }
-  if (by_id_.size() >= max_flows_) {
+  if (by_id_.size() >= max_flows_ || flow_points_.size() >= max_flows_) {
     ++stats_.flows_refused;
     return nullptr;
   }
@@ -86,12 +86,15 @@ void FlowTable::replicate(const FlowFact& fact) {
 
 FlowPointId FlowTable::add_flow_point(Flow& flow, PointId point) {
   const FlowPointId next = FlowPointId(flow_points_.size());
+  const bool full = flow_points_.size() >= max_flows_;
   if (flow.points.size() < kScannedPoints) {
+    if (full) return refuse_flow_point();
     flow.points.push_back({point, next});
   } else {
-    FlowPointId& id = far_points_[uint64_t(flow.id) << 32 | point];
-    if (id != 0) return id - 1;  // stored + 1: 0 is a new entry
-    id = next + 1;
+    const uint64_t key = uint64_t(flow.id) << 32 | point;
+    if (const FlowPointId* id = far_points_.find(key)) return *id - 1;  // stored + 1 (0: none)
+    if (full) return refuse_flow_point();
+    far_points_[key] = next + 1;
   }
   flow_points_.emplace_back(flow.id, point);
   return next;

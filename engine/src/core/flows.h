@@ -76,6 +76,7 @@ struct FlowTableStats {
   uint64_t pairs_learned = 0;
   uint64_t pair_conflicts = 0;
   uint64_t flows_refused = 0;  ///< new flows not tracked because max_flows was reached
+  uint64_t flow_points_refused = 0;  ///< packets of a flow at a point new to it, refused likewise
 };
 
 class FlowTable {
@@ -83,6 +84,9 @@ class FlowTable {
   explicit FlowTable(size_t max_flows) : max_flows_(max_flows) {}
 
   /// The flow of a decoded RoCE packet, created on first sight; nullptr at the flow limit.
+  /// `max_flows` bounds flow-points, a flow once per point that saw it (what most state is kept
+  /// per): a flow seen at 32 points takes 32, so the limit bounds memory whatever the number of
+  /// points (100,000 queue pairs seen at 32 points each took 10 GB within the limit of flows).
   Flow* get(const RoceFrame& pkt);
   Flow* find(const FlowKey& key);
   const Flow* find(const FlowKey& key) const;
@@ -90,8 +94,9 @@ class FlowTable {
   const Flow& operator[](FlowId id) const { return *by_id_[id]; }
   size_t size() const { return by_id_.size(); }
 
-  /// The id of `flow` at `point`, numbered on first sight. Per packet: a flow's own few points
-  /// are looked through, a table only for a flow seen at more than kScannedPoints.
+  /// The id of `flow` at `point`, numbered on first sight; kNoFlowPoint once max_flows
+  /// flow-points are numbered. Per packet: a flow's own few points are looked through, a table
+  /// only for a flow seen at more than kScannedPoints.
   FlowPointId flow_point(Flow& flow, PointId point) {
     for (const Flow::AtPoint& a : flow.points)
       if (a.point == point) return a.id;
@@ -136,6 +141,10 @@ class FlowTable {
   void settle_rivals(const Flow& taken);
   void apply_proposals_now();
   FlowPointId add_flow_point(Flow& flow, PointId point);
+  FlowPointId refuse_flow_point() {
+    ++stats_.flow_points_refused;
+    return kNoFlowPoint;
+  }
 
   static constexpr size_t kScannedPoints = 8;
   std::vector<std::pair<FlowId, PointId>> flow_points_;  ///< by flow-point id

@@ -32,8 +32,9 @@ const SettingSpec kCoreSettings[] = {
      "An observation point that carried no packet while the capture advanced this long no longer holds "
      "back results"},
     {"max_flows", SettingType::kCount, "", "1048576", 1, 1e9, "N",
-     "Most RDMA flows (source IP, destination IP, destination QPN) tracked; packets of further flows are "
-     "not measured"},
+     "Most RDMA flows (source IP, destination IP, destination QPN) tracked, a flow counted once per observation "
+     "point that sees it (state is kept per flow and point); packets of further flows, and of flows at points new "
+     "to them, are not measured"},
     {"gpu", SettingType::kList, "", "", 0, 0, "IP,GPU,NODE[,JOB]",
      "Binds an IP address to its GPU, node and AI job (repeatable; --gpu-map FILE reads a CSV of them): records "
      "gain the GPUs, nodes and job of their ends",

@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <map>
+#include <set>
 #include <tuple>
 
 #include "rdmatel/names.h"
@@ -34,18 +35,50 @@ std::vector<FlowFinding> find_flow_findings(const FlowReport& flows, const std::
     f.dst_qpn = q;
     return f;
   };
-  for (const auto& [k, s] : flows.flows()) {
-    FlowFinding& f = at(k.src, k.dst, k.dst_qpn);
-    points[{k.src, k.dst, k.dst_qpn}].push_back(k.point);
-    // The point that saw the largest share resent: the one nearest the loss's sender side
-    // sees every resend.
-    const double share = s.packets ? double(s.retrans_packets) / double(s.packets) : 0.0;
-    if (f.retrans_point == kNoPoint || share > f.retrans_share()) {
-      f.retrans_point = k.point;
-      f.packets = s.packets;
-      f.retrans_packets = s.retrans_packets;
-      f.naks = s.naks;
-      f.fnr = s.fnr();
+  // Only flows that may stand out are looked at (a flow-point of a million quiet ones took
+  // 700 bytes here): those that resent or were NAKed somewhere, were CE-marked or told to slow
+  // down, lost a packet on a hop, or crossed a point where some priority was paused. Nothing
+  // else makes a finding below.
+  std::vector<bool> paused_point;
+  for (const PfcRecord& p : pfc)
+    if (p.pause_frames) {
+      if (p.point >= paused_point.size()) paused_point.resize(size_t(p.point) + 1);
+      paused_point[p.point] = true;
+    }
+  std::set<FlowId3> marked;
+  for (const EcnRecord& e : congestion)
+    if (e.ce_packets || e.cnps_received.value_or(0)) marked.insert({e.src, e.dst, e.dst_qpn});
+  for (const PathRecord& h : hops)
+    if (h.lost) marked.insert({h.src, h.dst, h.dst_qpn});
+  const auto& all = flows.flows();
+  for (auto first = all.begin(); first != all.end();) {
+    // The flow's rows at its points are side by side (sorted by flow, then point).
+    auto last = first;
+    bool candidate = false;
+    for (; last != all.end() && last->first.src == first->first.src && last->first.dst == first->first.dst &&
+           last->first.dst_qpn == first->first.dst_qpn;
+         ++last)
+      candidate = candidate || last->second.retrans_packets || last->second.naks ||
+                  (last->first.point < paused_point.size() && paused_point[last->first.point]);
+    const FlowId3 id{first->first.src, first->first.dst, first->first.dst_qpn};
+    if (!candidate && !marked.count(id)) {
+      first = last;
+      continue;
+    }
+    for (; first != last; ++first) {
+      const auto& [k, s] = *first;
+      FlowFinding& f = at(k.src, k.dst, k.dst_qpn);
+      points[id].push_back(k.point);
+      // The point that saw the largest share resent: the one nearest the loss's sender side
+      // sees every resend.
+      const double share = s.packets ? double(s.retrans_packets) / double(s.packets) : 0.0;
+      if (f.retrans_point == kNoPoint || share > f.retrans_share()) {
+        f.retrans_point = k.point;
+        f.packets = s.packets;
+        f.retrans_packets = s.retrans_packets;
+        f.naks = s.naks;
+        f.fnr = s.fnr();
+      }
     }
   }
   std::map<std::pair<FlowId3, PointId>, std::optional<uint8_t>> priority;  // per flow and point
