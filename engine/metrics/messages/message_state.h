@@ -273,9 +273,6 @@ struct FlowPoint {
   FlowId peer = kNoFlow;
   /// Its peer's request stream at the point, which its ACKs acknowledge (set by the first).
   Stream* acked_stream = nullptr;
-  /// The record of its messages being reported: the flow's addresses, QPN, GPUs and key-flow
-  /// mark and the point are filled once, the message's counts each time (Messages::record_of).
-  MessageRecord record;
   Stream* streams[2] = {nullptr, nullptr};      ///< by Space
   std::map<int64_t, FlowPeriodRecord> periods;  ///< by period index
   /// A one-entry cache into periods: the record of the period of its last packet, and the stamps

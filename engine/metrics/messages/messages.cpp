@@ -59,9 +59,20 @@ Messages::Messages(Ctx& ctx)
       note_nak_(note_kind("msg.nak")),
       note_nak_read_(note_kind("msg.nak_read")) {}
 
-[[gnu::always_inline]] inline MessageRecord& Messages::record_of(const Message& m) {
+[[gnu::always_inline]] inline MessageRecord& Messages::record_of(const Ctx& ctx, const Message& m) {
   const MessageCounts& c = m.rec;
-  MessageRecord& r = m.stream->owner->record;
+  MessageRecord& r = record_;
+  if (const FlowPoint* fp = m.stream->owner; fp != record_owner_) [[unlikely]] {
+    record_owner_ = fp;
+    const FlowKey& key = ctx.flows[fp->flow].key;
+    r.src = key.src;
+    r.dst = key.dst;
+    r.dst_qpn = key.dst_qpn;
+    r.point = fp->point;
+    r.gpu = GpuEnds{};
+    bind_gpus(ctx.gpus, r.src, r.dst, r.gpu);
+    r.key_flow = ctx.sampling.key_flow(r.src, r.dst);
+  }
   r.id = c.id;
   r.kind = c.kind;
   r.with_immediate = c.with_immediate;
@@ -83,28 +94,20 @@ Messages::Messages(Ctx& ctx)
   return r;
 }
 
-void Messages::emit_snapshot(Ctx& ctx, const Message& m) const {
-  MessageRecord& snap = record_of(m);
+void Messages::emit_snapshot(Ctx& ctx, const Message& m) {
+  MessageRecord& snap = record_of(ctx, m);
   snap.provisional = true;
   snap.complete = m.has_first && m.has_last &&
                   m.seen.distinct() == uint32_t(psn::distance(snap.first_psn, snap.last_psn)) + 1;
   ctx.emit(kMessageSchema, &snap, true);
 }
 
-FlowPoint& Messages::new_flow_point(FlowId flow, PointId point, const Ctx& ctx) {
+FlowPoint& Messages::new_flow_point(FlowId flow, PointId point) {
   if (flow >= by_flow_.size()) by_flow_.resize(size_t(flow) + 1);
   queues(point);  // hot paths take them as queues_at()
   FlowPoint& fp = flow_points_.emplace_back();
   fp.flow = flow;
   fp.point = point;
-  MessageRecord& r = fp.record;
-  const FlowKey& key = ctx.flows[flow].key;
-  r.src = key.src;
-  r.dst = key.dst;
-  r.dst_qpn = key.dst_qpn;
-  r.point = point;
-  bind_gpus(ctx.gpus, r.src, r.dst, r.gpu);
-  r.key_flow = ctx.sampling.key_flow(r.src, r.dst);
   FlowPoints& f = by_flow_[flow];
   auto free = std::find(f.point.begin(), f.point.end(), kNoPoint);
   if (free != f.point.end()) {
@@ -481,7 +484,7 @@ void Messages::absorb(Ctx& ctx, Message& into, Message& from) {
   }
   // `from` disappears without a record of its own; annotating front ends learn where it went.
   if (frame_notes_) {
-    MessageRecord& gone = record_of(from);
+    MessageRecord& gone = record_of(ctx, from);
     gone.merged_into = a.id;
     ctx.emit(kMessageSchema, &gone, true);
   }
@@ -568,7 +571,7 @@ void Messages::on_cnp(const Packet& p, Ctx& ctx) {
 void Messages::on_read_request(const Packet& p, Ctx& ctx) {
   // A READ REQUEST takes one request PSN per response packet it asks for: the requester's next
   // PSN is psn + ceil(length / path MTU). Without the MTU, allow the next request to jump.
-  FlowPoint& fp = flow_point(p.flow, p.point, ctx);
+  FlowPoint& fp = flow_point(p.flow, p.point);
   Stream& s = stream(fp, Space::kRequest);
   const uint32_t psn = p.roce.bth.psn;
   const uint32_t len = p.roce.reth.dma_len;
@@ -655,7 +658,7 @@ uint32_t Messages::mtu_of(FlowId flow, FlowId peer) const {
 
 void Messages::on_data(const Packet& p, Ctx& ctx, MsgPosition pos, MessageKind kind, Space space) {
   ++stats_.data_packets;
-  FlowPoint& owner = flow_point(p.flow, p.point, ctx);
+  FlowPoint& owner = flow_point(p.flow, p.point);
   const FlowId peer = peer_of(owner, ctx);
   if (!unpaired_naks_.empty() && peer != kNoFlow) drain_unpaired_naks(ctx, ctx.flows[peer]);
   Stream& s = stream(owner, space);
@@ -779,7 +782,7 @@ void Messages::on_aeth(const Packet& p, Ctx& ctx) {
   if (k != AethKind::kAck && k != AethKind::kNak) return;
   bool nak = k == AethKind::kNak;
   if (nak) ++stats_.naks;
-  FlowPoint& own = flow_point(p.flow, p.point, ctx);
+  FlowPoint& own = flow_point(p.flow, p.point);
   const FlowId peer = peer_of(own, ctx);
   if (peer == kNoFlow) {
     // Not paired yet (e.g. the first packets of the flow were the lost ones): keep the NAK
@@ -793,7 +796,7 @@ void Messages::on_aeth(const Packet& p, Ctx& ctx) {
     return;
   }
   // The ACK names a PSN of the requests flowing the other way.
-  if (!own.acked_stream) own.acked_stream = &stream(peer, p.point, Space::kRequest, ctx);
+  if (!own.acked_stream) own.acked_stream = &stream(peer, p.point, Space::kRequest);
   Stream& s = *own.acked_stream;
   const uint32_t psn = p.roce.bth.psn;
   if (!s.has_acked || psn::newer(psn, s.acked)) {
@@ -847,7 +850,7 @@ void Messages::drain_unpaired_naks(Ctx& ctx, const Flow& nak_flow) {
 
 void Messages::count_nak(Ctx& ctx, FlowId forward, PointId point, uint32_t psn, TimeNs ts, uint64_t frame,
                          uint8_t syndrome) {
-  Stream& s = stream(forward, point, Space::kRequest, ctx);
+  Stream& s = stream(forward, point, Space::kRequest);
   ++period(forward, point, ts, ctx).naks;
   Message* m = find(s, psn);
   if (m) {
@@ -895,7 +898,7 @@ void Messages::finalize(Ctx& ctx, Message& m) {
   r.provisional = false;
   r.complete = m.has_first && m.has_last &&
                m.seen.distinct() == uint32_t(psn::distance(r.first_psn, r.last_psn)) + 1;
-  MessageRecord& out = record_of(m);
+  MessageRecord& out = record_of(ctx, m);
   if (ctx.sampling.polling()) out.poll_period_ns = ctx.sampling.period_start(r.first_ns);
   ctx.emit(kMessageSchema, &out);
   Stream& s = *m.stream;

@@ -93,13 +93,13 @@ class Messages final : public Component {
       if (fp->point == point) return fp;
     return nullptr;
   }
-  FlowPoint& flow_point(FlowId flow, PointId point, const Ctx& ctx) {
+  FlowPoint& flow_point(FlowId flow, PointId point) {
     FlowPoint* fp = find_flow_point(flow, point);
-    return fp ? *fp : new_flow_point(flow, point, ctx);
+    return fp ? *fp : new_flow_point(flow, point);
   }
-  FlowPoint& new_flow_point(FlowId flow, PointId point, const Ctx& ctx);
-  Stream& stream(FlowId flow, PointId point, Space space, const Ctx& ctx) {
-    return stream(flow_point(flow, point, ctx), space);
+  FlowPoint& new_flow_point(FlowId flow, PointId point);
+  Stream& stream(FlowId flow, PointId point, Space space) {
+    return stream(flow_point(flow, point), space);
   }
   Stream& stream(FlowPoint& fp, Space space) {
     Stream* s = fp.streams[int(space)];
@@ -107,7 +107,7 @@ class Messages final : public Component {
   }
   Stream& new_stream(FlowPoint& fp, Space space);
   FlowPeriodRecord& period(FlowId flow, PointId point, TimeNs ts, Ctx& ctx) {
-    return period(flow_point(flow, point, ctx), ts, ctx);
+    return period(flow_point(flow, point), ts, ctx);
   }
   /// The flow's record of the period holding `ts` (most packets: the one the last went to).
   FlowPeriodRecord& period(FlowPoint& fp, TimeNs ts, Ctx& ctx) {
@@ -187,10 +187,14 @@ class Messages final : public Component {
   /// and that period emitted before would be reported twice (its packets, then its NAKs). Counts
   /// those of a flow paired since.
   bool awaits_unpaired_naks(const FlowPoint& fp, TimeNs end, TimeNs horizon, Ctx& ctx);
-  void emit_snapshot(Ctx& ctx, const Message& m) const;
-  /// The message's record: its counts with its stream's flow and point (FlowPoint::record, whose
-  /// flow's part is filled once: valid until the next record of that flow and point).
-  static MessageRecord& record_of(const Message& m);
+  void emit_snapshot(Ctx& ctx, const Message& m);
+  /// The message's record: its counts with its stream's flow and point (valid until the next
+  /// record). One record for every flow-point, whose flow's part is filled when the flow-point
+  /// differs from the last record's: a record per flow-point was 220 of its 330 bytes, and a
+  /// flow's messages are reported in bursts (an ACK finishes several).
+  MessageRecord& record_of(const Ctx& ctx, const Message& m);
+  MessageRecord record_;
+  const FlowPoint* record_owner_ = nullptr;
   struct PointQueues;
   PointQueues& queues(PointId point) {
     if (point >= points_.size()) [[unlikely]]
