@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The engine core's shared facts, each worked out by hand: observation points and their clocks,
 // reorder buffers, roles from command-to-completion spans and TTLs, clock relations, settings.
+#include <algorithm>
 #include <gtest/gtest.h>
 
 #include "engine/src/core/clock.h"
@@ -30,6 +31,34 @@ TEST(Points, SameNameIsOnePoint) {
   EXPECT_NE(a, b);
   EXPECT_EQ(t.declare("leafA", 5, 100), a);  // a second file or section, same port
   EXPECT_EQ(t[a].speed_bps, 100u);
+}
+
+// active(): the points that carried a packet and are not quiet, kept as they change (what
+// holds results back is asked of them at every step, not of every point declared).
+TEST(Points, ActiveAreThoseThatCarriedPacketsAndAreNotQuiet) {
+  PointTable t;
+  std::vector<PointId> p;
+  for (int i = 0; i < 6; ++i) p.push_back(t.declare("p" + std::to_string(i), uint32_t(i), 0));
+  auto active = [&] {
+    std::vector<PointId> a = t.active();
+    std::sort(a.begin(), a.end());
+    return a;
+  };
+  EXPECT_TRUE(active().empty());
+  for (int i : {3, 0, 5, 1}) t.observe(p[i], kT + i);
+  t.observe(p[3], kT + 10);  // again: still once
+  EXPECT_EQ(active(), (std::vector<PointId>{p[0], p[1], p[3], p[5]}));
+  t.set_quiet(p[0]);
+  t.set_quiet(p[5]);
+  t.set_quiet(p[2]);  // never carried one: was not active
+  EXPECT_EQ(active(), (std::vector<PointId>{p[1], p[3]}));
+  t.set_quiet(p[0]);  // quiet twice
+  EXPECT_EQ(active(), (std::vector<PointId>{p[1], p[3]}));
+  t.observe(p[5], kT + 20);  // speaks again
+  t.observe(p[2], kT + 20);  // its first packet after it went quiet
+  EXPECT_EQ(active(), (std::vector<PointId>{p[1], p[2], p[3], p[5]}));
+  for (PointId q : p) t.set_quiet(q);
+  EXPECT_TRUE(active().empty());
 }
 
 TEST(Points, ForwardJumpNeedsConfirmation) {

@@ -26,20 +26,21 @@ void IoQuality::compute_horizons(Ctx& ctx) {
     h.blocked = true;  // its copies may all be still to come
     return;
   }
-  h.seen_root.assign(pts.size(), 0);
+  // The marks of the last call go (not every point's: tens of thousands of points going quiet
+  // in one scan each asked this).
+  for (PointId root : h.marked_roots) h.seen_root[root] = 0;
+  h.marked_roots.clear();
+  h.seen_root.resize(pts.size());
   h.component_min.resize(pts.size());
-  for (PointId q = 0; q < pts.size(); ++q) {
-    // A quiet point carries nothing more: everything it will ever add is in already.
-    if (pts[q].quiet) continue;
-    if (!pts[q].seen) {
-      h.blocked = true;  // declared, no packet yet: its copies may all be still to come
-      return;
-    }
+  // Every point not awaited (above) carried a packet; a quiet one carries nothing more:
+  // everything it will ever add is in already. The points that are neither, in any order.
+  for (const PointId q : pts.active()) {
     PointId root = ctx.clock.root(q);
     TimeNs t = pts[q].horizon + ctx.clock.to_root(q);
     uint8_t& mark = h.seen_root[root];
     if (!(mark & 1)) {
       mark |= 1;
+      h.marked_roots.push_back(root);
       ++h.active_roots;
       h.an_active_root = root;
       h.component_min[root] = t;

@@ -140,6 +140,7 @@ class IoQuality final : public Component {
     size_t new_roots = 0, active_roots = 0;
     PointId a_new_root = kNoPoint, an_active_root = kNoPoint;
     std::vector<uint8_t> seen_root;  ///< by root: 1 counted active, 2 counted new too
+    std::vector<PointId> marked_roots;  ///< the roots seen_root marks
   };
   void compute_horizons(Ctx& ctx);
   /// The stamp (in `home`'s clock) up to which every point that may add to an I/O of `home`

@@ -231,9 +231,9 @@ inline void Paths::relate_clocks(FlowState& fs, const Entry& e, const Packet& p,
 std::optional<TimeNs> Paths::bound_for(PointId home, const Ctx& ctx, TimeNs below) {
   const PointTable& pts = ctx.points;
   TimeNs b = kTimeMax;
-  for (PointId q = 0; q < pts.size(); ++q) {
+  // The least over the points (a quiet point holds nothing back), so in any order.
+  for (const PointId q : pts.active()) {
     const PointState& ps = pts[q];
-    if (!ps.seen || ps.quiet) continue;  // a quiet point holds nothing back
     // Everything stamped before a point's horizon has been handled, and, packets being handled
     // in each point's stamp order, everything before the latest packet it handled.
     const TimeNs now = q < handled_.size() ? std::max(ps.horizon, handled_[q]) : ps.horizon;

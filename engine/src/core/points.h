@@ -87,6 +87,7 @@ class PointTable {
   void observe(PointId id, TimeNs ts) {
     PointState& p = points_[id];
     if (!p.seen && !p.quiet) --awaited_;  // its first packet
+    if (!p.seen || p.quiet) make_active(id);
     ++p.packets;
     p.quiet = false;
     if (!p.seen) {
@@ -147,8 +148,14 @@ class PointTable {
   void set_quiet(PointId id) {
     PointState& p = points_[id];
     if (!p.seen && !p.quiet) --awaited_;
+    if (p.seen && !p.quiet) make_inactive(id);
     p.quiet = true;
   }
+  /// The points that carried a packet and are not quiet, in no particular order: those whose
+  /// progress holds results back. What asks "which point is furthest behind?" at every step
+  /// reads these, not every point: 40,000 points going quiet in one scan each asked it over
+  /// all of them (6 s).
+  const std::vector<PointId>& active() const { return active_; }
 
   // A stamp this far beyond the watermark needs kJumpVotes consecutive confirmations (a real
   // pause in the traffic); alone it is an outlier and does not move the watermark.
@@ -160,6 +167,19 @@ class PointTable {
   std::unordered_map<std::string, PointId> by_name_;
   DurationNs progress_ = 0;
   size_t awaited_ = 0;  ///< points awaited()
+  std::vector<PointId> active_;
+  std::vector<uint32_t> active_at_;  ///< by point: its place in active_ (while it is in it)
+  void make_active(PointId id) {
+    if (id >= active_at_.size()) active_at_.resize(size_t(id) + 1);
+    active_at_[id] = uint32_t(active_.size());
+    active_.push_back(id);
+  }
+  void make_inactive(PointId id) {
+    const uint32_t at = active_at_[id];
+    active_[at] = active_.back();
+    active_at_[active_[at]] = at;
+    active_.pop_back();
+  }
 };
 
 }  // namespace rdmatel
