@@ -141,8 +141,19 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
     e.tag = tag;
     e.due = p.ts + timeout_;
     e.seen.clear();
+    e.points = 1;
   } else {
     here = any_at(e.seen.begin(), e.seen.end(), p.point);
+    if (!here && e.points >= kMaxPathPoints) [[unlikely]] {
+      ctx.warn("path_points", [] {
+        return "packets seen at more than " + std::to_string(kMaxPathPoints) +
+               " observation points: their sightings at further points are not laid on their paths (no hop to or "
+               "from those points)";
+      });
+      if ((++since_drain_ & 1023) == 0) drain(ctx);
+      return;
+    }
+    if (!here) ++e.points;
     if (!here && names_one_packet(p)) relate_clocks(fs, e, p, ctx);
     // Settled a timeout after its first sighting, a packet resent for longer would have its
     // copies then in flight split from their sightings before (lost at one hop, first seen at
