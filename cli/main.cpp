@@ -96,17 +96,19 @@ int run(const Options& o) {
     report.analysis.by.emplace(o.by == "gpu" ? Dimension::kGpu : o.by == "node" ? Dimension::kNode : Dimension::kJob);
   session->subscribe(report);
 
+  // The export, or analyze's report (opened before the capture is read: a path that cannot be
+  // written fails at once, not after the analysis).
   std::FILE* out = stdout;
+  if (!o.output.empty()) {
+    out = std::fopen(o.output.c_str(), "w");
+    if (!out) {
+      std::fprintf(stderr, "rdmatel: cannot write %s: %s\n", o.output.c_str(), std::strerror(errno));
+      return kExitUsage;
+    }
+  }
   std::unique_ptr<RecordWriter> writer;
   if (o.command == Command::kExport) {
     const RecordSchema* schema = find_schema(o.export_kind);  // parse_options accepts known kinds only
-    if (!o.output.empty()) {
-      out = std::fopen(o.output.c_str(), "w");
-      if (!out) {
-        std::fprintf(stderr, "rdmatel: cannot write %s: %s\n", o.output.c_str(), std::strerror(errno));
-        return kExitUsage;
-      }
-    }
     writer = std::make_unique<RecordWriter>(out, o.format, *schema,
                                             [&engine](PointId id) -> const std::string& { return engine.point_name(id); });
     session->subscribe(*writer);
@@ -131,7 +133,7 @@ int run(const Options& o) {
   if (progress_shown) std::fprintf(stderr, "\r%60s\r", "");
   const bool inserted = outputs.finish(o.quiet);
 
-  if (analyze) print_analysis(stdout, o, engine, summary, report.analysis, RDMATEL_VERSION);
+  if (analyze) print_analysis(out, o, engine, summary, report.analysis, RDMATEL_VERSION);
   // A full disk or a closed pipe must not pass for success: check every output (exit 2, like an
   // output that cannot be opened).
   bool out_failed = out != stdout && (std::fflush(out) != 0 || std::ferror(out));

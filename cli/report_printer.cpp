@@ -58,6 +58,10 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
     std::fprintf(out, "  mirror copies: %llu copies of packets recorded more than once at one point (--mirror-copy-window) "
                  "were left out\n",
                  (unsigned long long)st.mirror_copies);
+  if (st.beyond_max_flows)
+    std::fprintf(out, "  not measured: %llu RoCE packets of flows beyond --max-flows %llu (a flow counted once per point "
+                 "that sees it)\n",
+                 (unsigned long long)st.beyond_max_flows, (unsigned long long)o.settings.count("max_flows"));
   const IoGroupStats& t = report.total();
   std::fprintf(out, "  NVMe commands: %llu (read %llu, write %llu, other %llu), incomplete %llu, error status %llu\n",
                (unsigned long long)t.ios, (unsigned long long)t.reads, (unsigned long long)t.writes,

@@ -166,6 +166,19 @@ expect("capture without read permission", ["analyze", noperm], 3, "Permission de
 
 # ---- Outputs that cannot be written: usage errors (2), named.
 expect("output is a directory", ["export", "io", sample, "-o", tmp], 2, "cannot write")
+expect("analyze's report to a directory", ["analyze", sample, "-o", tmp, "--no-progress"], 2, "cannot write")
+expect("analyze's report on a full disk", ["analyze", sample, "-o", "/dev/full", "--no-progress"], 2, "cannot write")
+# analyze -o FILE writes the report there, as it would to standard output (it was printed to
+# standard output, the file never made).
+on_stdout = run(["analyze", sample, "--no-progress"]).stdout
+report = path("report.txt")
+os.chmod(tmp, 0o777)  # writable by nobody (run() drops to it)
+to_file = run(["analyze", sample, "--no-progress", "-o", report])
+os.chmod(tmp, 0o755)
+if to_file.returncode != 0 or to_file.stdout:
+    problems.append(f"analyze -o FILE: exit {to_file.returncode}, standard output {to_file.stdout[:200]!r}")
+elif not os.path.exists(report) or open(report, "rb").read() != on_stdout or b"NVMe commands" not in on_stdout:
+    problems.append("analyze -o FILE: the file is not the report analyze prints to standard output")
 
 # ---- Regressions of bugs found by the robustness work (fixed), each with what it was:
 # cli/wiretap_source.cpp: wtap_free_idb_info() on the struct from wtap_file_get_idb_info()

@@ -647,7 +647,18 @@ def main():
             if analyze_base is None:
                 _, _, a_rss, a_anon, _ = run_measured([args.cli, "analyze", base_cap, *limits], args.timeout)
                 analyze_base = (a_rss, a_anon)
-            a_st, a_err, a_rss, a_anon, a_secs = run_measured([args.cli, "analyze", cap, *limits], args.timeout)
+            report = os.path.join(work, f"{name}.analyze.txt")
+            a_st, a_err, a_rss, a_anon, a_secs = run_measured([args.cli, "analyze", cap, "-o", report, *limits],
+                                                              args.timeout)
+            # The report says how many packets the limit left out: at least the hostile ones
+            # beyond max_flows flow-points, at most all of them.
+            hostile = max(1, args.packets // 8) * FLOW_POINTS
+            said = [l for l in open(report, encoding="utf-8") if l.startswith("  not measured: ")] \
+                if os.path.exists(report) else []
+            left_out = int(said[0].split()[2]) if said else None
+            if left_out is None or not hostile - args.max_flows <= left_out <= hostile:
+                mine.append(f"analyze: {said[0].strip() if said else 'no not-measured line'}; want "
+                            f"{hostile - args.max_flows}..{hostile} packets of flows beyond --max-flows")
             analyze_line = f"{'  with analyze':20} {'':>9} {'':>9} {a_rss / 1024:>12.1f} {a_anon / 1024:>9.1f} {a_secs:>8.1f}"
             if a_st != 0:
                 mine.append(f"analyze: exit status {a_st}")
@@ -669,7 +680,7 @@ def main():
                         "status": st, "problems": mine, "stderr": stderr_lines[:10]})
         problems += [f"{name}: {m}" for m in mine]
         if not args.keep:
-            for p in (cap, out):
+            for p in (cap, out, os.path.join(work, f"{name}.analyze.txt")):
                 if os.path.exists(p):
                     os.unlink(p)
     if args.json:

@@ -54,6 +54,9 @@ struct EngineStats {
   uint64_t duplicates = 0;  ///< the same packet given twice at one point (counted once)
   uint64_t late = 0;        ///< later than the reorder window at their point (handled late)
   uint64_t mirror_copies = 0;  ///< the same RoCE packet again at one point within mirror_copy_window (counted once)
+  /// RoCE packets not measured: of flows beyond max_flows, or of flows at points new to them
+  /// once max_flows flow-points are tracked.
+  uint64_t beyond_max_flows = 0;
 };
 
 /// An observation point as the engine sees it.

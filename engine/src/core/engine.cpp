@@ -257,6 +257,7 @@ class Engine::Impl {
       Flow* flow = flows_.get(roce);
       if (flow) flow_point = flows_.flow_point(*flow, in.point);
       if (flow_point == kNoFlowPoint) [[unlikely]] {
+        ++stats_.beyond_max_flows;
         warnings_.warn("max_flows", [&] {
           return "more than " + std::to_string(settings_.count("max_flows")) +
                  " RDMA flows (a flow counts once per observation point that sees it): packets of new flows, and "
