@@ -82,7 +82,7 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
   if (t.ios == 0)
     std::fprintf(out, "No NVMe-oF I/O found (no SEND carrying an NVMe command with a matching completion).\n\n");
   else
-    std::fputs(render_io_tables(report).c_str(), out);
+    std::fputs(render_io_tables(report, o.top).c_str(), out);
   if (analysis.by) std::fputs(render_by_dimension(*analysis.by, engine, o.top).c_str(), out);
   if (!flows.flows().empty()) std::fputs(render_flow_tables(flows, engine, o.top).c_str(), out);
   std::fputs(render_alerts(analysis.alerts.per_rule, analysis.alerts.first, engine, o.top).c_str(), out);

@@ -15,11 +15,27 @@ namespace rdmatel::cli {
 
 namespace {
 
-void table(std::string& out, const char* title, const char* key_header,
-           const std::vector<std::pair<std::string, const IoGroupStats*>>& rows) {
+// The mean latency a row is ranked by when not every row is shown: IOL1 (the I/O's latency
+// at the compute side), else IOL (one point saw it); -1 for none.
+double rank_latency(const IoGroupStats& g) {
+  if (g[IoMetric::kIol1].count()) return g[IoMetric::kIol1].mean();
+  if (g[IoMetric::kIol].count()) return g[IoMetric::kIol].mean();
+  return -1;
+}
+
+void table(std::string& out, const char* title, const char* key_header, const char* what,
+           std::vector<std::pair<std::string, const IoGroupStats*>> rows, size_t limit) {
   char line[512];
   out += title;
   out += "\n";
+  // A fabric of a thousand hosts and fifty storage servers has 50,000 pairs: 300,000 lines.
+  // Beyond `limit` rows the slowest are shown, slowest first, and the count said.
+  const size_t all = rows.size();
+  if (all > limit) {
+    std::stable_sort(rows.begin(), rows.end(),
+                     [](const auto& a, const auto& b) { return rank_latency(*a.second) > rank_latency(*b.second); });
+    rows.resize(limit);
+  }
   std::snprintf(line, sizeof line, "  %-33s %7s %6s %6s %6s %6s  %-5s %12s %12s %12s %12s %7s\n", key_header,
                 "I/Os", "read", "write", "other", "incmpl", "", "avg", "p50", "p99", "max", "n");
   out += line;
@@ -60,22 +76,28 @@ void table(std::string& out, const char* title, const char* key_header,
   if (!rows.empty() && !missing.empty())
     out += "  (" + missing + ": not measured. They need the I/O seen at the compute side and at the storage side; "
            "IOL is the latency at the one point that saw it.)\n";
+  if (all > limit)
+    out += "  (" + std::to_string(limit) + " of " + std::to_string(all) + " " + what +
+           " shown, the slowest by mean IOL1 (or IOL) first; --top N shows more, export io every I/O)\n";
   out += "\n";
 }
 
 }  // namespace
 
-std::string render_io_tables(const IoReport& report) {
+std::string render_io_tables(const IoReport& report, size_t top) {
   std::string out;
+  const size_t limit = std::max(top, kIoTableRows);
   std::vector<std::pair<std::string, const IoGroupStats*>> rows;
   for (const auto& [ip, g] : report.by_host()) rows.emplace_back(ip.to_string(), &g);
-  table(out, "NVMe I/O latency per host IP (µs; read and write I/Os)", "host", rows);
+  table(out, "NVMe I/O latency per host IP (µs; read and write I/Os)", "host", "hosts", std::move(rows), limit);
   rows.clear();
   for (const auto& [ip, g] : report.by_storage()) rows.emplace_back(ip.to_string(), &g);
-  table(out, "NVMe I/O latency per storage IP (µs; read and write I/Os)", "storage", rows);
+  table(out, "NVMe I/O latency per storage IP (µs; read and write I/Os)", "storage", "storage servers",
+        std::move(rows), limit);
   rows.clear();
   for (const auto& [k, g] : report.by_pair()) rows.emplace_back(k.first.to_string() + " > " + k.second.to_string(), &g);
-  table(out, "NVMe I/O latency per host > storage pair (µs; read and write I/Os)", "host > storage", rows);
+  table(out, "NVMe I/O latency per host > storage pair (µs; read and write I/Os)", "host > storage", "pairs",
+        std::move(rows), limit);
   out += "  I/Os = read + write, as in Wireshark's tables; other = the other NVMe commands (admin, fabrics, flush, "
          "...), not in the latencies.\n\n";
   return out;

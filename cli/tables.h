@@ -13,7 +13,9 @@
 namespace rdmatel::cli {
 
 /// The three per-group tables (host, storage, pair), µs with 3 decimals.
-std::string render_io_tables(const IoReport& report);
+/// Rows of each I/O table shown at least (more with --top): the slowest beyond.
+inline constexpr size_t kIoTableRows = 50;
+std::string render_io_tables(const IoReport& report, size_t top);
 /// "Flows" section: top `n` by bytes, worst `n` by FET and by FNR.
 std::string render_flow_tables(const FlowReport& report, const Engine& engine, size_t n);
 /// "Congestion" section: ECN totals, the `n` flows with the highest CE ratio, PFC per point and

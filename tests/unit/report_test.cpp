@@ -285,7 +285,7 @@ TEST(IoReport, GroupsPerHostStoragePair) {
   EXPECT_EQ(rep.by_storage().size(), 1u);
   EXPECT_EQ(rep.by_pair().size(), 2u);
   EXPECT_EQ(rep.total()[IoMetric::kDal].count(), 2u);  // keep-alive excluded from latency stats
-  std::string text = cli::render_io_tables(rep);
+  std::string text = cli::render_io_tables(rep, 10);
   EXPECT_NE(text.find("10.0.0.2"), std::string::npos);
   EXPECT_NE(text.find("7.000"), std::string::npos);
 }
