@@ -37,6 +37,9 @@ Scenarios (each adds its hostile part between the prologue and the epilogue I/Os
   flows_at_points     --packets / 8 flows, each a WRITE seen at 64 points (8 x --packets packets):
                       state is kept per flow and point, so max_flows must bound flow-points; also
                       run with `analyze`, the command that keeps the most per flow-point
+  command_at_points   NVMe reads, each command seen at 300 points before its completion (a counter of
+                      the points holding an I/O wrapped at 256: the I/O's list looped and every
+                      command hung)
   copies_at_points    --packets / 1500 RDMA WRITEs, each seen at 1500 points 100 ns apart: every
                       pair of points that saw a packet related their clocks, K^2 / 2 pairs and
                       K^3 / 6 steps, and laying it on its path took K^2 (bound: + POINT_BUDGET per
@@ -48,6 +51,7 @@ import argparse
 import json
 import os
 import random
+import signal
 import struct
 import subprocess
 import sys
@@ -75,6 +79,7 @@ C, S = 0, 1  # interface ids of the compute and storage points
 FIRST_EXTRA_INTERFACE = 4  # many_points, flows_at_points: after compute, storage, snap0 and snap65535
 FLOW_POINTS = 64  # flows_at_points: the points each flow is seen at
 COPY_POINTS = 1500  # copies_at_points: the points each packet is seen at
+COMMAND_POINTS = 300  # command_at_points: the points each NVMe command is seen at
 # Per observation point (many_points): its buffers start small (a point of a handful of packets
 # took ~30 KB; 40,000 of them 1.4 GB).
 POINT_BUDGET = 8192
@@ -435,6 +440,19 @@ def hostile_copies_at_points(w, n, rng):
             w.packet(FIRST_EXTRA_INTERFACE + k, t + k * 100, frame)
 
 
+def hostile_command_at_points(w, n, rng):
+    """--packets / (2 x COMMAND_POINTS) NVMe reads, each command seen at every point, then its completion."""
+    q = Queue("10.6.0.1", "10.6.0.2", 0x6600, 0x6601)
+    for i in range(max(1, n // (2 * COMMAND_POINTS))):
+        t = EPOCH_HOSTILE + i * 10_000_000
+        cmd = q.up(roce(0x04, q.sqpn, 1000 + i, payload=sqe(0x02, i + 1, 4096, 0x6000 + i)))
+        cpl = q.down(roce(0x04, q.hqpn, 2000 + i, payload=cqe(i + 1)))
+        for k in range(COMMAND_POINTS):
+            w.packet(FIRST_EXTRA_INTERFACE + k, t + k * 100, cmd)
+        for k in range(COMMAND_POINTS):
+            w.packet(FIRST_EXTRA_INTERFACE + k, t + 5_000_000 - k * 100, cpl)
+
+
 SCENARIOS = {
     "ios_never_complete": (hostile_ios_never_complete, ["limit max_ios"], 0),
     "many_flows": (hostile_many_flows, ["limit max_flows"], 0),
@@ -447,6 +465,7 @@ SCENARIOS = {
     "backwards_stamps": (hostile_backwards_stamps, [], 0),
     "many_points": (hostile_many_points, [], 0),
     "flows_at_points": (hostile_flows_at_points, ["limit max_flows"], 0),
+    "command_at_points": (hostile_command_at_points, [], 0),
     "copies_at_points": (hostile_copies_at_points, ["packets seen at more than 64 observation points"], 0),
 }
 # Scenarios also run with `analyze` (against the same bound, over analyze's own baseline).
@@ -463,6 +482,8 @@ def write_capture(path, name, n, epilogue_ios, seed, max_flows=10000):
         interfaces += [(f"p{k}", 262144) for k in range(FLOW_POINTS)]
     if name == "copies_at_points":
         interfaces += [(f"p{k}", 262144) for k in range(COPY_POINTS)]
+    if name == "command_at_points":
+        interfaces += [(f"p{k}", 262144) for k in range(COMMAND_POINTS)]
     w = Pcapng(path, interfaces)
     q = Queue("192.168.77.1", "192.168.77.2", 0x77AA, 0x77BB)
     expected = well_formed_ios(w, q, EPOCH_PROLOGUE, 1)
@@ -493,7 +514,10 @@ def write_capture(path, name, n, epilogue_ios, seed, max_flows=10000):
 def run_measured(cmd, timeout):
     """Runs cmd under /usr/bin/time -v; returns (status, stderr, max_rss_kb, peak_anon_kb, secs)."""
     start = time.monotonic()
-    p = subprocess.Popen(["/usr/bin/time", "-v", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    # In a session of its own: on a timeout the whole group goes (killing /usr/bin/time alone left
+    # the CLI running, holding the pipe, and the wait for its output never ended).
+    p = subprocess.Popen(["/usr/bin/time", "-v", *cmd], stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                         start_new_session=True)
     peak_anon = [0]
     done = threading.Event()
 
@@ -520,7 +544,7 @@ def run_measured(cmd, timeout):
         _, err = p.communicate(timeout=timeout)
         status = p.returncode
     except subprocess.TimeoutExpired:
-        p.kill()
+        os.killpg(p.pid, signal.SIGKILL)
         _, err = p.communicate()
         status = "timeout"
     done.set()
@@ -618,8 +642,15 @@ def main():
         expected = write_capture(cap, name, args.packets, args.epilogue, args.seed, args.max_flows)
         gen_s = time.monotonic() - t0
         size = os.path.getsize(cap)
-        st, err, rss, anon, secs = run_measured([args.cli, "export", "io", cap, "-o", out, *limits], args.timeout)
-        mine = []
+        # A hang is a failure, and should not take the whole --timeout to show: a few thousand
+        # packets at a few hundred points take well under a second.
+        timeout = min(args.timeout, 120) if name == "command_at_points" else args.timeout
+        st, err, rss, anon, secs = run_measured([args.cli, "export", "io", cap, "-o", out, *limits], timeout)
+        if st == "timeout":
+            mine_timeout = [f"no end within {timeout} s (a hang)"]
+        else:
+            mine_timeout = []
+        mine = list(mine_timeout)
         want_status = SCENARIOS[name][2]
         if st != want_status:
             mine.append(f"exit status {st}, want {want_status}")
@@ -632,7 +663,8 @@ def main():
         if "Sanitizer" in err or "runtime error" in err:
             mine.append("sanitizer report")
         if not asan and st != "timeout":
-            extra_points = {"many_points": args.packets, "flows_at_points": FLOW_POINTS, "copies_at_points": COPY_POINTS}
+            extra_points = {"many_points": args.packets, "flows_at_points": FLOW_POINTS, "copies_at_points": COPY_POINTS,
+                            "command_at_points": COMMAND_POINTS}
             bound_kb = budget_kb + extra_points.get(name, 0) * POINT_BUDGET // 1024
             if anon > base_anon + bound_kb:
                 mine.append(f"anonymous memory {anon >> 10} MiB > bound {(base_anon + bound_kb) >> 10} MiB")

@@ -66,7 +66,10 @@ struct Entry {
   std::array<uint32_t, kStages> stage_psn{};
   std::array<FlowId, kStages> stage_flow{};
   uint8_t stage_psn_mask = 0;
-  uint8_t cid_lists = 0;   ///< in how many points' CID lists (in its queue's `open` while any)
+  /// In how many points' CID lists (in its queue's `open` while any): up to every point (65,536;
+  /// in 8 bits it wrapped at a command seen at 257 points, which appended the I/O to its list
+  /// again: a list that looped on itself, and every command hung).
+  uint32_t cid_lists = 0;
   bool completed = false;  ///< some point saw the completion
   bool snapshot_made = false;  ///< frame notes: a provisional record of it was emitted
   bool in_completed_queue = false;
