@@ -253,6 +253,8 @@ class IoQuality final : public Component {
   /// kMaxEnded, the oldest at oldest_ended_ once full).
   static constexpr uint32_t kEnded = 0xFFFFFFFF;
   static constexpr size_t kMaxEnded = 1 << 16;
+  /// The sightings of an I/O whose pairs vote on the points' roles (add_role_evidence).
+  static constexpr size_t kVotingPoints = 16;
   std::vector<CommandKey> ended_order_;
   size_t oldest_ended_ = 0;
 
