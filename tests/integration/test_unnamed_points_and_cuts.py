@@ -220,6 +220,16 @@ if "without holding the same packets" not in p.stderr or "--points-by-file" not 
 by_file = {f"{hosts[0]}:eth0": cap.if_names[0], f"{hosts[1]}:eth0": cap.if_names[1]}
 _, io = export("io", *hosts, "--points-by-file")
 same("I/Os, two hosts' eth0 with --points-by-file", canonical(io, by_file, FRAMES), canonical(ref_io, {}, FRAMES))
+# The same in one file: both points' interfaces of the named capture named eth0 (what mergecap
+# keeps of two hosts' eth0 captures whose descriptions differ): the warning too (before, none:
+# one point, every packet seen at both a resend).
+both = Capture(named)
+both.replace_interfaces(interface_block("eth0"), interface_block("eth0"))
+one_file = os.path.join(tmp, "two_eth0.pcapng")
+both.write(one_file)
+p = run_cli(cli, "analyze", one_file, "--no-progress")
+if "interfaces 0 and 1 both have interface eth0" not in p.stderr or "without holding the same packets" not in p.stderr:
+    problems.append(f"one file, two interfaces named eth0: no warning that they are two sniffers: {p.stderr.strip()[:300]}")
 # Ring files of the named capture, and the capture given twice: no such warning.
 for label, files in (("ring files", Capture(named).split(os.path.join(tmp, "named_ring"), 500)),
                      ("the capture given twice", [named, named])):

@@ -636,10 +636,13 @@ class Session::Impl {
     }
     if (!first) return;
     const auto [a, b, i, j] = *first;
-    const std::string where = a == b ? inputs_[a].label + "'s pcapng sections " +
-                                           std::to_string(inputs_[a].source->interfaces()[i].section + 1) + " and " +
-                                           std::to_string(inputs_[b].source->interfaces()[j].section + 1)
-                                     : inputs_[a].label + " and " + inputs_[b].label;
+    const auto& ifaces = inputs_[a].source->interfaces();
+    const std::string where =
+        a != b ? inputs_[a].label + " and " + inputs_[b].label
+        : ifaces[i].section != ifaces[j].section
+            ? inputs_[a].label + "'s pcapng sections " + std::to_string(ifaces[i].section + 1) + " and " +
+                  std::to_string(ifaces[j].section + 1)
+            : inputs_[a].label + "'s interfaces " + std::to_string(i) + " and " + std::to_string(j);
     summary_.warnings.push_back(
         where + " both have interface " + engine_.point_name(inputs_[a].interfaces[i].point) +
         " and overlap in time without holding the same packets: two sniffers whose interfaces share a name? "
@@ -650,9 +653,9 @@ class Session::Impl {
   // Interface i of input a and interface j of input b (of one point; a <= b, and i < j within
   // one input) overlap in time yet hold few of the same packets.
   bool overlaps_without_duplicates(size_t a, size_t i, size_t b, size_t j, uint64_t duplicates) const {
-    // Within one file: interfaces of one name in two pcapng sections (files joined with cat).
-    if (a == b && inputs_[a].source->interfaces()[i].section == inputs_[b].source->interfaces()[j].section)
-      return false;
+    // Within one file too: interfaces of one name in two pcapng sections (files joined with
+    // cat), or in one section (mergecap of two hosts' eth0 keeps an interface of each when
+    // their descriptions differ).
     const Input::Interface& x = inputs_[a].interfaces[i];
     const Input::Interface& y = inputs_[b].interfaces[j];
     if (!(x.first_ts < y.last_ts && y.first_ts < x.last_ts)) return false;
