@@ -10,13 +10,12 @@ completing i microseconds after its command (IOL, the latency at the one point).
     test_analyze_io_tables.py RDMATEL
 """
 import os
-import struct
 import subprocess
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "robustness"))
-from hostile_captures import Pcapng, Queue, cqe, reth, roce, sqe  # noqa: E402
+from hostile_captures import Pcapng, Queue  # noqa: E402
 
 from rdmatel_testlib import fail, scratch_dir  # noqa: E402
 
@@ -32,10 +31,10 @@ for i in range(1, HOSTS + 1):
     q = Queue(f"10.7.0.{i}", f"10.8.0.{i}", 0x1000 + i, 0x2000 + i)
     t = T0 + i * 1_000_000
     latency = i * 1000
-    key = 0x5000 + i
-    w.packet(0, t, q.up(roce(0x04, q.sqpn, 100, payload=sqe(0x02, 7, 4096, key))))
-    w.packet(0, t + latency // 2, q.down(roce(0x0A, q.hqpn, 500, ext=reth(0x10000, key, 4096), payload=b"\xab" * 4096)))
-    w.packet(0, t + latency, q.down(roce(0x17, q.hqpn, 501, ext=struct.pack(">I", key), payload=cqe(7))))
+    cmd, data, cpl = q.read_frames(7, 0x5000 + i, 100, 500)
+    w.packet(0, t, cmd)
+    w.packet(0, t + latency // 2, data)
+    w.packet(0, t + latency, cpl)
 w.close()
 
 problems = []

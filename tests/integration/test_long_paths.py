@@ -9,13 +9,12 @@ data 10 µs and the completion 13 µs after the command reached it.
 """
 import json
 import os
-import struct
 import subprocess
 import sys
 
 here = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(here, "..", "robustness"))
-from hostile_captures import Pcapng, Queue, cqe, reth, roce, sqe  # noqa: E402
+from hostile_captures import Pcapng, Queue  # noqa: E402
 
 from rdmatel_testlib import fail, scratch_dir  # noqa: E402
 
@@ -29,13 +28,9 @@ for points in (16, 17, 40, 120):
     cap = os.path.join(tmp, f"path{points}.pcapng")
     w = Pcapng(cap, [(f"p{k}", 262144) for k in range(points)])
     q = Queue("10.5.0.1", "10.5.0.2", 0x5500, 0x5501)
-    key = 0x4242
+    cmd, data, cpl = q.read_frames(9, 0x4242, 100, 500)
     arrives = T0 + (points - 1) * HOP  # the command at the storage end
-    frames = [
-        (T0, True, q.up(roce(0x04, q.sqpn, 100, payload=sqe(0x02, 9, 4096, key)))),
-        (arrives + 10_000, False, q.down(roce(0x0A, q.hqpn, 500, ext=reth(0x10000, key, 4096), payload=b"\x5a" * 4096))),
-        (arrives + 13_000, False, q.down(roce(0x17, q.hqpn, 501, ext=struct.pack(">I", key), payload=cqe(9)))),
-    ]
+    frames = [(T0, True, cmd), (arrives + 10_000, False, data), (arrives + 13_000, False, cpl)]
     sightings = []
     for t, from_host, frame in frames:
         for k in range(points):

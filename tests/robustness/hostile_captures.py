@@ -196,13 +196,19 @@ class Queue:
     def down(self, l4):
         return udp_ipv4(self.storage, self.host, self.sport, l4)
 
+    def read_frames(self, cid, key, h_psn, s_psn):
+        """A 4 KiB read's frames: its command (host to storage, PSN h_psn), its data (an RDMA WRITE
+        into the host's buffer `key`, PSN s_psn) and its completion (a SEND invalidating the key)."""
+        cmd = self.up(roce(0x04, self.sqpn, h_psn, payload=sqe(0x02, cid, 4096, key)))
+        data = self.down(roce(0x0A, self.hqpn, s_psn, ext=reth(0x10000, key, 4096), payload=b"\xab" * 4096))
+        cpl = self.down(roce(0x17, self.hqpn, s_psn + 1, ext=struct.pack(">I", key), payload=cqe(cid)))
+        return cmd, data, cpl
+
     def read(self, w, t):
         """A read seen at both points; returns the expected export record fields."""
         cid, key = self.next_cid, self.next_key
         self.next_cid, self.next_key = self.next_cid + 1, self.next_key + 1
-        cmd = self.up(roce(0x04, self.sqpn, self.h_psn, payload=sqe(0x02, cid, 4096, key)))
-        data = self.down(roce(0x0A, self.hqpn, self.s_psn, ext=reth(0x10000, key, 4096), payload=b"\xab" * 4096))
-        cpl = self.down(roce(0x17, self.hqpn, self.s_psn + 1, ext=struct.pack(">I", key), payload=cqe(cid)))
+        cmd, data, cpl = self.read_frames(cid, key, self.h_psn, self.s_psn)
         self.h_psn += 1
         self.s_psn += 2
         for iface, dt, frame in ((C, 0, cmd), (S, 1000, cmd), (S, 5000, data), (C, 5500, data), (S, 9000, cpl),

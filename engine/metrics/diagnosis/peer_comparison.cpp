@@ -5,6 +5,15 @@
 #include <cmath>
 
 namespace rdmatel::diagnosis {
+namespace {
+
+// The i-th value of `sorted` in ascending order with the one at `skip` left out (none when skip
+// >= size).
+double without_at(const std::vector<double>& sorted, size_t skip, size_t i) {
+  return sorted[skip < sorted.size() && i >= skip ? i + 1 : i];
+}
+
+}  // namespace
 
 double median(std::vector<double> v) {
   if (v.empty()) return 0;
@@ -17,12 +26,10 @@ double median(std::vector<double> v) {
 }
 
 double median_without(const std::vector<double>& sorted, size_t skip) {
-  const bool skipping = skip < sorted.size();
-  const size_t n = sorted.size() - (skipping ? 1 : 0);
+  const size_t n = sorted.size() - (skip < sorted.size() ? 1 : 0);
   if (n == 0) return 0;
-  auto at = [&](size_t i) { return sorted[skipping && i >= skip ? i + 1 : i]; };
   const size_t mid = n / 2;
-  return n % 2 ? at(mid) : (at(mid - 1) + at(mid)) / 2;
+  return n % 2 ? without_at(sorted, skip, mid) : (without_at(sorted, skip, mid - 1) + without_at(sorted, skip, mid)) / 2;
 }
 
 Comparison compare_to_peers(double value, double scope_iol1, const std::vector<double>& peers, const PeerRule& rule) {
@@ -37,8 +44,6 @@ Comparison compare_to_sorted_peers(double value, double scope_iol1, const std::v
   const bool skipping = skip < sorted.size();
   c.peers = sorted.size() - (skipping ? 1 : 0);
   if (c.peers == 0) return c;
-  // The i-th peer in ascending order: the sorted values with the one at `skip` left out.
-  auto peer = [&](size_t i) { return sorted[skipping && i >= skip ? i + 1 : i]; };
   c.peer_median = median_without(sorted, skip);
   c.excess = value - c.peer_median;
   // Three tests, all needed: big enough to matter in absolute terms and for this scope's I/Os,
@@ -51,7 +56,7 @@ Comparison compare_to_sorted_peers(double value, double scope_iol1, const std::v
     // Only for a scope that passed the other tests: rare, so the O(n) spread is paid rarely.
     std::vector<double> dev;
     dev.reserve(c.peers);
-    for (size_t i = 0; i < c.peers; ++i) dev.push_back(std::fabs(peer(i) - c.peer_median));
+    for (size_t i = 0; i < c.peers; ++i) dev.push_back(std::fabs(without_at(sorted, skip, i) - c.peer_median));
     const double mad = median(std::move(dev));
     if (mad > 0 && c.excess / (1.4826 * mad) < rule.robust_z) return c;
   }

@@ -260,21 +260,20 @@ void IoQuality::add_role_evidence(const Entry& e, Ctx& ctx) const {
   // 16th point was taken for the storage side: DAL 58 µs for 10 on a 40-point path).
   SmallVector<size_t, 4> order;
   if (e.obs.size() > kVotingPoints) {
-    size_t longest = e.obs.size(), shortest = e.obs.size(), ttl_cmd = e.obs.size(), ttl_cpl = e.obs.size();
+    const size_t none = e.obs.size();
+    auto span = [&](size_t i) { return e.obs[i].ts[kCompletion] - e.obs[i].ts[kCommand]; };
+    size_t longest = none, shortest = none, ttl_cmd = none, ttl_cpl = none;
     for (size_t i = 0; i < e.obs.size(); ++i) {
       const Observation& o = e.obs[i];
       if (o.has(kCommand) && o.has(kCompletion)) {
-        const DurationNs span = o.ts[kCompletion] - o.ts[kCommand];
-        auto span_of = [&](size_t j) { return e.obs[j].ts[kCompletion] - e.obs[j].ts[kCommand]; };
-        if (longest == e.obs.size() || span > span_of(longest)) longest = i;
-        if (shortest == e.obs.size() || span < span_of(shortest)) shortest = i;
+        if (longest == none || span(i) > span(longest)) longest = i;
+        if (shortest == none || span(i) < span(shortest)) shortest = i;
       }
-      if (o.has(kCommand) && (ttl_cmd == e.obs.size() || o.ttl_command > e.obs[ttl_cmd].ttl_command)) ttl_cmd = i;
-      if (o.has(kCompletion) && (ttl_cpl == e.obs.size() || o.ttl_completion > e.obs[ttl_cpl].ttl_completion))
-        ttl_cpl = i;
+      if (o.has(kCommand) && (ttl_cmd == none || o.ttl_command > e.obs[ttl_cmd].ttl_command)) ttl_cmd = i;
+      if (o.has(kCompletion) && (ttl_cpl == none || o.ttl_completion > e.obs[ttl_cpl].ttl_completion)) ttl_cpl = i;
     }
     for (size_t i : {longest, shortest, ttl_cmd, ttl_cpl})
-      if (i < e.obs.size() && std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
+      if (i != none && std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
     for (size_t i = 0; i < e.obs.size() && order.size() < kVotingPoints; ++i)
       if (std::find(order.begin(), order.end(), i) == order.end()) order.push_back(i);
   } else {

@@ -153,8 +153,10 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
       if ((++since_drain_ & 1023) == 0) drain(ctx);
       return;
     }
-    if (!here) ++e.points;
-    if (!here && names_one_packet(p)) relate_clocks(fs, e, p, ctx);
+    if (!here) {
+      ++e.points;
+      if (names_one_packet(p)) relate_clocks(fs, e, p, ctx);
+    }
     // Settled a timeout after its first sighting, a packet resent for longer would have its
     // copies then in flight split from their sightings before (lost at one hop, first seen at
     // the next): it waits a timeout after its latest (at the first one's point, whose clock
