@@ -16,57 +16,25 @@ constexpr size_t kMaxDeferred = 1 << 16;
 
 void IoQuality::compute_horizons(Ctx& ctx) {
   const PointTable& pts = ctx.points;
-  Horizons& h = horizons_;
-  h.blocked = false;
-  h.new_roots = h.active_roots = 0;
-  // A declared point with no packet yet (counted by the point table: a file of tens of thousands
-  // of interfaces, each carrying its first packet in turn, made this a scan up to the first of
-  // them at every step).
-  if (pts.any_awaited()) {
-    h.blocked = true;  // its copies may all be still to come
-    return;
-  }
-  // The marks of the last call go (not every point's: tens of thousands of points going quiet
-  // in one scan each asked this).
-  for (PointId root : h.marked_roots) h.seen_root[root] = 0;
-  h.marked_roots.clear();
-  h.seen_root.resize(pts.size());
-  h.component_min.resize(pts.size());
-  // Every point not awaited (above) carried a packet; a quiet one carries nothing more:
-  // everything it will ever add is in already. The points that are neither, in any order.
-  for (const PointId q : pts.active()) {
-    PointId root = ctx.clock.root(q);
-    TimeNs t = pts[q].horizon + ctx.clock.to_root(q);
-    uint8_t& mark = h.seen_root[root];
-    if (!(mark & 1)) {
-      mark |= 1;
-      h.marked_roots.push_back(root);
-      ++h.active_roots;
-      h.an_active_root = root;
-      h.component_min[root] = t;
-    } else {
-      h.component_min[root] = std::min(h.component_min[root], t);
-    }
-    if (!(mark & 2) && pts.is_new(q, ctx.reorder_window)) {
-      mark |= 2;
-      ++h.new_roots;
-      h.a_new_root = root;
-    }
-  }
+  // A declared point with no packet yet: its copies may all be still to come.
+  horizons_blocked_ = pts.any_awaited();
+  if (horizons_blocked_) return;
+  // Every point not awaited carried a packet; a quiet one carries nothing more: everything it
+  // will ever add is in already. The others by horizon, on their component's root clock.
+  horizons_.sync(pts, ctx.clock, ctx.reorder_window, [&](PointId q) {
+    return TimeNs(uint64_t(pts[q].horizon) + uint64_t(ctx.clock.to_root(q)));  // (as the sum wraps)
+  });
 }
 
 TimeNs IoQuality::bound_for(PointId home, Ctx& ctx) const {
-  const Horizons& h = horizons_;
-  if (h.blocked) return kTimeMin;
+  if (horizons_blocked_) return kTimeMin;
   const PointId root = ctx.clock.root(home);
   // A point that carries packets but shares none with this one yet may be on its path with a
   // clock seconds behind: while either of them is new, wait for it.
-  auto other_than_root = [&](size_t count, PointId example) { return count > 1 || (count == 1 && example != root); };
-  if (other_than_root(h.new_roots, h.a_new_root)) return kTimeMin;
-  if (ctx.points.is_new(home, ctx.reorder_window) && other_than_root(h.active_roots, h.an_active_root))
-    return kTimeMin;
-  if (root >= h.seen_root.size() || !(h.seen_root[root] & 1)) return kTimeMax;  // every related point is quiet
-  return h.component_min[root] - ctx.clock.to_root(home);
+  if (horizons_.any_new_outside(root)) return kTimeMin;
+  if (ctx.points.is_new(home, ctx.reorder_window) && horizons_.any_active_outside(root)) return kTimeMin;
+  if (!horizons_.any_active(root)) return kTimeMax;  // every related point is quiet
+  return horizons_.least(root) - ctx.clock.to_root(home);
 }
 
 void IoQuality::map_to_home(PointId home, const Ctx& ctx) {

@@ -30,6 +30,7 @@
 
 #include "engine/metrics/io_quality/io_state.h"
 #include "engine/src/core/component.h"
+#include "engine/src/core/point_progress.h"
 #include "engine/src/util/flat_map.h"
 #include "engine/src/util/small_vector.h"
 #include "engine/src/util/stable_pool.h"
@@ -132,16 +133,10 @@ class IoQuality final : public Component {
   // ---- joining and finalisation (io_join.cpp) ----
   /// How far every point that may still add to an I/O has come, per clock component, worked
   /// out once per drain (see settled()).
-  struct Horizons {
-    bool blocked = false;  ///< a declared point has carried nothing yet: nothing is final
-    std::vector<TimeNs> component_min;  ///< by root: least horizon of its points, root clock
-    /// Components with a point still being discovered, and with a point that is not idle: how
-    /// many, and one of them (enough to tell whether one other than a given one exists).
-    size_t new_roots = 0, active_roots = 0;
-    PointId a_new_root = kNoPoint, an_active_root = kNoPoint;
-    std::vector<uint8_t> seen_root;  ///< by root: 1 counted active, 2 counted new too
-    std::vector<PointId> marked_roots;  ///< the roots seen_root marks
-  };
+  /// Whether a declared point has carried nothing yet (nothing is final), and the active points
+  /// by horizon on their clock component's common clock, worked out at each drain.
+  bool horizons_blocked_ = false;
+  PointProgress horizons_{true};
   void compute_horizons(Ctx& ctx);
   /// The stamp (in `home`'s clock) up to which every point that may add to an I/O of `home`
   /// has moved.
@@ -294,7 +289,6 @@ class IoQuality final : public Component {
   bool held_worth_retrying(const Ctx& ctx) const;
   static constexpr DurationNs kHoldForEchoes = kNsPerMs;
   static constexpr size_t kMaxHeld = 256;
-  Horizons horizons_;
 
   IoQualityStats stats_;
   NoteKind note_stage_[kStages];

@@ -116,7 +116,10 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
   // declared, in the CLI (all interfaces up front) as in the plugin (each on its first frame).
   if (p.flow == kNoFlow || ctx.points.size() < 2) return;
   if (p.point >= handled_.size()) handled_.resize(size_t(p.point) + 1, kTimeMin);
-  handled_[p.point] = std::max(handled_[p.point], p.ts);
+  if (p.ts > handled_[p.point]) {
+    handled_[p.point] = p.ts;
+    progress_.touch(p.point);
+  }
   const uint32_t aeth = p.roce.has(kExtAeth) ? uint32_t(p.roce.aeth.syndrome) << 24 | (p.roce.aeth.msn & 0xFFFFFF) : 0;
   if (aeth && p.roce.op_known) {
     // A positive ACK or a READ response: the requests of its queue pair's other direction got
@@ -241,33 +244,53 @@ inline void Paths::relate_clocks(FlowState& fs, const Entry& e, const Packet& p,
 // before it, every packet of the first seconds would count lost on its hop (and its copies
 // would never relate the clocks). So nothing is settled until it carries one or goes quiet
 // (--idle-point), but for the packets beyond --max-path-packets.
+// How far point q has come: everything stamped before its horizon has been handled, and, packets
+// being handled in each point's stamp order, everything before the latest packet it handled.
+inline TimeNs Paths::passed(PointId q, const PointState& ps) const {
+  return q < handled_.size() ? std::max(ps.horizon, handled_[q]) : ps.horizon;
+}
+
+// passed(q) + progress_offset(q), less progress_offset(home), is on_clock_of(home, q, passed(q)):
+// the points ordered by the sum (progress_) are in the order of every home's clock.
+inline DurationNs Paths::progress_offset(PointId q, const Ctx& ctx) {
+  return any_offset_ ? -explicit_offset(q, ctx).value_or(0) : ctx.clock.to_root(q);
+}
+
+// The sum, held at the ends of 64 bits (a hostile file's stamps and offsets at the ends of their
+// span): taken back to the span after home's offset, as on_clock_of does, it is the same.
+inline int64_t Paths::progress_key(PointId q, const Ctx& ctx) {
+  int64_t key;
+  const TimeNs t = passed(q, ctx.points[q]);
+  const DurationNs o = progress_offset(q, ctx);
+  if (__builtin_add_overflow(t, o, &key)) key = o > 0 ? INT64_MAX : INT64_MIN;
+  return key;
+}
+
 std::optional<TimeNs> Paths::bound_for(PointId home, const Ctx& ctx, TimeNs below) {
   const PointTable& pts = ctx.points;
-  TimeNs b = kTimeMax;
-  // The least over the points (a quiet point holds nothing back), so in any order.
-  for (const PointId q : pts.active()) {
-    const PointState& ps = pts[q];
-    // Everything stamped before a point's horizon has been handled, and, packets being handled
-    // in each point's stamp order, everything before the latest packet it handled.
-    const TimeNs now = q < handled_.size() ? std::max(ps.horizon, handled_[q]) : ps.horizon;
-    TimeNs t = on_clock_of(home, q, now, ctx);
-    if (!any_offset_ && !ctx.clock.related(home, q) &&
-        (pts.is_new(q, ctx.reorder_window) || pts.is_new(home, ctx.reorder_window))) {
-      // The clocks are not related yet: that takes a packet seen at both, which waits here. Its
-      // copy at q comes as much later in the input as q's clock runs ahead (10 ms or 10 s), so
-      // taking q's stamps for home's (raw) settles it alone first whenever the clocks are
-      // further apart than the timeout, and they are never related. While either point is new,
-      // q's stamps are also read as if the two captures started together (elapsed since each
-      // one's first packet), and the later of the two readings is waited for.
-      // (Stamps lie within +-2^62: the difference of two fits in 64 bits, its sum with a third
-      // may not, for a hostile file's stamps at both ends of that range.)
-      const TimeNs shift = pts[home].first - ps.first;
-      TimeNs as_if_started_together;
-      if (__builtin_add_overflow(now, shift, &as_if_started_together))
-        as_if_started_together = shift > 0 ? kTimeMax : kTimeMin;
-      t = std::min(t, as_if_started_together);
-    }
-    b = std::min(b, t);
+  progress_.sync(pts, ctx.clock, ctx.reorder_window, [&](PointId q) { return progress_key(q, ctx); });
+  // The least over the active points (a quiet point holds nothing back).
+  if (!progress_.any_active(0)) return kTimeMax;
+  TimeNs b = any_offset_ ? progress_.least(0) - progress_offset(home, ctx)
+                         : ClockRelations::within_span(__int128(progress_.least(0)) - ctx.clock.to_root(home));
+  if (b < below) return std::nullopt;
+  if (any_offset_ || !progress_.any_active_outside(ctx.clock.root(home))) return b;
+  // Points whose clocks are not related to home's yet: that takes a packet seen at both, which
+  // waits here. Its copy at q comes as much later in the input as q's clock runs ahead (10 ms or
+  // 10 s), so taking q's stamps for home's (raw, as above) settles it alone first whenever the
+  // clocks are further apart than the timeout, and they are never related. While either point is
+  // new, q's stamps are also read as if the two captures started together (elapsed since each
+  // one's first packet), and the later of the two readings is waited for.
+  const bool home_new = pts.is_new(home, ctx.reorder_window);
+  for (const PointId q : home_new ? pts.active() : progress_.new_points()) {
+    if (ctx.clock.related(home, q) || !(home_new || pts.is_new(q, ctx.reorder_window))) continue;
+    // (Stamps lie within +-2^62: the difference of two fits in 64 bits, its sum with a third
+    // may not, for a hostile file's stamps at both ends of that range.)
+    const TimeNs shift = pts[home].first - pts[q].first;
+    TimeNs as_if_started_together;
+    if (__builtin_add_overflow(passed(q, pts[q]), shift, &as_if_started_together))
+      as_if_started_together = shift > 0 ? kTimeMax : kTimeMin;
+    b = std::min(b, as_if_started_together);
     if (b < below) return std::nullopt;
   }
   return b;

@@ -36,6 +36,7 @@
 #include "engine/metrics/paths/seq_ring.h"
 #include "engine/metrics/paths/tag_filter.h"
 #include "engine/src/core/component.h"
+#include "engine/src/core/point_progress.h"
 #include "engine/src/util/small_vector.h"
 #include "rdmatel/records.h"
 
@@ -244,6 +245,11 @@ class Paths final : public Component {
   /// it, which is all a drain asks (with tens of thousands of points, each found behind ended the
   /// scan of all of them).
   std::optional<TimeNs> bound_for(PointId home, const Ctx& ctx, TimeNs below);
+  TimeNs passed(PointId q, const PointState& ps) const;
+  DurationNs progress_offset(PointId q, const Ctx& ctx);
+  int64_t progress_key(PointId q, const Ctx& ctx);
+  /// The active points by passed() on a common clock (progress_offset), for bound_for.
+  PointProgress progress_{false};
   /// Settles the waiting packets that are due (all of them with `all`), oldest first.
   void drain(Ctx& ctx, bool all = false);
   void settle(const Identity& id, Entry& e, Ctx& ctx);

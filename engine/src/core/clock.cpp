@@ -141,7 +141,11 @@ void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int 
   Link& l = links_[last_link_];
   bool moved = l.all.add(d);
   if (PairRanges* pr = pair_ranges(l, pair)) moved |= pr->way[direction].add(d);
-  if (moved) l.cached = compute(l);
+  if (moved) {
+    const DurationNs before = l.cached.offset;
+    l.cached = compute(l);
+    if (l.in_tree && l.cached.offset != before) ++version_;
+  }
 }
 
 bool ClockRelations::select_link(PointId p, PointId q, uint64_t key) {
@@ -183,6 +187,8 @@ bool ClockRelations::select_link(PointId p, PointId q, uint64_t key) {
   nodes_[small_end].parent = big_end;
   nodes_[small_end].link = last_link_;
   nodes_[big_root].size += small_size;
+  links_[last_link_].in_tree = true;
+  ++version_;
   return true;
 }
 

@@ -57,6 +57,11 @@ class ClockRelations {
   /// stamps into it: t_root = t + to_root(id).
   PointId root(PointId id) const;
   DurationNs to_root(PointId id) const;
+  /// A stamp worked out from others (mapped, offsets summed), taken back to the stamps' span.
+  static TimeNs within_span(__int128 t) { return TimeNs(std::clamp<__int128>(t, -kSpan, kSpan)); }
+  /// Changes whenever root() or to_root() of some point may have: what keeps points in a
+  /// common clock's order (PointProgress) orders them again.
+  uint64_t version() const { return version_; }
 
   /// The estimate between two directly sampled points: t_q ≈ t_p + offset.
   struct Estimate {
@@ -99,7 +104,6 @@ class ClockRelations {
   // a chain of points, and stamps mapped by them, are taken back to the stamps' span.
   static constexpr DurationNs kMaxSample = DurationNs(1) << 61;
   static constexpr TimeNs kSpan = TimeNs(1) << 62;
-  static TimeNs within_span(__int128 t) { return TimeNs(std::clamp<__int128>(t, -kSpan, kSpan)); }
 
   /// The smallest and largest difference t_q - t_p of some samples.
   struct Range {
@@ -142,6 +146,7 @@ class ClockRelations {
     /// closest samples are in): to_root() reads it for every packet that waits. With noisy stamps
     /// the estimate follows the means, which this lags a little: waiting needs no better.
     Estimate cached;
+    bool in_tree = false;  ///< a parent link of the components' trees: its offset is in to_root()
     /// compute()'s result for every sample so far (estimate() and pairs(): what is reported).
     mutable Estimate reported;
     mutable uint64_t reported_n = 0;
@@ -172,6 +177,7 @@ class ClockRelations {
   /// related already: the sample is not kept.
   bool select_link(PointId p, PointId q, uint64_t key);
   uint64_t samples_refused_ = 0;
+  uint64_t version_ = 0;
   std::vector<DurationNs> stamp_noise_;  ///< by point: the largest inversion of its stamps seen
   uint64_t noise_version_ = 0;           ///< changes with stamp_noise_
 };

@@ -480,7 +480,7 @@ class Engine::Impl {
       PointState& p = points_[id];
       // Everything the point carried is handled: its horizon is its newest stamp. What is still
       // open after this last advance ends with the capture.
-      if (p.seen) p.horizon = std::max(p.horizon, p.watermark);
+      if (p.seen) points_.raise_horizon(id, p.watermark);
     }
     finished_ = true;
     for (PointId id = 0; id < points_.size(); ++id)
@@ -567,7 +567,7 @@ class Engine::Impl {
       PointState& p = points_[id];
       if (p.quiet || !points_.idle(id, idle_)) continue;
       while (!p.buffer.empty()) release_front(id, true);
-      if (p.seen) p.horizon = std::max(p.horizon, p.watermark);
+      if (p.seen) points_.raise_horizon(id, p.watermark);
       points_.set_quiet(id);
       advance_components(id);
     }
@@ -602,7 +602,7 @@ class Engine::Impl {
   void release_front(PointId id, bool advance) {
     PointState& p = points_[id];
     const Packet& front = p.buffer.front();
-    if (advance) p.horizon = std::max(p.horizon, front.ts);
+    if (advance) points_.raise_horizon(id, front.ts);
     if (!given_twice(p, front)) {
       const uint32_t cls = packet_class(front);
       if (!mirror_copy(p, front, cls, p.buffer.front_hash())) handle(front, cls);

@@ -102,7 +102,7 @@ void PairLocalWorker::handle(const WorkBatch& batch) {
         completed_ = StepTag{e.step, StepTag::kAfterComponents};
         break;
       case WorkEvent::Kind::kAdvance:
-        points_[PointId(e.index)].horizon = e.horizon;
+        points_.set_horizon(PointId(e.index), e.horizon);
         cursor_ = StepTag{e.step, 0};
         for (Local& l : components_) {
           cursor_.slot = l.slot;

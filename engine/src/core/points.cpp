@@ -21,6 +21,7 @@ PointId PointTable::declare(const std::string& name, uint32_t interface_id, uint
   p.declared_progress = progress_;
   by_name_.emplace(name, id);
   ++awaited_;  // declared, no packet yet
+  logged_in_.push_back(0);
   return id;
 }
 

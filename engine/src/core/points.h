@@ -112,7 +112,40 @@ class PointTable {
     return p.seen ? std::max(p.horizon, p.watermark - window) : p.horizon;
   }
   /// Moves the point's horizon to next_horizon().
-  TimeNs advance_horizon(PointId id, DurationNs window) { return points_[id].horizon = next_horizon(id, window); }
+  TimeNs advance_horizon(PointId id, DurationNs window) {
+    raise_horizon(id, next_horizon(id, window));
+    return points_[id].horizon;
+  }
+  /// Moves the point's horizon to `t` if that is later. Every write of a horizon goes through here
+  /// or set_horizon, for the change log.
+  void raise_horizon(PointId id, TimeNs t) {
+    if (t > points_[id].horizon) set_horizon(id, t);
+  }
+  void set_horizon(PointId id, TimeNs t) {
+    points_[id].horizon = t;
+    note_change(id);
+  }
+
+  /// The points whose horizon changed or that were made active or quiet, in order: what keeps the
+  /// active points ordered by horizon (PointProgress) re-keys those since it last looked. Calls
+  /// f(id) for each change since `seen` (duplicates included) and moves `seen` to the latest; false,
+  /// calling nothing, when more changed than the log keeps (then every point may have).
+  template <typename F>
+  bool changes_since(uint64_t& seen, F&& f) const {
+    ++read_epoch_;  // (see note_change)
+    if (changes_ - seen > kChangeLog) {
+      seen = changes_;
+      return false;
+    }
+    for (; seen < changes_; ++seen) f(change_log_[seen & (kChangeLog - 1)]);
+    return true;
+  }
+  /// Moves `seen` past every change so far without reading them (a reader that re-keys every
+  /// point instead).
+  void skip_changes(uint64_t& seen) const {
+    ++read_epoch_;
+    seen = changes_;
+  }
 
   /// How long a point that carries packets but shares none with another yet is still waited for
   /// (its clock may run seconds behind, its copies come later in the input).
@@ -169,12 +202,27 @@ class PointTable {
   size_t awaited_ = 0;  ///< points awaited()
   std::vector<PointId> active_;
   std::vector<uint32_t> active_at_;  ///< by point: its place in active_ (while it is in it)
+  static constexpr size_t kChangeLog = 4096;  // a power of two
+  std::vector<PointId> change_log_ = std::vector<PointId>(kChangeLog);  ///< a ring (changes_since)
+  uint64_t changes_ = 0;
+  /// A point is logged once between two reads of the log (by any reader): each reader finds it
+  /// after its own last read, which is all it asks (re-key it from what it is now). A horizon
+  /// moves with every packet; the log is read about once a millisecond.
+  mutable uint64_t read_epoch_ = 1;
+  std::vector<uint64_t> logged_in_;  ///< by point: the read_epoch_ it was last logged in
+  void note_change(PointId id) {
+    if (logged_in_[id] == read_epoch_) return;
+    logged_in_[id] = read_epoch_;
+    change_log_[changes_++ & (kChangeLog - 1)] = id;
+  }
   void make_active(PointId id) {
+    note_change(id);
     if (id >= active_at_.size()) active_at_.resize(size_t(id) + 1);
     active_at_[id] = uint32_t(active_.size());
     active_.push_back(id);
   }
   void make_inactive(PointId id) {
+    note_change(id);
     const uint32_t at = active_at_[id];
     active_[at] = active_.back();
     active_at_[active_[at]] = at;
