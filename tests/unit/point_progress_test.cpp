@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 // The order of active points by how far they have come (engine/src/core/point_progress.h, over
 // engine/src/util/point_heaps.h), which paths and io_quality ask after every step instead of
-// scanning every point: over long random runs of points declared, carrying packets, advancing,
+// scanning every point (the least elapsed outside a component too): over long random runs of points declared, carrying packets, advancing,
 // going quiet and coming back, and clocks related and re-estimated, every answer equals the scan
 // it replaced, worked out here point by point.
 #include <gtest/gtest.h>
@@ -9,6 +9,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <map>
+#include <optional>
 #include <random>
 #include <set>
 #include <string>
@@ -115,8 +116,9 @@ void run_random_capture(uint64_t seed, size_t points, bool burst_of_changes) {
     }
     if (pts.any_awaited()) continue;  // (io_quality asks nothing then)
     auto key = [&](PointId p) { return pts[p].horizon + clock.to_root(p); };
+    auto elapsed = [&](PointId p) { return pts[p].horizon - pts[p].first; };
     by_component.sync(pts, clock, kWindow, key);
-    over_all.sync(pts, clock, kWindow, key);
+    over_all.sync(pts, clock, kWindow, key, elapsed);
     const Scan s = scan(pts, clock, kWindow);
     ASSERT_EQ(over_all.any_active(0), !s.least.empty()) << "step " << step;
     if (!s.least.empty()) {
@@ -135,8 +137,21 @@ void run_random_capture(uint64_t seed, size_t points, bool burst_of_changes) {
       ASSERT_EQ(by_component.any_new_outside(root), new_outside) << "step " << step << " point " << p;
       ASSERT_EQ(over_all.any_active_outside(root), active_outside);
     }
-    const std::set<PointId> listed(by_component.new_points().begin(), by_component.new_points().end());
-    for (const PointId p : s.new_points) ASSERT_TRUE(listed.count(p)) << "step " << step << ": new point " << p;
+    // The least elapsed outside a component, of every active point or of the new ones.
+    for (const PointId root : s.active_roots) {
+      for (const bool new_only : {false, true}) {
+        std::optional<int64_t> least;
+        for (const PointId p : pts.active())
+          if (clock.root(p) != root && (!new_only || s.new_points.count(p)))
+            least = std::min(least.value_or(INT64_MAX), elapsed(p));
+        const PointId found = over_all.least_second_outside(root, new_only);
+        ASSERT_EQ(found != kNoPoint, least.has_value()) << "step " << step << " root " << root;
+        if (least) {
+          ASSERT_EQ(elapsed(found), *least) << "step " << step << " root " << root;
+          ASSERT_NE(clock.root(found), root);
+        }
+      }
+    }
   }
 }
 

@@ -256,6 +256,13 @@ inline DurationNs Paths::progress_offset(PointId q, const Ctx& ctx) {
   return any_offset_ ? -explicit_offset(q, ctx).value_or(0) : ctx.clock.to_root(q);
 }
 
+// passed(q) less its first stamp, held at the ends of 64 bits.
+inline int64_t Paths::elapsed(PointId q, const PointState& ps) const {
+  int64_t e;
+  if (__builtin_sub_overflow(passed(q, ps), ps.first, &e)) e = ps.first < 0 ? INT64_MAX : INT64_MIN;
+  return e;
+}
+
 // The sum, held at the ends of 64 bits (a hostile file's stamps and offsets at the ends of their
 // span): taken back to the span after home's offset, as on_clock_of does, it is the same.
 inline int64_t Paths::progress_key(PointId q, const Ctx& ctx) {
@@ -268,31 +275,36 @@ inline int64_t Paths::progress_key(PointId q, const Ctx& ctx) {
 
 std::optional<TimeNs> Paths::bound_for(PointId home, const Ctx& ctx, TimeNs below) {
   const PointTable& pts = ctx.points;
-  progress_.sync(pts, ctx.clock, ctx.reorder_window, [&](PointId q) { return progress_key(q, ctx); });
+  // Second: elapsed since the point's first packet (the reading as if the captures started
+  // together, below).
+  progress_.sync(pts, ctx.clock, ctx.reorder_window, [&](PointId q) { return progress_key(q, ctx); },
+                 [&](PointId q) { return elapsed(q, pts[q]); });
   // The least over the active points (a quiet point holds nothing back).
   if (!progress_.any_active(0)) return kTimeMax;
   TimeNs b = any_offset_ ? progress_.least(0) - progress_offset(home, ctx)
                          : ClockRelations::within_span(__int128(progress_.least(0)) - ctx.clock.to_root(home));
   if (b < below) return std::nullopt;
-  if (any_offset_ || !progress_.any_active_outside(ctx.clock.root(home))) return b;
   // Points whose clocks are not related to home's yet: that takes a packet seen at both, which
   // waits here. Its copy at q comes as much later in the input as q's clock runs ahead (10 ms or
   // 10 s), so taking q's stamps for home's (raw, as above) settles it alone first whenever the
   // clocks are further apart than the timeout, and they are never related. While either point is
   // new, q's stamps are also read as if the two captures started together (elapsed since each
-  // one's first packet), and the later of the two readings is waited for.
+  // one's first packet), and the later of the two readings is waited for: the least elapsed of
+  // such points, plus home's first stamp.
+  if (any_offset_) return b;
+  const PointId root = ctx.clock.root(home);
   const bool home_new = pts.is_new(home, ctx.reorder_window);
-  for (const PointId q : home_new ? pts.active() : progress_.new_points()) {
-    if (ctx.clock.related(home, q) || !(home_new || pts.is_new(q, ctx.reorder_window))) continue;
-    // (Stamps lie within +-2^62: the difference of two fits in 64 bits, its sum with a third
-    // may not, for a hostile file's stamps at both ends of that range.)
-    const TimeNs shift = pts[home].first - pts[q].first;
-    TimeNs as_if_started_together;
-    if (__builtin_add_overflow(passed(q, pts[q]), shift, &as_if_started_together))
-      as_if_started_together = shift > 0 ? kTimeMax : kTimeMin;
-    b = std::min(b, as_if_started_together);
-    if (b < below) return std::nullopt;
-  }
+  if (!(home_new ? progress_.any_active_outside(root) : progress_.any_new_outside(root))) return b;
+  const PointId q = progress_.least_second_outside(root, !home_new);
+  if (q == kNoPoint) return b;
+  // (Stamps lie within +-2^62: the difference of two fits in 64 bits, its sum with a third
+  // may not, for a hostile file's stamps at both ends of that range.)
+  const TimeNs shift = pts[home].first - pts[q].first;
+  TimeNs as_if_started_together;
+  if (__builtin_add_overflow(passed(q, pts[q]), shift, &as_if_started_together))
+    as_if_started_together = shift > 0 ? kTimeMax : kTimeMin;
+  b = std::min(b, as_if_started_together);
+  if (b < below) return std::nullopt;
   return b;
 }
 

@@ -248,7 +248,9 @@ class Paths final : public Component {
   TimeNs passed(PointId q, const PointState& ps) const;
   DurationNs progress_offset(PointId q, const Ctx& ctx);
   int64_t progress_key(PointId q, const Ctx& ctx);
-  /// The active points by passed() on a common clock (progress_offset), for bound_for.
+  int64_t elapsed(PointId q, const PointState& ps) const;
+  /// The active points by passed() on a common clock (progress_offset), and by elapsed(), for
+  /// bound_for.
   PointProgress progress_{false};
   /// Settles the waiting packets that are due (all of them with `all`), oldest first.
   void drain(Ctx& ctx, bool all = false);

@@ -10,7 +10,9 @@
 // may still hold copies of its packets.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <type_traits>
 #include <vector>
 
 #include "engine/src/core/clock.h"
@@ -27,8 +29,10 @@ class PointProgress {
   /// Brings the order up to date. key(q): how far active point q has come, on a clock common to
   /// its component (by_component) or to every point. It may change only with q's horizon or
   /// activity, the clocks' relations, or where the caller says so (touch).
-  template <typename Key>
-  void sync(const PointTable& pts, const ClockRelations& clock, DurationNs window, Key&& key) {
+  /// second(q), where given: a second order of the same points (least_second_outside).
+  template <typename Key, typename Second = std::nullptr_t>
+  void sync(const PointTable& pts, const ClockRelations& clock, DurationNs window, Key&& key,
+            Second&& second = nullptr) {
     // Each point once, however often it changed since (a horizon moves with every packet, a
     // component may ask once a millisecond).
     ++sync_;
@@ -36,7 +40,9 @@ class PointProgress {
       if (q >= entries_.size()) entries_.resize(size_t(q) + 1);
       if (entries_[q].synced == sync_) return;
       entries_[q].synced = sync_;
-      this->update(q, pts, clock, window, key);
+      if (this->update(q, pts, clock, window, key)) {
+        if constexpr (!std::is_same_v<std::decay_t<Second>, std::nullptr_t>) second_.set(q, 0, second(q));
+      }
     };
     if (clock.version() != clock_version_ || !pts.changes_since(seen_changes_, update)) {
       // Every key (the clocks' offsets moved, or points joined a component) or too many changes
@@ -67,24 +73,28 @@ class PointProgress {
   /// Whether a component other than `root`'s has an active point, or an active new one.
   bool any_active_outside(PointId root) const { return roots_active_ > (count(active_in_, root) > 0 ? 1u : 0u); }
   bool any_new_outside(PointId root) const { return roots_new_ > (count(new_in_, root) > 0 ? 1u : 0u); }
-  /// The active points that were new when last re-keyed (every point still new is among them).
-  const std::vector<PointId>& new_points() const { return new_points_; }
+  /// The active point of least second key outside `root`'s component (and new, with new_only),
+  /// kNoPoint when there is none.
+  PointId least_second_outside(PointId root, bool new_only) {
+    return second_.least_where(
+        0, [&](PointId q) { return entries_[q].root != root && (!new_only || entries_[q].is_new); }, scratch_);
+  }
 
  private:
   struct PointEntry {
     PointId root = kNoPoint;  ///< kNoPoint: not active
     bool is_new = false;
     bool touched = false;  ///< in touched_
-    uint32_t new_at = 0;   ///< its place in new_points_ while is_new
     uint64_t synced = 0;   ///< the sync_ that last re-keyed it
   };
 
+  /// Whether q is active (and re-keyed).
   template <typename Key>
-  void update(PointId q, const PointTable& pts, const ClockRelations& clock, DurationNs window, Key& key) {
+  bool update(PointId q, const PointTable& pts, const ClockRelations& clock, DurationNs window, Key& key) {
     const PointState& ps = pts[q];
     if (!ps.seen || ps.quiet) {  // not active (PointTable::active)
       remove(q);
-      return;
+      return false;
     }
     PointEntry& e = entries_[q];
     const PointId root = clock.root(q);
@@ -98,40 +108,35 @@ class PointProgress {
       e.is_new = is_new;
       if (is_new) {
         if (add(new_in_, root) == 1) ++roots_new_;
-        e.new_at = uint32_t(new_points_.size());
-        new_points_.push_back(q);
       } else {
-        drop_new(q, e);
+        drop_new(e);
       }
     }
     heaps_.set(q, group(root), key(q));
+    return true;
   }
   void remove(PointId q) {
     if (q >= entries_.size()) return;
     PointEntry& e = entries_[q];
     if (e.root == kNoPoint) return;
     if (e.is_new) {
-      drop_new(q, e);
+      drop_new(e);
       e.is_new = false;
     }
     if (--active_in_[e.root] == 0) --roots_active_;
     e.root = kNoPoint;
     heaps_.erase(q);
+    second_.erase(q);
   }
-  void drop_new(PointId q, const PointEntry& e) {
+  void drop_new(const PointEntry& e) {
     if (--new_in_[e.root] == 0) --roots_new_;
-    const PointId last = new_points_.back();
-    new_points_[e.new_at] = last;
-    entries_[last].new_at = e.new_at;
-    new_points_.pop_back();
-    (void)q;
   }
   void clear() {
     heaps_.clear();
+    second_.clear();
     for (PointEntry& e : entries_) e.root = kNoPoint, e.is_new = false;
     active_in_.clear();
     new_in_.clear();
-    new_points_.clear();
     roots_active_ = roots_new_ = 0;
   }
   uint32_t group(PointId root) const { return by_component_ ? root : 0; }
@@ -145,12 +150,13 @@ class PointProgress {
 
   bool by_component_;
   PointHeaps heaps_;
+  PointHeaps second_;  ///< group 0: every active point by the second key (when sync is given one)
+  std::vector<uint32_t> scratch_;  ///< least_second_outside's
   std::vector<PointEntry> entries_;  ///< by point
   std::vector<uint32_t> active_in_;  ///< by component root: its active points
   std::vector<uint32_t> new_in_;     ///< by component root: its active points still new
   uint32_t roots_active_ = 0;        ///< components with an active point
   uint32_t roots_new_ = 0;           ///< components with a new active point
-  std::vector<PointId> new_points_;
   std::vector<PointId> touched_;
   uint64_t clock_version_ = UINT64_MAX;
   uint64_t seen_changes_ = 0;

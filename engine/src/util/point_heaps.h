@@ -6,6 +6,7 @@
 // few steps down its heap.
 #pragma once
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <vector>
@@ -55,6 +56,27 @@ class PointHeaps {
   size_t size(uint32_t group) const { return group < heaps_.size() ? heaps_[group].size() : 0; }
   /// The least key in heap `group` (not empty).
   int64_t top_key(uint32_t group) const { return heaps_[group].front().key; }
+  /// The point of least key in heap `group` that `accept`s, kNoPoint when none: the heap is
+  /// visited in key order (best first, its candidates in `scratch`), so each point passed over
+  /// costs a step or two, not the whole heap.
+  template <typename F>
+  PointId least_where(uint32_t group, F&& accept, std::vector<uint32_t>& scratch) const {
+    if (group >= heaps_.size() || heaps_[group].empty()) return kNoPoint;
+    const std::vector<Item>& h = heaps_[group];
+    auto later = [&](uint32_t a, uint32_t b) { return h[a].key > h[b].key; };
+    scratch.assign(1, 0);
+    while (!scratch.empty()) {
+      std::pop_heap(scratch.begin(), scratch.end(), later);
+      const uint32_t i = scratch.back();
+      scratch.pop_back();
+      if (accept(h[i].point)) return h[i].point;
+      for (uint32_t c = 2 * i + 1; c <= 2 * i + 2 && c < h.size(); ++c) {
+        scratch.push_back(c);
+        std::push_heap(scratch.begin(), scratch.end(), later);
+      }
+    }
+    return kNoPoint;
+  }
   void clear() {
     for (std::vector<Item>& h : heaps_)
       for (const Item& i : h) where_[i.point].group = kNone;
