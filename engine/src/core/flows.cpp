@@ -38,8 +38,8 @@ Flow* FlowTable::find(const FlowKey& key) {
 // pass): the cache answers most without hashing the key.
 const Flow* FlowTable::find(const FlowKey& key) const {
   if (const Flow* f = cached(cache_slot(key.src, key.dst, key.dst_qpn), key.src, key.dst, key.dst_qpn)) return f;
-  auto it = index_.find(key);
-  return it == index_.end() ? nullptr : by_id_[it->second];
+  const FlowId* id = index_.find(key);
+  return id ? by_id_[*id] : nullptr;
 }
 
 void FlowTable::apply_proposals_now() {
@@ -51,9 +51,8 @@ Flow* FlowTable::get(const RoceFrame& pkt) {
   const size_t slot = cache_slot(pkt.src, pkt.dst, pkt.bth.dest_qp);
   if (Flow* f = cached(slot, pkt.src, pkt.dst, pkt.bth.dest_qp)) return f;
   FlowKey key{pkt.src, pkt.dst, pkt.bth.dest_qp};
-  auto it = index_.find(key);
-  if (it != index_.end()) {
-    cache_[slot] = by_id_[it->second];
+  if (const FlowId* known = index_.find(key)) {
+    cache_[slot] = by_id_[*known];
     return cache_[slot];
   }
   if (by_id_.size() >= max_flows_ || flow_points_.size() >= max_flows_) {
@@ -65,7 +64,7 @@ Flow* FlowTable::get(const RoceFrame& pkt) {
   f.id = id;
   f.key = key;
   f.key_hash = FlowKeyHash{}(key);
-  index_.emplace(key, id);
+  index_[key] = id;
   by_pair_[IpPair{key.src, key.dst}].push_back(id);
   cache_[slot] = &f;
   if (journal_) journal_->push_back(FlowFact{FlowFact::Kind::kCreated, id, kNoFlow, key});

@@ -185,7 +185,9 @@ class FlowTable {
     Flow* f = cache_[slot];
     return f && f->key.dst_qpn == dst_qpn && f->key.src == src && f->key.dst == dst ? f : nullptr;
   }
-  std::unordered_map<FlowKey, FlowId, FlowKeyHash> index_;
+  /// Flat (flow_table lookups missed the cache for most packets with thousands of flows, and
+  /// std::unordered_map chased a node per lookup).
+  FlatMap<FlowKey, FlowId, FlowKeyHash> index_;
   std::unordered_map<IpPair, std::vector<FlowId>, IpPairHash> by_pair_;
   FlowTableStats stats_;
   const std::vector<FlowId> empty_;
