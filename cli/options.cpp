@@ -109,7 +109,7 @@ Output:
 )";
   out += option_line("--format jsonl|csv", "export format (default jsonl)");
   out += option_line("-o, --output FILE", "write the export, or analyze's report, to FILE instead of standard output");
-  out += option_line("--top N", "rows in each flows table of analyze (default 10), and in its I/O tables beyond 50");
+  out += option_line("--top N", "rows in each flows table of analyze (default 10), in its I/O tables beyond 50, points named beyond 50");
   out += option_line("--by gpu|node|job", "analyze: also aggregate I/Os and messages per GPU, node or AI job (needs a GPU map)");
   out += option_line("--gpu-map FILE", "bind IPs to GPUs, nodes and jobs: a CSV file ip,gpu,node[,job] (see samples/gpu_map.csv)");
   out += option_line("--progress, --no-progress", "show progress on standard error (default: when it is a terminal)");

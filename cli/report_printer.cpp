@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0-or-later
 #include "cli/report_printer.h"
 
+#include <algorithm>
 #include <string>
+#include <vector>
 
 #include "cli/tables.h"
+#include "rdmatel/point_summary.h"
 
 namespace rdmatel::cli {
 namespace {
@@ -30,6 +33,29 @@ void Analysis::Alerts::add(const AlertRecord& a) {
   if (first.size() < kKept) first.push_back(a);
 }
 
+// Every point up to kPointsListed (or --top N, if more); the rest summed up.
+static void print_points(std::FILE* out, const Engine& engine, size_t top) {
+  std::vector<PointInfo> points;
+  for (PointId i = 0; i < engine.point_count(); ++i) points.push_back(engine.point(i));
+  const PointSummary summary = summarize_points(points, std::max(kPointsListed, top));
+  std::fprintf(out, "  observation points (%zu):", points.size());
+  bool first = true;
+  for (size_t i = 0; i < points.size(); ++i) {
+    if (!summary.named[i]) continue;
+    const PointInfo& p = points[i];
+    std::fprintf(out, "%s %s [%s, %llu packets", first ? "" : ",", p.name.c_str(), role_text(p).c_str(),
+                 (unsigned long long)p.packets);
+    if (p.capture_dropped) std::fprintf(out, ", %llu dropped by the capture", (unsigned long long)p.capture_dropped);
+    std::fprintf(out, "]");
+    first = false;
+  }
+  if (summary.unnamed)
+    std::fprintf(out, "; %zu more not listed (--top N lists up to N): %llu of unknown role, %llu packets",
+                 summary.unnamed, (unsigned long long)summary.unnamed_unknown,
+                 (unsigned long long)summary.unnamed_packets);
+  std::fprintf(out, "\n");
+}
+
 void print_analysis(std::FILE* out, const Options& o, const Engine& engine, const SessionSummary& input,
                     const Analysis& analysis, const char* version) {
   const IoReport& report = analysis.ios;
@@ -43,15 +69,7 @@ void print_analysis(std::FILE* out, const Options& o, const Engine& engine, cons
   double span = input.frames ? span_ns(input.first_ts, input.last_ts) / 1e9 : 0.0;
   std::fprintf(out, "  capture: %s, %llu frames, %llu RoCEv2, %llu malformed, %.6f s\n", formats.c_str(),
                (unsigned long long)st.frames, (unsigned long long)st.roce, (unsigned long long)st.malformed, span);
-  std::fprintf(out, "  observation points (%zu):", engine.point_count());
-  for (PointId i = 0; i < engine.point_count(); ++i) {
-    PointInfo p = engine.point(i);
-    std::fprintf(out, "%s %s [%s, %llu packets", i ? "," : "", p.name.c_str(), role_text(p).c_str(),
-                 (unsigned long long)p.packets);
-    if (p.capture_dropped) std::fprintf(out, ", %llu dropped by the capture", (unsigned long long)p.capture_dropped);
-    std::fprintf(out, "]");
-  }
-  std::fprintf(out, "\n");
+  print_points(out, engine, o.top);
   if (st.duplicates)
     std::fprintf(out, "  duplicates: %llu packets given twice were counted once\n", (unsigned long long)st.duplicates);
   if (st.mirror_copies)

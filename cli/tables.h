@@ -15,6 +15,8 @@ namespace rdmatel::cli {
 /// The three per-group tables (host, storage, pair), µs with 3 decimals.
 /// Rows of each I/O table shown at least (more with --top): the slowest beyond.
 inline constexpr size_t kIoTableRows = 50;
+/// Observation points named on analyze's points line (or --top N, if more); the rest summed up.
+inline constexpr size_t kPointsListed = 50;
 std::string render_io_tables(const IoReport& report, size_t top);
 /// "Flows" section: top `n` by bytes, worst `n` by FET and by FNR.
 std::string render_flow_tables(const FlowReport& report, const Engine& engine, size_t n);

@@ -160,6 +160,32 @@ TEST(AnalyzerWindow, CancelKeepsPartialResults) {
   EXPECT_TRUE(overview_html(*w.analysis()).contains("cancelled"));
 }
 
+// Many observation points: the overview names 50, those with a role first, and sums up the rest
+// (a capture of 4,000 interfaces listed every one).
+TEST(AnalyzerViews, OverviewNamesFiftyPointsAndSumsUpTheRest) {
+  Analysis a;
+  for (int k = 0; k < 60; ++k) {
+    PointInfo p;
+    p.name = "p" + std::to_string(k);
+    p.packets = uint64_t(k) + 1;
+    if (k == 57) {
+      p.role = PointRole::kCompute;
+      p.compute_endpoints = 1;
+    }
+    a.points.push_back(p);
+  }
+  const QString h = overview_html(a);
+  EXPECT_TRUE(h.contains("Observation points (60)"));
+  std::set<int> named;
+  for (int k = 0; k < 60; ++k)
+    if (h.contains(QString("p%1 (").arg(k))) named.insert(k);
+  std::set<int> expected = {57};
+  for (int k = 0; k < 49; ++k) expected.insert(k);
+  EXPECT_EQ(named, expected);
+  // Not named: p49 .. p56, p58, p59, carrying 50 .. 57, 59 and 60 packets.
+  EXPECT_TRUE(h.contains("10 more not listed: 10 of unknown role, 547 packets")) << h.toStdString();
+}
+
 TEST(AnalyzerWindow, AnUnreadableFileFailsAndShowsNoAnalysis) {
   MainWindow w(SettingOverrides::analyzer_defaults());
   w.set_interactive(false);

@@ -8,9 +8,13 @@
 
 #include "core/wireshark_link.h"
 #include "models/cell_format.h"
+#include "rdmatel/point_summary.h"
 
 namespace rdmatel::ui {
 namespace {
+
+// Observation points the overview names (analyze's default, cli/tables.h kPointsListed).
+constexpr size_t kPointsNamed = 50;
 
 QString role_text(const PointInfo& p) {
   if (p.configured != PointRole::kUnknown)
@@ -69,11 +73,21 @@ QString overview_html(const Analysis& a) {
                      .arg(a.span_seconds(), 0, 'f', 6)
                      .arg(a.load_seconds, 0, 'f', 2)
                      .arg(a.summary.cancelled ? " — <b>cancelled: partial results</b>" : ""));
+  // As many as analyze names (those with a role first beyond that); the rest summed up.
+  const PointSummary listing = summarize_points(a.points, kPointsNamed);
   QString points;
-  for (const PointInfo& p : a.points)
+  for (size_t i = 0; i < a.points.size(); ++i) {
+    if (!listing.named[i]) continue;
+    const PointInfo& p = a.points[i];
     points += (points.isEmpty() ? "" : "<br>") + QString::fromStdString(p.name).toHtmlEscaped() +
               " (" + role_text(p).toHtmlEscaped() + ", " + QString::number(p.packets) + " packets" +
               (p.capture_dropped ? QString(", %1 dropped by the capture").arg(p.capture_dropped) : QString()) + ")";
+  }
+  if (listing.unnamed)
+    points += QString("<br>%1 more not listed: %2 of unknown role, %3 packets")
+                  .arg(listing.unnamed)
+                  .arg(listing.unnamed_unknown)
+                  .arg(listing.unnamed_packets);
   row(QString("Observation points (%1)").arg(a.points.size()), points.isEmpty() ? kAbsent : points);
   row("NVMe commands", QString("%1 (read %2, write %3, other %4), incomplete %5, error status %6")
                            .arg(t.ios)
