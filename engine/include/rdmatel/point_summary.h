@@ -25,9 +25,10 @@ inline PointSummary summarize_points(const std::vector<PointInfo>& points, size_
   const size_t count = points.size();
   s.named.assign(count, count <= limit);
   if (count <= limit) return s;
-  auto telling = [](const PointInfo& p) {
-    return p.configured != PointRole::kUnknown || p.role != PointRole::kUnknown || p.capture_dropped;
+  auto has_role = [](const PointInfo& p) {
+    return p.configured != PointRole::kUnknown || p.role != PointRole::kUnknown;
   };
+  auto telling = [&](const PointInfo& p) { return has_role(p) || p.capture_dropped; };
   size_t shown = 0;
   for (int pass = 0; pass < 2; ++pass)
     for (size_t i = 0; i < count && shown < limit; ++i)
@@ -38,7 +39,7 @@ inline PointSummary summarize_points(const std::vector<PointInfo>& points, size_
   for (size_t i = 0; i < count; ++i)
     if (!s.named[i]) {
       ++s.unnamed;
-      s.unnamed_unknown += points[i].role == PointRole::kUnknown && points[i].configured == PointRole::kUnknown;
+      s.unnamed_unknown += !has_role(points[i]);
       s.unnamed_packets += points[i].packets;
     }
   return s;

@@ -238,12 +238,6 @@ inline void Paths::relate_clocks(FlowState& fs, const Entry& e, const Packet& p,
     });
 }
 
-// A declared point that carried no packet yet may still show copies of what waits, seconds
-// later in the input: two sniffers' files with unsynchronised clocks, merged by stamp, put the
-// second one's first packet as far after the first one's as its clock runs behind. Settled
-// before it, every packet of the first seconds would count lost on its hop (and its copies
-// would never relate the clocks). So nothing is settled until it carries one or goes quiet
-// (--idle-point), but for the packets beyond --max-path-packets.
 // How far point q has come: everything stamped before its horizon has been handled, and, packets
 // being handled in each point's stamp order, everything before the latest packet it handled.
 inline TimeNs Paths::passed(PointId q, const PointState& ps) const {
@@ -273,6 +267,12 @@ inline int64_t Paths::progress_key(PointId q, const Ctx& ctx) {
   return key;
 }
 
+// A declared point that carried no packet yet may still show copies of what waits, seconds
+// later in the input: two sniffers' files with unsynchronised clocks, merged by stamp, put the
+// second one's first packet as far after the first one's as its clock runs behind. Settled
+// before it, every packet of the first seconds would count lost on its hop (and its copies
+// would never relate the clocks). So nothing is settled until it carries one or goes quiet
+// (--idle-point), but for the packets beyond --max-path-packets.
 std::optional<TimeNs> Paths::bound_for(PointId home, const Ctx& ctx, TimeNs below) {
   const PointTable& pts = ctx.points;
   // Second: elapsed since the point's first packet (the reading as if the captures started

@@ -241,9 +241,8 @@ class Paths final : public Component {
   /// endpoint_pair of the flow's key (cached in its state).
   static std::pair<uint64_t, int> clock_pair(FlowState& fs, FlowId flow, const Ctx& ctx);
   /// The latest time on `home`'s clock every active point has passed (handled all its packets
-  /// stamped before). None as soon as a point is found behind `below`: some point has not passed
-  /// it, which is all a drain asks (with tens of thousands of points, each found behind ended the
-  /// scan of all of them).
+  /// stamped before). None when it is behind `below`: some point has not passed it, which is all
+  /// a drain asks. Read off progress_, not a scan of the points.
   std::optional<TimeNs> bound_for(PointId home, const Ctx& ctx, TimeNs below);
   TimeNs passed(PointId q, const PointState& ps) const;
   DurationNs progress_offset(PointId q, const Ctx& ctx);
