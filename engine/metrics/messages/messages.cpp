@@ -114,7 +114,8 @@ FlowPoint& Messages::new_flow_point(FlowId flow, PointId point) {
     *free = point;
     f.at[size_t(free - f.point.begin())] = &fp;
   } else {
-    f.more.push_back(&fp);
+    ++f.more;
+    more_[more_key(flow, point)] = &fp;
   }
   return fp;
 }

@@ -28,6 +28,7 @@
 #include "engine/metrics/messages/message_state.h"
 #include "engine/metrics/messages/pause_periods.h"
 #include "engine/src/core/component.h"
+#include "engine/src/util/flat_map.h"
 #include "engine/src/util/stable_pool.h"
 #include "rdmatel/notes.h"
 
@@ -89,9 +90,9 @@ class Messages final : public Component {
     const FlowPoints& f = by_flow_[flow];
     for (size_t i = 0; i < f.point.size(); ++i)
       if (f.point[i] == point) return f.at[i];
-    for (FlowPoint* fp : f.more)
-      if (fp->point == point) return fp;
-    return nullptr;
+    if (!f.more) return nullptr;
+    FlowPoint* const* fp = more_.find(more_key(flow, point));
+    return fp ? *fp : nullptr;
   }
   FlowPoint& flow_point(FlowId flow, PointId point) {
     FlowPoint* fp = find_flow_point(flow, point);
@@ -215,13 +216,21 @@ class Messages final : public Component {
   std::vector<uint32_t> mtu_;  ///< by flow id: its largest FIRST/MIDDLE payload
   /// A flow's FlowPoints: those of the first three points that saw it side by side with their
   /// point ids (most flows are seen at one or two points: found without reading a FlowPoint),
-  /// any further ones in `more`. 64 bytes: indexed by a shift.
+  /// how many more there are in `more_`.
   struct FlowPoints {
     std::array<PointId, 3> point{kNoPoint, kNoPoint, kNoPoint};
+    uint32_t more = 0;
     std::array<FlowPoint*, 3> at{};
-    std::vector<FlowPoint*> more;
   };
   std::vector<FlowPoints> by_flow_;  ///< by flow id
+  /// The FlowPoints beyond a flow's first three, by (flow, point): hashed, since a flow seen at
+  /// thousands of points (a mirror of every port) looked each packet's point up in a list of
+  /// them: 20,000 points took minutes.
+  static uint64_t more_key(FlowId flow, PointId point) { return uint64_t(flow) << 32 | point; }
+  struct MoreKeyHash {
+    size_t operator()(uint64_t k) const noexcept { return size_t(k); }  // FlatMap mixes it
+  };
+  FlatMap<uint64_t, FlowPoint*, MoreKeyHash> more_;
   std::deque<FlowPoint> flow_points_;  ///< owns them (stable addresses)
   std::deque<Stream> streams_;         ///< owns them
   uint32_t fabric_mtu_ = 0;  ///< largest FIRST/MIDDLE payload anywhere
