@@ -145,6 +145,7 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
         }
       EntryRef victim = all_created_[pick];
       all_created_.erase(all_created_.begin() + long(pick));
+      if (const Entry* v = get(victim)) mark_dirty(v->home);  // its place in the queues frees
       finalize(victim, IoEnd::kEvicted, ctx);
     }
   }
@@ -183,6 +184,8 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
       list_append(by_key_[buffer_key(q.pair, e.keys[i])], slot, key_link(e.keys[i]));
   if (p.point >= homes_.size()) homes_.resize(size_t(p.point) + 1);
   homes_[p.point].created.push_back(ref);
+  mark_busy(p.point);
+  mark_dirty(p.point);
   all_created_.push_back(ref);
   return ref;
 }
@@ -202,6 +205,8 @@ void IoQuality::note_stage(Entry& e, Stage stage, const Packet& p, bool copy, Ct
 
 inline bool IoQuality::stamp(Entry& e, Stage stage, const Packet& p, Ctx& ctx) {
   Observation& o = e.observe(p.point, p.ts);
+  if (e.obs.size() > Entry::kUnindexedObservations && e.latest_version == ctx.clock.version())
+    e.latest_related = std::max(e.latest_related, in_home_clock(e, p.point, p.ts, ctx));
   const bool first = !o.has(stage);
   if (first) {
     o.mask |= uint8_t(1u << stage);
@@ -578,6 +583,8 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
     if (!e.in_completed_queue) {
       e.in_completed_queue = true;
       homes_[e.home].completed.push_back(ref_of(e));
+      mark_busy(e.home);
+      mark_dirty(e.home);
     }
   }
 }

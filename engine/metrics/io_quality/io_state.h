@@ -76,6 +76,20 @@ struct Entry {
   PointId home = kNoPoint;  ///< the first point that saw it: its clock is the entry's reference
   TimeNs home_command = 0;  ///< the command's stamp there
   SmallVector<Observation, 3> obs;
+  /// Up to this many observations a point's is found by reading them all; beyond, through
+  /// obs_index. An I/O seen at thousands of points (a mirror of every port) read them all at
+  /// every packet: 20,000 points took minutes.
+  static constexpr size_t kUnindexedObservations = 8;
+  struct PointHash {
+    size_t operator()(PointId p) const noexcept { return p; }  // FlatMap mixes it
+  };
+  FlatMap<PointId, uint32_t, PointHash> obs_index;  ///< point -> index in obs (past 8 only)
+  /// With more than kUnindexedObservations: the latest packet of the I/O at any point whose
+  /// clock is related to home's, mapped into home's clock (IoQuality::settled's need), as of the
+  /// clock relations' version `latest_version`. Kept up packet by packet while that version
+  /// holds, rather than read off every observation at every drain the I/O waits in.
+  mutable TimeNs latest_related = 0;
+  mutable uint64_t latest_version = ~uint64_t(0);
 
   /// The index of key `k` (its first), or key_count.
   uint8_t key_index(uint32_t k) const {
@@ -86,26 +100,28 @@ struct Entry {
   bool has_key(uint32_t k) const { return key_index(k) < key_count; }
   /// The point's observation (a new one at its first packet), its latest packet moved to `ts`.
   Observation& observe(PointId p, TimeNs ts) {
-    for (Observation& o : obs)
-      if (o.point == p) {
-        o.last = std::max(o.last, ts);
-        return o;
-      }
+    if (Observation* o = at(p)) {
+      o->last = std::max(o->last, ts);
+      return *o;
+    }
+    if (obs.size() == kUnindexedObservations)
+      for (uint32_t i = 0; i < obs.size(); ++i) obs_index[obs[i].point] = i;
+    if (obs.size() >= kUnindexedObservations) obs_index[p] = uint32_t(obs.size());
     Observation& o = obs.emplace_back();
     o.point = p;
     o.last = ts;
     return o;
   }
   Observation* at(PointId p) {
+    if (obs.size() > kUnindexedObservations) {
+      const uint32_t* i = obs_index.find(p);
+      return i ? &obs[*i] : nullptr;
+    }
     for (auto& o : obs)
       if (o.point == p) return &o;
     return nullptr;
   }
-  const Observation* at(PointId p) const {
-    for (const auto& o : obs)
-      if (o.point == p) return &o;
-    return nullptr;
-  }
+  const Observation* at(PointId p) const { return const_cast<Entry*>(this)->at(p); }
 };
 
 /// An entry reference that survives the slot's reuse (compare ids).

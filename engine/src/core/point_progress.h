@@ -36,6 +36,8 @@ class PointProgress {
     // Each point once, however often it changed since (a horizon moves with every packet, a
     // component may ask once a millisecond).
     ++sync_;
+    moved_.clear();
+    all_moved_ = false;
     auto update = [&](PointId q) {
       if (q >= entries_.size()) entries_.resize(size_t(q) + 1);
       if (entries_[q].synced == sync_) return;
@@ -49,6 +51,7 @@ class PointProgress {
       // since the last look to know which.
       clear();
       ++sync_;
+      all_moved_ = true;
       clock_version_ = clock.version();
       pts.skip_changes(seen_changes_);
       for (const PointId q : pts.active()) update(q);
@@ -73,6 +76,13 @@ class PointProgress {
   /// Whether a component other than `root`'s has an active point, or an active new one.
   bool any_active_outside(PointId root) const { return roots_active_ > (count(active_in_, root) > 0 ? 1u : 0u); }
   bool any_new_outside(PointId root) const { return roots_new_ > (count(new_in_, root) > 0 ? 1u : 0u); }
+  /// What the last sync changed, for a caller that keeps things of its own by component and
+  /// looks again only where something moved: every key (all_moved), or the groups (component
+  /// roots, by_component) one of whose points was re-keyed; and counts_version(), which moves
+  /// whenever any_active*() or any_new_outside() may answer differently.
+  bool all_moved() const { return all_moved_; }
+  const std::vector<uint32_t>& moved_groups() const { return moved_; }
+  uint64_t counts_version() const { return counts_version_; }
   /// The active point of least second key outside `root`'s component (and new, with new_only),
   /// kNoPoint when there is none.
   PointId least_second_outside(PointId root, bool new_only) {
@@ -102,6 +112,7 @@ class PointProgress {
       remove(q);
       e.root = root;
       if (add(active_in_, root) == 1) ++roots_active_;
+      ++counts_version_;
     }
     const bool is_new = pts.is_new(q, window);
     if (is_new != e.is_new) {
@@ -111,9 +122,17 @@ class PointProgress {
       } else {
         drop_new(e);
       }
+      ++counts_version_;
     }
     heaps_.set(q, group(root), key(q));
+    note_moved(group(root));
     return true;
+  }
+  void note_moved(uint32_t g) {
+    if (g >= moved_at_.size()) moved_at_.resize(size_t(g) + 1, 0);
+    if (moved_at_[g] == sync_) return;
+    moved_at_[g] = sync_;
+    moved_.push_back(g);
   }
   void remove(PointId q) {
     if (q >= entries_.size()) return;
@@ -124,6 +143,8 @@ class PointProgress {
       e.is_new = false;
     }
     if (--active_in_[e.root] == 0) --roots_active_;
+    ++counts_version_;
+    note_moved(group(e.root));
     e.root = kNoPoint;
     heaps_.erase(q);
     second_.erase(q);
@@ -138,6 +159,7 @@ class PointProgress {
     active_in_.clear();
     new_in_.clear();
     roots_active_ = roots_new_ = 0;
+    ++counts_version_;
   }
   uint32_t group(PointId root) const { return by_component_ ? root : 0; }
   static uint32_t add(std::vector<uint32_t>& counts, PointId root) {
@@ -161,6 +183,10 @@ class PointProgress {
   uint64_t clock_version_ = UINT64_MAX;
   uint64_t seen_changes_ = 0;
   uint64_t sync_ = 0;  ///< syncs so far
+  bool all_moved_ = false;
+  std::vector<uint32_t> moved_;     ///< groups re-keyed by the last sync (unless all_moved_)
+  std::vector<uint64_t> moved_at_;  ///< by group: the sync_ that put it in moved_
+  uint64_t counts_version_ = 0;
 };
 
 }  // namespace rdmatel

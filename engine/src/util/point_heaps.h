@@ -56,6 +56,8 @@ class PointHeaps {
   size_t size(uint32_t group) const { return group < heaps_.size() ? heaps_[group].size() : 0; }
   /// The least key in heap `group` (not empty).
   int64_t top_key(uint32_t group) const { return heaps_[group].front().key; }
+  /// The point of least key in heap `group` (not empty).
+  PointId top(uint32_t group) const { return heaps_[group].front().point; }
   /// The point of least key in heap `group` that `accept`s, kNoPoint when none: the heap is
   /// visited in key order (best first, its candidates in `scratch`), so each point passed over
   /// costs a step or two, not the whole heap.
