@@ -2,6 +2,7 @@
 // The engine core's shared facts, each worked out by hand: observation points and their clocks,
 // reorder buffers, roles from command-to-completion spans and TTLs, clock relations, settings.
 #include <algorithm>
+#include <random>
 #include <gtest/gtest.h>
 
 #include "engine/src/core/clock.h"
@@ -668,6 +669,53 @@ TEST(ClockRelations, OffsetsAtTheEndsOfTheStampsSpanStayWithinIt) {
   ASSERT_TRUE(chain.related(0, 5));
   EXPECT_EQ(chain.map(kLimit, 0, 5), TimeNs(1) << 62);
   EXPECT_EQ(chain.map(-kLimit, 5, 0), -(TimeNs(1) << 62));
+}
+
+// The change log names every point whose root() or to_root() changed since a reader last
+// looked (PointProgress re-keys only those): random samples among 300 points, which join
+// components, re-root trees and move offsets in them, checked against every point's mapping
+// before and after each batch. Fails when a re-rooted chain or a subtree below a moved link is
+// left out (the children lists the log walks gone stale).
+TEST(ClockRelations, ChangeLogNamesEveryPointWhoseMappingChanged) {
+  constexpr PointId kPoints = 300;
+  std::mt19937_64 rng(20261207);
+  ClockRelations c;
+  uint64_t seen = 0;
+  auto mapping = [&](PointId q) { return std::make_pair(c.root(q), c.to_root(q)); };
+  std::vector<std::pair<PointId, DurationNs>> before(kPoints);
+  for (PointId q = 0; q < kPoints; ++q) before[q] = mapping(q);
+  std::vector<DurationNs> true_offset(kPoints);
+  for (auto& o : true_offset) o = DurationNs(rng() % 2'000'000) - 1'000'000;
+  size_t overflows = 0, batches = 0, changed_total = 0;
+  for (int batch = 0; batch < 400; ++batch) {
+    // A few samples: mostly between points near each other (chains that later join), some far.
+    const int n = 1 + int(rng() % (batch < 200 ? 3 : 40));
+    for (int i = 0; i < n; ++i) {
+      const PointId p = PointId(rng() % kPoints);
+      const PointId q = rng() % 4 ? PointId((p + 1 + rng() % 7) % kPoints) : PointId(rng() % kPoints);
+      const TimeNs t = TimeNs(rng() % 1'000'000'000);
+      const DurationNs delay = DurationNs(rng() % 5000);  // a wider bracket, narrowed by later samples
+      const int way = int(rng() % 2);
+      c.add_sample(p, t, q, t + true_offset[q] - true_offset[p] + (way ? -delay : delay), way, p ^ q);
+    }
+    std::vector<bool> logged(kPoints, false);
+    const bool complete = c.changes_since(seen, [&](PointId q) { logged[q] = true; });
+    ++batches;
+    overflows += !complete;
+    for (PointId q = 0; q < kPoints; ++q) {
+      const auto now = mapping(q);
+      if (now != before[q]) {
+        ++changed_total;
+        EXPECT_TRUE(!complete || logged[q]) << "batch " << batch << ": point " << q << " moved from root " << before[q].first
+                                            << " (" << before[q].second << ") to " << now.first << " (" << now.second
+                                            << ") unlogged";
+      }
+      before[q] = now;
+    }
+  }
+  EXPECT_GT(changed_total, size_t(kPoints));  // the test saw unions and offset moves
+  EXPECT_LT(overflows, batches / 10);
+  EXPECT_TRUE(c.related(0, kPoints - 1));
 }
 
 // ---- settings ----

@@ -10,6 +10,41 @@ void ClockRelations::grow(PointId id) {
   if (id >= nodes_.size()) nodes_.resize(size_t(id) + 1);
 }
 
+void ClockRelations::attach(PointId child, PointId parent) {
+  Node& c = nodes_[child];
+  Node& p = nodes_[parent];
+  c.prev_sibling = kNoPoint;
+  c.next_sibling = p.first_child;
+  if (p.first_child != kNoPoint) nodes_[p.first_child].prev_sibling = child;
+  p.first_child = child;
+}
+
+void ClockRelations::detach(PointId child) {
+  Node& c = nodes_[child];
+  if (c.prev_sibling != kNoPoint)
+    nodes_[c.prev_sibling].next_sibling = c.next_sibling;
+  else
+    nodes_[c.parent].first_child = c.next_sibling;
+  if (c.next_sibling != kNoPoint) nodes_[c.next_sibling].prev_sibling = c.prev_sibling;
+  c.prev_sibling = c.next_sibling = kNoPoint;
+}
+
+void ClockRelations::log_subtree(PointId top) {
+  if (change_log_.empty()) change_log_.resize(kChangeLog);
+  walk_.assign(1, top);
+  size_t logged = 0;
+  while (!walk_.empty()) {
+    const PointId x = walk_.back();
+    walk_.pop_back();
+    if (++logged > kChangeLog) {  // more than a reader can find: every point, for all of them
+      changes_ += kChangeLog + 1;
+      return;
+    }
+    change_log_[changes_++ & (kChangeLog - 1)] = x;
+    for (PointId c = nodes_[x].first_child; c != kNoPoint; c = nodes_[c].next_sibling) walk_.push_back(c);
+  }
+}
+
 PointId ClockRelations::root(PointId id) const {
   if (id >= nodes_.size()) return id;
   while (nodes_[id].parent != kNoPoint) id = nodes_[id].parent;
@@ -144,7 +179,11 @@ void ClockRelations::add_sample(PointId p, TimeNs tp, PointId q, TimeNs tq, int 
   if (moved) {
     const DurationNs before = l.cached.offset;
     l.cached = compute(l);
-    if (l.in_tree && l.cached.offset != before) ++version_;
+    if (l.in_tree && l.cached.offset != before) {
+      ++version_;
+      // The end of the link below the other moves, with everything below it.
+      log_subtree(nodes_[l.p].parent == l.q && nodes_[l.p].link == last_link_ ? l.p : l.q);
+    }
   }
 }
 
@@ -175,8 +214,10 @@ bool ClockRelations::select_link(PointId p, PointId q, uint64_t key) {
   while (cur != kNoPoint) {
     PointId next = nodes_[cur].parent;
     uint32_t next_link = nodes_[cur].link;
+    if (next != kNoPoint) detach(cur);
     nodes_[cur].parent = prev;
     nodes_[cur].link = prev_link;
+    if (prev != kNoPoint) attach(cur, prev);
     prev = cur;
     prev_link = next_link;
     cur = next;
@@ -186,9 +227,11 @@ bool ClockRelations::select_link(PointId p, PointId q, uint64_t key) {
   nodes_[small_end].size = small_size;
   nodes_[small_end].parent = big_end;
   nodes_[small_end].link = last_link_;
+  attach(small_end, big_end);
   nodes_[big_root].size += small_size;
   links_[last_link_].in_tree = true;
   ++version_;
+  log_subtree(small_end);  // every point of the smaller component: a new root, new offsets
   return true;
 }
 

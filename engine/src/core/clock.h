@@ -62,6 +62,23 @@ class ClockRelations {
   /// Changes whenever root() or to_root() of some point may have: what keeps points in a
   /// common clock's order (PointProgress) orders them again.
   uint64_t version() const { return version_; }
+  /// The points whose root() or to_root() changed, in order (duplicates included): a union logs
+  /// the smaller component's points, an offset change in a tree the points below that link.
+  /// Calls f(id) for each since `seen` and moves `seen` to the latest; false, calling nothing,
+  /// when more changed than the log keeps (then every point may have). Re-keying every point
+  /// at every change was quadratic in the points: 20,000 that all saw the same packets, joined
+  /// one at a time, took minutes.
+  template <typename F>
+  bool changes_since(uint64_t& seen, F&& f) const {
+    if (changes_ - seen > kChangeLog) {
+      seen = changes_;
+      return false;
+    }
+    for (; seen < changes_; ++seen) f(change_log_[seen & (kChangeLog - 1)]);
+    return true;
+  }
+  /// Moves `seen` past every change so far (a reader that re-keys every point instead).
+  void skip_changes(uint64_t& seen) const { seen = changes_; }
 
   /// The estimate between two directly sampled points: t_q ≈ t_p + offset.
   struct Estimate {
@@ -160,7 +177,18 @@ class ClockRelations {
     PointId parent = kNoPoint;  ///< kNoPoint: a root
     uint32_t link = 0;          ///< the link to the parent
     uint32_t size = 1;
+    /// Its children in the tree (a list through their siblings): the points an offset change
+    /// of its link moves are it and those below.
+    PointId first_child = kNoPoint, next_sibling = kNoPoint, prev_sibling = kNoPoint;
   };
+  void attach(PointId child, PointId parent);
+  void detach(PointId child);
+  /// Logs `top` and every point below it (changes_since); past kChangeLog, marks the log full.
+  void log_subtree(PointId top);
+  static constexpr size_t kChangeLog = 8192;  // a power of two
+  std::vector<PointId> change_log_;           ///< a ring, made at the first change
+  uint64_t changes_ = 0;
+  std::vector<PointId> walk_;                 ///< log_subtree's
   mutable std::vector<Node> nodes_;
   std::vector<Link> links_;
   std::unordered_map<uint64_t, uint32_t> link_index_;  ///< (p << 32 | q) -> links_

@@ -3,7 +3,7 @@
 // a result once every related point has passed its time (paths, io_quality). They asked this of
 // every active point after every step: with 64 busy points that doubled the time of `analyze`,
 // with 4,000 it was 83 % of it. Kept up to date instead from what changed since the last step
-// (PointTable's change log, ClockRelations' version): a point re-keyed in its heap.
+// (PointTable's change log, ClockRelations' change log): a point re-keyed in its heap.
 //
 // Also counted per clock component (the points whose clocks are related): its active points and
 // those still new (PointTable::is_new), which say whether some point not related to a given one
@@ -46,14 +46,17 @@ class PointProgress {
         if constexpr (!std::is_same_v<std::decay_t<Second>, std::nullptr_t>) second_.set(q, 0, second(q));
       }
     };
-    if (clock.version() != clock_version_ || !pts.changes_since(seen_changes_, update)) {
-      // Every key (the clocks' offsets moved, or points joined a component) or too many changes
-      // since the last look to know which.
+    // The points whose horizon or activity changed, then those whose clock did (a component
+    // joined another, an offset in its tree moved); every point when either log overflowed.
+    bool every = !pts.changes_since(seen_changes_, update);
+    if (!every && clock.version() != clock_version_) every = !clock.changes_since(seen_clock_changes_, update);
+    clock_version_ = clock.version();
+    if (every) {
       clear();
       ++sync_;
       all_moved_ = true;
-      clock_version_ = clock.version();
       pts.skip_changes(seen_changes_);
+      clock.skip_changes(seen_clock_changes_);
       for (const PointId q : pts.active()) update(q);
     }
     for (const PointId q : touched_) {
@@ -182,6 +185,7 @@ class PointProgress {
   std::vector<PointId> touched_;
   uint64_t clock_version_ = UINT64_MAX;
   uint64_t seen_changes_ = 0;
+  uint64_t seen_clock_changes_ = 0;
   uint64_t sync_ = 0;  ///< syncs so far
   bool all_moved_ = false;
   std::vector<uint32_t> moved_;     ///< groups re-keyed by the last sync (unless all_moved_)
