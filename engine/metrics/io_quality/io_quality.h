@@ -159,6 +159,9 @@ class IoQuality final : public Component {
   /// --point-local: one io_points record per observation of a final I/O.
   void emit_points(const Entry& e, IoEnd end, Ctx& ctx) const;
   void flush_deferred(Ctx& ctx, bool all);
+  /// Whether the roles decide both sides of a final I/O, and no point of its path waits to be
+  /// ranked (emit_or_defer's test).
+  bool sides_decided(const Entry& e, Ctx& ctx) const;
   IoRecord build(const Entry& e, IoEnd end, bool provisional, bool fallback, Ctx& ctx,
                  Roles::Sides* sides = nullptr) const;
   void add_role_evidence(const Entry& e, Ctx& ctx) const;

@@ -34,6 +34,7 @@ Roles::Evidence* Roles::find_or_add(const IpAddress& ip, Side side) {
 void Roles::add_pair(Evidence& e, PointId a, PointId b, PointId nearer) {
   if (e.pairs.size() >= kMaxPairsPerEndpoint) return;
   Pair& p = e.pairs.emplace_back(Pair{a, b});
+  ++pairs_added_;
   ++(nearer == a ? p.a_nearer : p.b_nearer);
   recompute(e);
 }
@@ -239,13 +240,21 @@ PointRole Roles::role_for(const PointTable& points, PointId point, const IpAddre
 }
 
 void Roles::summarize(PointId point, uint64_t& compute_endpoints, uint64_t& storage_endpoints, bool* ranked) const {
-  compute_endpoints = storage_endpoints = 0;
-  if (ranked) *ranked = false;
-  for (const auto& [key, e] : endpoints_) {
-    if (std::binary_search(e.nearest.begin(), e.nearest.end(), point))
-      ++(key.side == kHost ? compute_endpoints : storage_endpoints);
-    if (ranked && !*ranked) *ranked = e.ranks(point);
+  // Once per point and state of the evidence: every record of an endpoint without evidence of
+  // its own asks this of its points (pick's fallback), and it reads every endpoint.
+  if (point >= summaries_.size()) summaries_.resize(size_t(point) + 1);
+  Summary& s = summaries_[point];
+  if (s.version != evidence_version()) {
+    s = Summary{evidence_version(), 0, 0, false};
+    for (const auto& [key, e] : endpoints_) {
+      if (std::binary_search(e.nearest.begin(), e.nearest.end(), point))
+        ++(key.side == kHost ? s.compute_endpoints : s.storage_endpoints);
+      if (!s.ranked) s.ranked = e.ranks(point);
+    }
   }
+  compute_endpoints = s.compute_endpoints;
+  storage_endpoints = s.storage_endpoints;
+  if (ranked) *ranked = s.ranked;
 }
 
 std::vector<std::string> Roles::contradictions(const PointTable& points) const {

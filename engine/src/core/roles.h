@@ -109,6 +109,9 @@ class Roles {
 
   /// Changes whenever some endpoint's nearest points change.
   uint64_t version() const { return version_; }
+  /// Changes with version() and whenever two points are first compared for an endpoint
+  /// (ranks_all() may answer differently): what a caller waiting on either looks again at.
+  uint64_t evidence_version() const { return version_ + pairs_added_; }
 
   /// Sentences about contradictory votes and configured roles the traffic contradicts.
   std::vector<std::string> contradictions(const PointTable& points) const;
@@ -166,6 +169,14 @@ class Roles {
 
   std::unordered_map<EndpointKey, Evidence, EndpointKeyHash> endpoints_;
   uint64_t version_ = 0;
+  uint64_t pairs_added_ = 0;
+  /// summarize()'s answers by point, as of evidence_version().
+  struct Summary {
+    uint64_t version = ~uint64_t(0);
+    uint64_t compute_endpoints = 0, storage_endpoints = 0;
+    bool ranked = false;
+  };
+  mutable std::vector<Summary> summaries_;
   std::vector<PointId> scratch_;  ///< recompute's list of nearest points
 };
 
