@@ -239,6 +239,23 @@ class Queue:
                 "iol1_us": "8.500", "iol2_us": "7.000", "rtt_us": "1.500", "iol_us": "8.500"}
 
 
+def read_along(w, frames, points, t, hop, gap=1000):
+    """A read (read_frames) seen at points 0 .. points - 1 as along a path: its command reaching
+    point k at t + k x hop; its data sent `gap` ns after one hop past the last point, then its
+    completion as long after the data, each reaching point k (points - 1 - k) x hop after leaving.
+    Returns the stamps the data and the completion left at (their stamps at the last point)."""
+    cmd, data, cpl = frames
+    for k in range(points):
+        w.packet(k, t + k * hop, cmd)
+    t_data = t + points * hop + gap
+    for k in reversed(range(points)):
+        w.packet(k, t_data + (points - 1 - k) * hop, data)
+    t_cpl = t_data + points * hop + gap
+    for k in reversed(range(points)):
+        w.packet(k, t_cpl + (points - 1 - k) * hop, cpl)
+    return t_data, t_cpl
+
+
 def well_formed_ios(w, q, t0, count):
     out = []
     for i in range(count):
