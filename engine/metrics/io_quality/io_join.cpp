@@ -76,18 +76,16 @@ void IoQuality::on_advance(PointId, Ctx& ctx) {
   drain(ctx);
 }
 
-void IoQuality::mark_busy(PointId home) {
+void IoQuality::mark_changed(PointId home) {
   HomeQueues& hq = homes_[home];
-  if (hq.busy) return;
-  hq.busy = true;
-  busy_homes_.insert(std::upper_bound(busy_homes_.begin(), busy_homes_.end(), home), home);
-}
-
-void IoQuality::mark_dirty(PointId home) {
-  HomeQueues& hq = homes_[home];
-  if (hq.dirty) return;
-  hq.dirty = true;
-  dirty_homes_.push_back(home);
+  if (!hq.busy) {
+    hq.busy = true;
+    busy_homes_.insert(std::upper_bound(busy_homes_.begin(), busy_homes_.end(), home), home);
+  }
+  if (!hq.dirty) {
+    hq.dirty = true;
+    dirty_homes_.push_back(home);
+  }
 }
 
 void IoQuality::visit_home(PointId home, Ctx& ctx, bool compacting) {
@@ -392,7 +390,7 @@ void IoQuality::emit_or_defer(const Entry& e, IoEnd end, Ctx& ctx) {
   // Roles can only be learned with several points; an I/O whose endpoints have no evidence
   // yet waits for some (its host's other I/Os), so that the same capture always gives the same
   // roles whatever the order its I/Os end in. So does one seen at a point not compared yet.
-  if (ctx.points.size() >= 2 && (!sides.compute_known || !sides.storage_known || awaits_ranking(e, ctx))) {
+  if (ctx.points.size() >= 2 && !sides_final(sides, e, ctx)) {
     deferred_.push_back(Deferred{e, end, ctx.points.progress()});
     if (deferred_.size() > kMaxDeferred) {
       Deferred d = std::move(deferred_.front());
@@ -455,15 +453,23 @@ void IoQuality::flush_deferred(Ctx& ctx, bool all) {
   deferred_.resize(kept);
 }
 
+bool IoQuality::sides_final(const Roles::Sides& sides, const Entry& e, const Ctx& ctx) const {
+  return sides.compute_known && sides.storage_known && !awaits_ranking(e, ctx);
+}
+
 bool IoQuality::sides_decided(const Entry& e, Ctx& ctx) const {
   // The sides build() works out (fallback off), from the same points.
   const Queue& q = queues_[e.queue];
+  const SmallVector<PointId, 8> seen = command_points(e);
+  return sides_final(
+      ctx.roles.sides(q.host, q.storage, std::span(seen.begin(), seen.size()), ctx.points, false, &q.roles), e, ctx);
+}
+
+SmallVector<PointId, 8> IoQuality::command_points(const Entry& e) {
   SmallVector<PointId, 8> seen;
   for (const Observation& o : e.obs)
     if (o.has(kCommand)) seen.push_back(o.point);
-  const Roles::Sides sides =
-      ctx.roles.sides(q.host, q.storage, std::span(seen.begin(), seen.size()), ctx.points, false, &q.roles);
-  return sides.compute_known && sides.storage_known && !awaits_ranking(e, ctx);
+  return seen;
 }
 
 IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fallback, Ctx& ctx,
@@ -482,9 +488,7 @@ IoRecord IoQuality::build(const Entry& e, IoEnd end, bool provisional, bool fall
 
   // Every point that saw the command is a candidate side (the first 64 left a longer path's
   // storage end out: no storage side, no DAL).
-  SmallVector<PointId, 8> seen;
-  for (const Observation& o : e.obs)
-    if (o.has(kCommand)) seen.push_back(o.point);
+  const SmallVector<PointId, 8> seen = command_points(e);
   r.points = uint16_t(std::min<size_t>(seen.size(), UINT16_MAX));
   Roles::Sides sides =
       ctx.roles.sides(q.host, q.storage, std::span(seen.begin(), seen.size()), ctx.points, fallback, &q.roles);

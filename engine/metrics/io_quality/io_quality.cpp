@@ -145,7 +145,7 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
         }
       EntryRef victim = all_created_[pick];
       all_created_.erase(all_created_.begin() + long(pick));
-      if (const Entry* v = get(victim)) mark_dirty(v->home);  // its place in the queues frees
+      if (const Entry* v = get(victim)) mark_changed(v->home);  // its place in the queues frees
       finalize(victim, IoEnd::kEvicted, ctx);
     }
   }
@@ -184,8 +184,7 @@ EntryRef IoQuality::create(const Packet& p, uint32_t queue, Ctx& ctx) {
       list_append(by_key_[buffer_key(q.pair, e.keys[i])], slot, key_link(e.keys[i]));
   if (p.point >= homes_.size()) homes_.resize(size_t(p.point) + 1);
   homes_[p.point].created.push_back(ref);
-  mark_busy(p.point);
-  mark_dirty(p.point);
+  mark_changed(p.point);
   all_created_.push_back(ref);
   return ref;
 }
@@ -583,8 +582,7 @@ void IoQuality::on_completion(const Packet& p, Ctx& ctx, TimeNs until, bool may_
     if (!e.in_completed_queue) {
       e.in_completed_queue = true;
       homes_[e.home].completed.push_back(ref_of(e));
-      mark_busy(e.home);
-      mark_dirty(e.home);
+      mark_changed(e.home);
     }
   }
 }

@@ -159,9 +159,12 @@ class IoQuality final : public Component {
   /// --point-local: one io_points record per observation of a final I/O.
   void emit_points(const Entry& e, IoEnd end, Ctx& ctx) const;
   void flush_deferred(Ctx& ctx, bool all);
-  /// Whether the roles decide both sides of a final I/O, and no point of its path waits to be
-  /// ranked (emit_or_defer's test).
+  /// Whether `sides` (of the I/O, by build()) are final: both known, and no point of its path
+  /// waits to be ranked. sides_decided() works them out first (a waiting I/O, not built again).
+  bool sides_final(const Roles::Sides& sides, const Entry& e, const Ctx& ctx) const;
   bool sides_decided(const Entry& e, Ctx& ctx) const;
+  /// The points that saw the I/O's command: the candidates for its sides.
+  static SmallVector<PointId, 8> command_points(const Entry& e);
   IoRecord build(const Entry& e, IoEnd end, bool provisional, bool fallback, Ctx& ctx,
                  Roles::Sides* sides = nullptr) const;
   void add_role_evidence(const Entry& e, Ctx& ctx) const;
@@ -283,8 +286,9 @@ class IoQuality final : public Component {
   std::vector<PointId> visiting_;
   bool drained_blocked_ = true;
   uint64_t drained_clock_ = ~uint64_t(0), drained_counts_ = ~uint64_t(0);
-  void mark_busy(PointId home);
-  void mark_dirty(PointId home);
+  /// A home's queues changed (an I/O in, or one taken out from elsewhere): busy, and visited at
+  /// the next drain.
+  void mark_changed(PointId home);
   /// Settles what it can of one home's queues; keeps busy_homes_ (unless `compacting`: the
   /// caller does) and due_ up to date.
   void visit_home(PointId home, Ctx& ctx, bool compacting);

@@ -147,23 +147,25 @@ void Paths::on_packet(const Packet& p, Ctx& ctx) {
     e.points = 1;
   } else {
     here = any_at(e.seen.begin(), e.seen.end(), p.point);
-    if (!here && e.points >= kMaxPathPoints) [[unlikely]] {
-      ctx.warn("path_points", [] {
-        return "packets seen at more than " + std::to_string(kMaxPathPoints) +
-               " observation points: their sightings at further points are not laid on their paths (no hop to or "
-               "from those points)";
-      });
-      // Its clock is still related to those of the points before (a sample with each of the
-      // first few): unrelated, what waits for every point that may see a packet did not wait
-      // for it, an I/O seen along 1,500 points was reported before its storage end saw it, and
-      // the 64th point was taken for its storage side (DAL 58 us for 1).
-      if (names_one_packet(p)) relate_clocks(fs, e, p, ctx);
-      if ((++since_drain_ & 1023) == 0) drain(ctx);
-      return;
-    }
     if (!here) {
-      ++e.points;
+      const bool beyond = e.points >= kMaxPathPoints;
+      if (beyond) [[unlikely]]
+        ctx.warn("path_points", [] {
+          return "packets seen at more than " + std::to_string(kMaxPathPoints) +
+                 " observation points: their sightings at further points are not laid on their paths (no hop to or "
+                 "from those points)";
+        });
+      // A point beyond the path's points still has its clock related to those of the points
+      // before (a sample with each of the first few): unrelated, what waits for every point
+      // that may see a packet did not wait for it, an I/O seen along 1,500 points was reported
+      // before its storage end saw it, and the 64th point was taken for its storage side (DAL
+      // 58 us for 1).
       if (names_one_packet(p)) relate_clocks(fs, e, p, ctx);
+      if (beyond) [[unlikely]] {
+        if ((++since_drain_ & 1023) == 0) drain(ctx);
+        return;
+      }
+      ++e.points;
     }
     // Settled a timeout after its first sighting, a packet resent for longer would have its
     // copies then in flight split from their sightings before (lost at one hop, first seen at

@@ -226,9 +226,9 @@ class MirrorCopies {
   // A table starts with kStartSets sets and doubles them, up to the sets its window asks for
   // (`full`), only when a packet would push out another: until then no set of any size has held
   // more than four, so the small one holds the very packets the full one would, and where a
-  // packet goes in its set changes nothing (the one pushed out is the oldest by stamp, then by hash: by what the
-  // set holds, not where). A point that carries a handful of packets takes 384 bytes, not the
-  // 12-24 KB of its window (a capture of 40,000 such interfaces took 1.4 GB).
+  // packet goes in its set changes nothing (the one pushed out is the oldest by stamp, then by
+  // hash: by what the set holds, not where). A point that carries a handful of packets takes
+  // 384 bytes, not the 12-24 KB of its window (a capture of 40,000 such interfaces took 1.4 GB).
   static constexpr size_t kStartSets = 4;
   struct Table {
     std::vector<Slot> slots;
